@@ -1,0 +1,43 @@
+# Thin driver around CMake. `make` builds build/reassert; `make test` runs the
+# whole suite (plain build, then again under ASan+UBSan); `make demo` runs the
+# product card's fixture against the embedded fake cluster.
+BUILD      ?= build
+ASAN_BUILD ?= build-asan
+JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
+
+.PHONY: all build deps demo test test-plain test-asan valgrind bench clean format
+
+all: build
+
+deps:
+	@sh cmake/deps.sh
+
+$(BUILD)/CMakeCache.txt: | deps
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo
+
+build: deps $(BUILD)/CMakeCache.txt
+	cmake --build $(BUILD) -j $(JOBS)
+
+demo: build
+	./$(BUILD)/reassert sim scenarios/two-run-stage-reassert.yaml
+
+test-plain: build
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+$(ASAN_BUILD)/CMakeCache.txt: | deps
+	cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DREASSERT_SANITIZE=ON
+
+test-asan: deps $(ASAN_BUILD)/CMakeCache.txt
+	cmake --build $(ASAN_BUILD) -j $(JOBS)
+	cd $(ASAN_BUILD) && ctest --output-on-failure -j $(JOBS)
+
+test: test-plain test-asan
+
+valgrind: build
+	sh tests/valgrind.sh $(BUILD)
+
+clean:
+	rm -rf $(BUILD) $(ASAN_BUILD)
+
+format:
+	clang-format -i $$(git ls-files '*.c' '*.h')

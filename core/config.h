@@ -1,0 +1,57 @@
+/*
+ * config.h — the facts of the production system (DESIGN.md §3 constants).
+ *
+ * Defaults are production's; `--config FILE` (parsed outside core/) and the
+ * sim (which derives fan-out namespaces from the scenario's cluster) override
+ * them. The core reads nothing else: no environment, no globals.
+ */
+#ifndef RS_CONFIG_H
+#define RS_CONFIG_H
+
+#include "core/rs.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define RS_CONFIG_LIST_MAX 256
+
+typedef struct rs_config {
+    char *fanout_namespaces[RS_CONFIG_LIST_MAX];
+    size_t n_fanout;
+
+    char *lease_ns, *lease_name;
+    int lease_duration_s, lease_heartbeat_s;
+
+    char *parent_ns, *parent_name; /* Kustomization flux-system/flux-system */
+    char *child_ns, *child_name;   /* Kustomization flux-system/infrastructure */
+
+    char *controller_ns, *controller_name, *controller_selector;
+    int rollout_timeout_s;
+
+    int sync_attempts;
+    int sync_interval_ms;
+    int64_t drain_timeout_ms;
+
+    char *operator_image;
+    char *registry_host; /* "ghcr.io" */
+    char *pull_targets[RS_CONFIG_LIST_MAX];
+    size_t n_pull_targets;
+
+    char *openbao_mount, *openbao_path, *openbao_property;
+
+    /* The chain's objects (§1). */
+    char *variables_ns, *variables_name, *variables_key; /* flux-system/variables-base ghcr_dockerconfigjson */
+    char *pushsecret_ns, *pushsecret_name;               /* flux-system/seed-ghcr */
+    char *externalsecret_name;                           /* <ns>/ghcr-auth */
+    char *consumer_name, *consumer_key;                  /* <ns>/ghcr-auth .dockerconfigjson */
+    char *root_ns, *root_name, *root_key; /* flux-system/ksail-registry-credentials .dockerconfigjson */
+} rs_config;
+
+/* Fills cfg with the production defaults (strings are owned by cfg). */
+void rs_config_defaults(rs_config *cfg);
+/* Replaces a string field or list; takes copies. */
+void rs_config_set_str(char **field, const char *value);
+void rs_config_set_list(char **list, size_t *n, const char *const *values, size_t count);
+void rs_config_free(rs_config *cfg);
+
+#endif

@@ -1,0 +1,133 @@
+/*
+ * transport.h — the one interface through which the core touches the world.
+ *
+ * Modelled on SQLite's VFS: a struct of function pointers, an opaque context
+ * and a version so the struct can grow. The core never knows which root it
+ * has: the SQLite fake cluster (sim/), the live clients (core/live/), or a
+ * shim wrapping another transport (the recorder, fault injection).
+ *
+ * Every Kubernetes, OpenBao, Talos and registry verb is one `rs_req` passed to
+ * the single `call` entry point, so a shim wraps exactly one function and sees
+ * every operation by its DESIGN.md §5 name (`kube.patch Secret/ns/name`).
+ * Clock, sleep and entropy are separate entry points: they are how all
+ * non-determinism is injected, so one seed reproduces one run exactly.
+ *
+ * `call` never aborts: every outcome is an HTTP-like status plus a body the
+ * core can inspect; status 0 is a transport error (timeout, lost response),
+ * with the sentence in resp->error. Whether a status-0 write was applied is
+ * unknown to the caller — the ambiguous case of DESIGN.md §3.3.
+ */
+#ifndef RS_TRANSPORT_H
+#define RS_TRANSPORT_H
+
+#include <cjson/cJSON.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#define RS_TRANSPORT_VERSION 1
+
+typedef enum rs_op {
+    RS_OP_KUBE_GET,
+    RS_OP_KUBE_LIST,
+    RS_OP_KUBE_CREATE,
+    RS_OP_KUBE_PATCH,
+    RS_OP_KUBE_DELETE,
+    RS_OP_KUBE_EVICT,
+    RS_OP_OPENBAO_READ,
+    RS_OP_OPENBAO_WRITE,
+    RS_OP_TALOS_PATCH,
+    RS_OP_TALOS_REBOOT,
+    RS_OP_TALOS_IMAGE_REMOVE,
+    RS_OP_TALOS_IMAGE_PULL,
+    RS_OP_TALOS_ETCD_STATUS,
+    RS_OP_TALOS_ETCD_ALARMS,
+    RS_OP_TALOS_READ_AUTH,
+    RS_OP_REGISTRY_TOKEN,
+    RS_OP_REGISTRY_MANIFEST,
+    RS_OP_RUN_LIVENESS, /* the run-liveness oracle behind --fences/--recover-fences */
+    RS_OP_COUNT
+} rs_op;
+
+typedef enum rs_patch_type {
+    RS_PATCH_NONE = 0,
+    RS_PATCH_JSON,      /* RFC 6902, application/json-patch+json */
+    RS_PATCH_MERGE,     /* RFC 7386, application/merge-patch+json */
+    RS_PATCH_STRATEGIC, /* strategic merge (metadata maps only, as kubectl sends it) */
+} rs_patch_type;
+
+/*
+ * One operation. Which fields matter depends on `op`:
+ *   kube.*            kind, ns (NULL or "" for cluster-scoped), name
+ *                     (NULL for list), label_selector/field_selector (list),
+ *                     patch_type + body (patch), body = object (create).
+ *   kube.evict        kind "Pod", ns, name.
+ *   openbao.*         target = logical KV path (no mount, no "data/");
+ *                     write body = the KV data map.
+ *   talos.*           target = node name; patch body = machine-config patch;
+ *                     image ops body = {"image": "<ref>"}.
+ *   registry.token    target = repository ("devantler-tech/ksail"),
+ *                     body = {"username", "password"}.
+ *   registry.manifest target = "repo:ref", body = {"token"}.
+ *   run.liveness      target = run reference ("sim.stage", "gh123.1").
+ */
+typedef struct rs_req {
+    rs_op op;
+    const char *kind;
+    const char *ns;
+    const char *name;
+    const char *label_selector;
+    const char *field_selector;
+    rs_patch_type patch_type;
+    const char *target;
+    const cJSON *body;
+} rs_req;
+
+#define RS_RESP_ERROR_MAX 256
+
+typedef struct rs_resp {
+    int status;   /* HTTP-like; 0 = transport error */
+    cJSON *body;  /* owned by the caller after `call`; NULL when none */
+    char error[RS_RESP_ERROR_MAX];
+} rs_resp;
+
+typedef struct rs_transport rs_transport;
+struct rs_transport {
+    int version; /* RS_TRANSPORT_VERSION */
+    const char *name;
+    void *ctx;
+    /* Performs req; fills *resp (resp->body owned by caller); returns resp->status. */
+    int (*call)(rs_transport *t, const rs_req *req, rs_resp *resp);
+    /* Milliseconds since an arbitrary epoch (virtual in the sim). */
+    int64_t (*now_ms)(rs_transport *t);
+    /* Waits ms milliseconds (advances virtual time in the sim). */
+    void (*sleep_ms)(rs_transport *t, int64_t ms);
+    /* 64 random bits (seeded in the sim). */
+    uint64_t (*entropy)(rs_transport *t);
+    /* Releases the transport and its context. May be NULL. */
+    void (*close)(rs_transport *t);
+};
+
+/* "kube.get", "openbao.read", "talos.read-auth", ... (the §5 verb part). */
+const char *rs_op_name(rs_op op);
+/* Parses a §5 verb ("kube.patch"); returns RS_OP_COUNT when unknown. */
+rs_op rs_op_parse(const char *name);
+/* True for every verb that can change the world (kube create/patch/delete/
+ * evict, openbao.write, talos patch/reboot/image-remove/image-pull). */
+bool rs_op_is_write(rs_op op);
+/* The §5 target: "Secret/flux-system/variables-base", "Node/prod-worker-1",
+ * "Secret/kyverno" (list), "infrastructure/ghcr/auth", "prod-worker-1",
+ * "devantler-tech/ksail:v7.178.30". Caller frees. */
+char *rs_req_target(const rs_req *req);
+/* "kube.patch Secret/flux-system/variables-base". Caller frees. */
+char *rs_req_opname(const rs_req *req);
+
+void rs_resp_init(rs_resp *resp);
+void rs_resp_free(rs_resp *resp);
+
+/* Convenience wrappers: build the request and call t->call. */
+int tp_kube_get(rs_transport *t, const char *kind, const char *ns, const char *name, rs_resp *r);
+int tp_kube_list(rs_transport *t, const char *kind, const char *ns, const char *label_selector,
+                 const char *field_selector, rs_resp *r);
+int tp_openbao_read(rs_transport *t, const char *path, rs_resp *r);
+
+#endif

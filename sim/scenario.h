@@ -1,0 +1,142 @@
+/*
+ * scenario.h — scenario format v1 (DESIGN.md §5, a contract), loaded with
+ * libfyaml into plain structs.
+ *
+ * The loader validates everything it can before any world exists: unknown
+ * keys, wrong types, bad references, malformed durations and comparators,
+ * unknown operations and events. Every error names file:line:column and the
+ * field, and the load fails with RS_DATAERR (exit 65). After a successful load
+ * nothing downstream needs to re-validate shapes.
+ *
+ * Free-form parts (event arguments, expectations, state checks) are kept as
+ * cJSON converted from the YAML, with durations already turned into integer
+ * milliseconds, so the runner and the world read one object model.
+ */
+#ifndef SIM_SCENARIO_H
+#define SIM_SCENARIO_H
+
+#include "core/rs.h"
+
+#include <cjson/cJSON.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct sc_pos {
+    int line; /* 1-based */
+    int col;  /* 1-based */
+} sc_pos;
+
+/* A catalogue credential. The preset's entries (previous, current, revoked)
+ * are always present; the file's `catalogue:` extends or overrides them. */
+typedef struct sc_cred {
+    char *name;
+    char *username;         /* set with password, or NULL when dockerconfigjson is given */
+    char *password;
+    char *dockerconfigjson; /* raw text when given as such, else NULL */
+    char *ciphertext;       /* always set: the file's, or the deterministic default */
+    bool revoked;
+    char **pulls;           /* targets this credential can pull; NULL = all required */
+    size_t n_pulls;
+    sc_pos pos;
+} sc_cred;
+
+typedef struct sc_cluster {
+    char *preset;     /* "prod" */
+    int control_planes; /* default 3 */
+    int workers;        /* default 3 */
+    char **fanout_namespaces; /* resolved list (N => the three defaults, tenant-4, ...) */
+    size_t n_fanout;
+    char *credential; /* catalogue name the whole cluster holds at start */
+} sc_cluster;
+
+/* A world event (§5): kind is the event name ("advance", "kube.patch",
+ * "openbao.raft-restore", ...). args is the event's value as JSON, with
+ * durations converted: advance => {"ms": N}; pdb.block's `for` => "for_ms". */
+typedef struct sc_event {
+    char *kind;
+    cJSON *args;
+    sc_pos pos;
+} sc_event;
+
+typedef enum sc_fault_effect {
+    SC_FAULT_FAIL,          /* fail: <status> */
+    SC_FAULT_TIMEOUT,       /* timeout: true */
+    SC_FAULT_LOST_RESPONSE, /* lost-response: true */
+    SC_FAULT_CRASH,         /* crash: true */
+} sc_fault_effect;
+
+typedef struct sc_fault {
+    char *on;  /* operation glob: "kube.patch Secret/*" */
+    int nth;   /* >= 1, default 1 */
+    bool and_after;
+    sc_fault_effect effect;
+    int fail_status; /* for SC_FAULT_FAIL */
+    sc_pos pos;
+} sc_fault;
+
+typedef struct sc_during {
+    char *before_call; /* operation glob */
+    int nth;
+    bool and_after;
+    sc_event action; /* the `do:` event */
+    sc_pos pos;
+} sc_during;
+
+typedef struct sc_run {
+    char *name;
+    char **args; /* verbatim; "{tmp}" is substituted by the runner */
+    size_t n_args;
+    sc_event *before;
+    size_t n_before;
+    sc_fault *faults;
+    size_t n_faults;
+    sc_during *during;
+    size_t n_during;
+    /* The run's `expect` as JSON without `by-strategy`: keys "exit" (number),
+     * "delta" (object: counter => number | ">=N" style string | bool for
+     * lease_rv_moved; "writes_by_kind" => object of the same), "output-contains"
+     * (array of strings), "state" (array of check objects, §5 forms). NULL when
+     * the run has no expect. */
+    cJSON *expect;
+    cJSON *by_strategy; /* {"eager": {...}, "lazy": {...}} or NULL */
+    int *invariants_off;
+    size_t n_invariants_off;
+    char *invariants_reason;
+    sc_pos pos;
+} sc_run;
+
+typedef struct sc_scenario {
+    char *file;
+    char *name;
+    char *about; /* may be NULL */
+    uint64_t seed; /* default 1 */
+    char **strategies; /* default {"lazy", "eager"} */
+    size_t n_strategies;
+    sc_cluster cluster;
+    char *desired; /* catalogue name */
+    sc_cred *catalogue;
+    size_t n_catalogue;
+    sc_run *runs;
+    size_t n_runs;
+} sc_scenario;
+
+/* Loads and validates path. On failure *out is NULL and e says
+ * "<file>:<line>:<col>: <field>: <problem>" with code RS_DATAERR. */
+rs_code sc_load(const char *path, sc_scenario **out, rs_err *e);
+void sc_free(sc_scenario *sc);
+
+/* The run's expectations for a strategy: `by-strategy.<strategy>` merged
+ * deeply over the rest (maps merge, scalars and lists replace). Caller frees.
+ * Never NULL (an empty object when the run has no expect). */
+cJSON *sc_expect_for(const sc_run *run, const char *strategy);
+
+const sc_cred *sc_catalogue_find(const sc_scenario *sc, const char *name);
+
+/* Parses "<integer>(ms|s|m|h)". Returns false when malformed. */
+bool sc_parse_duration_ms(const char *text, int64_t *ms);
+
+/* The counter names expectations may name in `delta` (DESIGN.md §4). */
+bool sc_counter_known(const char *name);
+
+#endif
