@@ -9,6 +9,7 @@
  */
 #include "core/txn_int.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -309,4 +310,45 @@ int tp_openbao_read_gate(rs_txn *tx, rs_resp *r)
 {
     rs_req req = {.op = RS_OP_OPENBAO_READ, .target = tx->cfg->openbao_path};
     return gate_read(&tx->gate, &req, r);
+}
+
+void kobj_patch_op(cJSON *patch, const char *op, const char *path, cJSON *value)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "op", op);
+    cJSON_AddStringToObject(o, "path", path);
+    if (value) cJSON_AddItemToObject(o, "value", value);
+    cJSON_AddItemToArray(patch, o);
+}
+
+char *kobj_annotation_pointer(const char *key)
+{
+    size_t n = strlen(key);
+    char *p = rs_xmalloc(strlen("/metadata/annotations/") + 2 * n + 1);
+    char *o = p + sprintf(p, "/metadata/annotations/");
+    for (size_t i = 0; i < n; i++) {
+        if (key[i] == '~') {
+            *o++ = '~';
+            *o++ = '0';
+        } else if (key[i] == '/') {
+            *o++ = '~';
+            *o++ = '1';
+        } else {
+            *o++ = key[i];
+        }
+    }
+    *o = '\0';
+    return p;
+}
+
+int kobj_get(rs_txn *tx, const char *kind, const char *ns, const char *name, rs_resp *r)
+{
+    rs_req req = {.op = RS_OP_KUBE_GET, .kind = kind, .ns = ns, .name = name};
+    return gate_read(&tx->gate, &req, r);
+}
+
+bool kobj_bool(const cJSON *obj, const char *a, const char *b)
+{
+    const cJSON *x = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(obj, a), b);
+    return cJSON_IsTrue(x);
 }

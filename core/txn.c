@@ -42,7 +42,10 @@ static rs_code txn_fence_take(void *owner, gate_need need, rs_err *e)
         if (c != RS_OK) return c;
     }
     if (need >= GATE_NEED_FULL && !tx->fence_taken) {
-        /* The policy fences (parent, child + controller restart) join here. */
+        if (fence_policy_take(tx) != TX_OK) {
+            if (e != &tx->err) *e = tx->err;
+            return e->code == RS_OK ? RS_FAILED : e->code;
+        }
         tx->fence_taken = true;
     }
     return RS_OK;
@@ -133,6 +136,7 @@ static tx_status txn_converge(rs_txn *tx)
 /* Cleanup on every exit path: only what this run acquired. */
 static void txn_cleanup(rs_txn *tx, rs_result *res)
 {
+    fence_policy_release(tx, res);
     rs_err e;
     rs_err_clear(&e);
     if (tx->lease_held && lease_release(tx, &e) != RS_OK) {

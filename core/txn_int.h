@@ -37,6 +37,7 @@ struct rs_txn {
     char lease_rv[TX_RV_MAX];
     int64_t lease_renewed_ms;
     bool fence_taken; /* the full fence was taken at least once */
+    bool parent_held, child_held;
     int force_sync_seq;
 };
 
@@ -61,6 +62,13 @@ const cJSON *kobj_list_find_ns(const cJSON *list, const char *ns);
 bool kobj_secret_matches(rs_txn *tx, const cJSON *secret, const char *key);
 /* Reads the OpenBao seed (KV v2, the configured path). */
 int tp_openbao_read_gate(rs_txn *tx, rs_resp *r);
+/* Appends {op, path, value} to a JSON Patch array (value consumed; may be NULL). */
+void kobj_patch_op(cJSON *patch, const char *op, const char *path, cJSON *value);
+/* "/metadata/annotations/<key with ~0 ~1 escapes>". Caller frees. */
+char *kobj_annotation_pointer(const char *key);
+int kobj_get(rs_txn *tx, const char *kind, const char *ns, const char *name, rs_resp *r);
+/* obj.a.b is JSON true. */
+bool kobj_bool(const cJSON *obj, const char *a, const char *b);
 /* A sentence for a failed call: "HTTP 409 (Conflict: ...)" or the transport error. */
 void kobj_describe(const rs_resp *r, char *buf, size_t len);
 
@@ -68,6 +76,12 @@ void kobj_describe(const rs_resp *r, char *buf, size_t len);
 rs_code lease_acquire(rs_txn *tx, rs_err *e);
 rs_code lease_assert_held(rs_txn *tx, rs_err *e);
 rs_code lease_release(rs_txn *tx, rs_err *e);
+
+/* fence.c */
+tx_status fence_policy_take(rs_txn *tx);
+void fence_policy_release(rs_txn *tx, rs_result *res);
+/* True when either Kustomization carries any fence; `what` names the first. */
+bool fence_policy_residual(rs_txn *tx, char *what, size_t len);
 
 /* registry.c */
 tx_status registry_prove(rs_txn *tx);
