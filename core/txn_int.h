@@ -38,6 +38,20 @@ struct rs_txn {
     int64_t lease_renewed_ms;
     bool fence_taken; /* the full fence was taken at least once */
     bool parent_held, child_held;
+
+    /* Talos pass state. */
+    struct {
+        char uid[128];
+        int verdict;
+    } auth_cache[1024];
+    size_t auth_cache_n;
+    bool reclaim_done;       /* orphaned node fences were reclaimed under the Lease */
+    char claimed_node[254];  /* the node this run currently holds a cordon claim on */
+    char claimed_uid[128];
+    bool claimed_mutating;
+    bool claimed_was_cordoned;
+    char *claimed_taints;
+    cJSON *proof;            /* a reusable runtime proof, or NULL */
     int force_sync_seq;
 };
 
@@ -82,6 +96,16 @@ tx_status fence_policy_take(rs_txn *tx);
 void fence_policy_release(rs_txn *tx, rs_result *res);
 /* True when either Kustomization carries any fence; `what` names the first. */
 bool fence_policy_residual(rs_txn *tx, char *what, size_t len);
+
+/* node_pass.c, node_process.c, proof.c (node_info is in core/node.h) */
+struct node_info;
+tx_status node_pass(rs_txn *tx, bool *processed);
+tx_status node_process(rs_txn *tx, const struct node_info *n, int mode);
+/* Releases a claim left by a failed node procedure (cleanup path). */
+void node_cleanup(rs_txn *tx, rs_result *res);
+bool proof_excuses(rs_txn *tx, const struct node_info *n);
+void proof_load(rs_txn *tx);
+tx_status proof_record(rs_txn *tx);
 
 /* registry.c */
 tx_status registry_prove(rs_txn *tx);
