@@ -273,12 +273,8 @@ static bool scl_cred_entry(sc_ld *ld, const cJSON *v, const char *path, sc_cred 
     if ((f = cJSON_GetObjectItemCaseSensitive(v, "ciphertext"))) {
         scl_path_key(kp, path, "ciphertext");
         if (!scl_str(ld, f, kp, &s)) return false;
-        /* Never echo the value: a "ciphertext" that is not ENC[...] is
-         * probably the plaintext secret itself. */
-        if (strncmp(s, "ENC[", 4) != 0)
-            return scl_fail_at(ld, f, kp,
-                               "a plaintext source is refused: ciphertext must be a "
-                               "SOPS-encrypted value starting with ENC[");
+        /* Kept verbatim even when it is not ENC[...]: refusing a plaintext
+         * source is the core's job (exit 65), and a scenario proves it. */
         c->ciphertext = rs_xstrdup(s);
     } else {
         c->ciphertext = sc_default_ciphertext(c->name);
