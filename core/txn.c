@@ -123,8 +123,13 @@ static tx_status txn_converge(rs_txn *tx)
         tx_status s = fanout_converge(tx);
         if (s == TX_RESTART) continue;
         if (s != TX_OK) return s;
-        /* The Talos pass (§3.3 item 2) joins here; until it exists every
-         * round's node pass is clean. */
+        bool processed = false;
+        s = node_pass(tx, &processed);
+        if (s == TX_RESTART) continue;
+        if (s != TX_OK) return s;
+        if (processed) continue; /* re-prove the fan-out, then a full node pass */
+        s = proof_record(tx);
+        if (s != TX_OK) return s;
         s = txn_cutover(tx);
         if (s == TX_RESTART) continue;
         return s;
@@ -137,6 +142,7 @@ static tx_status txn_converge(rs_txn *tx)
 static void txn_cleanup(rs_txn *tx, rs_result *res)
 {
     fence_policy_release(tx, res);
+    node_cleanup(tx, res);
     rs_err e;
     rs_err_clear(&e);
     if (tx->lease_held && lease_release(tx, &e) != RS_OK) {
@@ -208,11 +214,14 @@ void txn_run(rs_transport *t, const rs_config *cfg, const rs_options *opt,
         opt->strategy->run(tx, res);
     } else {
         txn_holder(tx);
+        proof_load(tx);
         txn_repair(tx, res);
     }
     txn_cleanup(tx, res);
     res->fence_taken = tx->fence_taken;
     res->wrote = tx->gate.writes > 0;
     cred_free(&tx->cred);
+    cJSON_Delete(tx->proof);
+    free(tx->claimed_taints);
     free(tx);
 }
