@@ -36,15 +36,20 @@ static fence_ks fence_child(rs_txn *tx)
     return (fence_ks){tx->cfg->child_ns, tx->cfg->child_name, FENCE_CHILD_OWNER, true};
 }
 
-/* Is the exact tuple this run writes present? */
-static bool fence_tuple_ours(rs_txn *tx, const fence_ks *k, const cJSON *obj, const char *uid)
+/* Is the exact tuple (UID, owner, suspend[, reconcile-disabled]) present? */
+static bool fence_tuple_is(const fence_ks *k, const cJSON *obj, const char *uid, const char *who)
 {
     const char *owner = kobj_annotation(obj, k->owner_key);
     const char *rec = kobj_annotation(obj, FENCE_RECONCILE);
     const char *u = kobj_str(obj, "metadata.uid");
-    return owner && strcmp(owner, tx->holder) == 0 && u && strcmp(u, uid) == 0 &&
+    return owner && strcmp(owner, who) == 0 && u && strcmp(u, uid) == 0 &&
            kobj_bool(obj, "spec", "suspend") &&
            (!k->child || (rec && strcmp(rec, "disabled") == 0));
+}
+
+static bool fence_tuple_ours(rs_txn *tx, const fence_ks *k, const cJSON *obj, const char *uid)
+{
+    return fence_tuple_is(k, obj, uid, tx->holder);
 }
 
 /* Is the Kustomization free of any fence (ours or anyone's)? */
@@ -299,8 +304,8 @@ tx_status fence_policy_take(rs_txn *tx)
     return s;
 }
 
-/* Resumes one Kustomization we hold: CAS-test the tuple, then clear it. */
-static rs_code fence_resume(rs_txn *tx, const fence_ks *k, rs_err *e)
+/* Resumes one Kustomization fenced by `who`: CAS-test the tuple, then clear it. */
+static rs_code fence_resume(rs_txn *tx, const fence_ks *k, const char *who, rs_err *e)
 {
     for (int attempt = 0; attempt < TX_CAS_ATTEMPTS_MAX; attempt++) {
         rs_resp r;
@@ -312,7 +317,7 @@ static rs_code fence_resume(rs_txn *tx, const fence_ks *k, rs_err *e)
         }
         char uid[128];
         snprintf(uid, sizeof uid, "%s", kobj_str(r.body, "metadata.uid") ? kobj_str(r.body, "metadata.uid") : "");
-        if (!fence_tuple_ours(tx, k, r.body, uid)) {
+        if (!fence_tuple_is(k, r.body, uid, who)) {
             bool free_now = fence_ks_free(k, r.body);
             rs_resp_free(&r);
             if (free_now && attempt > 0) return RS_OK; /* our lost resume was applied */
@@ -322,7 +327,7 @@ static rs_code fence_resume(rs_txn *tx, const fence_ks *k, rs_err *e)
         cJSON *patch = cJSON_CreateArray();
         kobj_patch_op(patch, "test", "/metadata/uid", cJSON_CreateString(uid));
         char *owner = kobj_annotation_pointer(k->owner_key);
-        kobj_patch_op(patch, "test", owner, cJSON_CreateString(tx->holder));
+        kobj_patch_op(patch, "test", owner, cJSON_CreateString(who));
         char *rec = kobj_annotation_pointer(FENCE_RECONCILE);
         if (k->child) kobj_patch_op(patch, "test", rec, cJSON_CreateString("disabled"));
         kobj_patch_op(patch, "test", "/spec/suspend", cJSON_CreateTrue());
@@ -350,7 +355,7 @@ void fence_policy_release(rs_txn *tx, rs_result *res)
     fence_ks parent = fence_parent(tx), child = fence_child(tx);
     if (tx->child_held) {
         rs_err_clear(&e);
-        if (fence_resume(tx, &child, &e) == RS_OK) {
+        if (fence_resume(tx, &child, tx->holder, &e) == RS_OK) {
             tx->child_held = false;
         } else {
             out_error(tx->out, "%s; child fence %s/%s retained (owner %s)", e.msg, child.ns,
@@ -370,7 +375,7 @@ void fence_policy_release(rs_txn *tx, rs_result *res)
         return;
     }
     rs_err_clear(&e);
-    if (fence_resume(tx, &parent, &e) == RS_OK) {
+    if (fence_resume(tx, &parent, tx->holder, &e) == RS_OK) {
         tx->parent_held = false;
     } else {
         out_error(tx->out, "%s; parent fence %s/%s retained (owner %s)", e.msg, parent.ns,
@@ -397,4 +402,10 @@ bool fence_policy_residual(rs_txn *tx, char *what, size_t len)
         rs_resp_free(&r);
     }
     return what[0] != '\0';
+}
+
+rs_code fence_policy_recover(rs_txn *tx, bool child, const char *who, rs_err *e)
+{
+    fence_ks k = child ? fence_child(tx) : fence_parent(tx);
+    return fence_resume(tx, &k, who, e);
 }

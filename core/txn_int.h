@@ -94,6 +94,8 @@ rs_code lease_release(rs_txn *tx, rs_err *e);
 /* fence.c */
 tx_status fence_policy_take(rs_txn *tx);
 void fence_policy_release(rs_txn *tx, rs_result *res);
+/* Resumes the child (or parent) fenced by `who` — a provably terminal run. */
+rs_code fence_policy_recover(rs_txn *tx, bool child, const char *who, rs_err *e);
 /* True when either Kustomization carries any fence; `what` names the first. */
 bool fence_policy_residual(rs_txn *tx, char *what, size_t len);
 
@@ -106,6 +108,10 @@ void node_cleanup(rs_txn *tx, rs_result *res);
 bool proof_excuses(rs_txn *tx, const struct node_info *n);
 void proof_load(rs_txn *tx);
 tx_status proof_record(rs_txn *tx);
+
+/* fences_admin.c */
+void fences_report(rs_txn *tx, rs_result *res);
+void fences_recover(rs_txn *tx, rs_result *res);
 
 /* registry.c */
 tx_status registry_prove(rs_txn *tx);
