@@ -67,7 +67,7 @@ typedef enum sc_fault_effect {
 } sc_fault_effect;
 
 typedef struct sc_fault {
-    char *on;  /* operation glob: "kube.patch Secret/*" */
+    char *on;  /* operation glob, normalised "<verb> <target>" (* globs; target default *) */
     int nth;   /* >= 1, default 1 */
     bool and_after;
     sc_fault_effect effect;
