@@ -61,7 +61,7 @@ rs_code sim_world_apply_event(sim_world *w, const sc_event *ev, rs_err *e);
 rs_transport *sim_transport_open(sim_world *w, const char *run_name, const sc_run *run);
 
 /* After a run: the faults / during entries that never fired, as one sentence
- * each ("fault kube.patch Secret/<glob> nth 1 never fired"); caller frees the array
+ * each ("fault kube.patch Secret/x nth 1 never fired"); caller frees the array
  * with sim_strings_free. */
 char **sim_transport_unfired(rs_transport *t, size_t *n);
 void sim_strings_free(char **v, size_t n);
