@@ -47,6 +47,16 @@ static int node_auth_matches(rs_txn *tx, const node_info *n)
     return verdict;
 }
 
+/* A processed node's auth changed under us: forget the cached verdict. */
+static void node_auth_forget(rs_txn *tx, const char *uid)
+{
+    for (size_t i = 0; i < tx->auth_cache_n; i++) {
+        if (strcmp(tx->auth_cache[i].uid, uid) != 0) continue;
+        tx->auth_cache[i] = tx->auth_cache[--tx->auth_cache_n];
+        return;
+    }
+}
+
 static node_mode node_target_mode(rs_txn *tx, const node_info *n)
 {
     bool rev_ok = n->revision && strcmp(n->revision, tx->revision) == 0;
@@ -195,6 +205,7 @@ tx_status node_pass(rs_txn *tx, bool *processed)
             }
             out_notice(tx->out, "drift: node needs %s (Node %s)", mode_name(m), n->name);
             s = node_process(tx, n, m);
+            node_auth_forget(tx, n->uid);
             if (s == TX_OK) {
                 *processed = true;
                 if (n_seen < NODE_SEEN_MAX)
