@@ -232,7 +232,7 @@ void fences_recover(rs_txn *tx, rs_result *res)
     fa_collect(tx, rep);
     const fa_fence *lease = NULL, *parent = NULL, *child = NULL;
     bool refuse = rep->read_failed;
-    char why[400] = "";
+    char why[1024] = "";
     for (size_t i = 0; i < rep->n; i++) {
         const fa_fence *f = &rep->f[i];
         if (f->kind == FA_NODE) {
