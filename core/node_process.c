@@ -166,7 +166,8 @@ static tx_status node_claim(rs_txn *tx, const node_info *n)
     }
     if (st != 200) {
         free(taints);
-        rs_fail(&tx->err, RS_FAILED, "claiming the cordon on Node %s failed (HTTP %d)", n->name, st);
+        rs_fail(&tx->err, RS_FAILED, "claiming the cordon on Node %s failed (HTTP %d%s); failing "
+                "closed", n->name, st, st == 422 ? ": it changed since it was read — replaced?" : "");
         return TX_FAIL;
     }
     snprintf(tx->claimed_node, sizeof tx->claimed_node, "%s", n->name);
@@ -407,8 +408,12 @@ tx_status node_process(rs_txn *tx, const node_info *n, int mode_i)
         s = node_talos_write(tx, n, RS_OP_TALOS_PATCH, talos_auth_patch(tx), "RegistryAuthConfig patch");
         if (s == TX_OK) s = node_drain(tx, n);
         if (s == TX_OK && cp_reboot) s = node_quorum(tx, n, "after the drain");
-        if (s == TX_OK) s = node_talos_write(tx, n, RS_OP_TALOS_REBOOT, NULL, "reboot");
+        if (s == TX_OK) {
+            tx->claimed_rebooting = true;
+            s = node_talos_write(tx, n, RS_OP_TALOS_REBOOT, NULL, "reboot");
+        }
         if (s == TX_OK) s = node_wait_ready(tx, n);
+        if (s == TX_OK) tx->claimed_rebooting = false;
     }
     if (s == TX_OK && mode != NODE_PROOF_ONLY) {
         s = node_talos_write(tx, n, RS_OP_TALOS_IMAGE_REMOVE, image_body(tx), "image remove");
@@ -423,11 +428,12 @@ tx_status node_process(rs_txn *tx, const node_info *n, int mode_i)
 void node_cleanup(rs_txn *tx, rs_result *res)
 {
     if (!tx->claimed_node[0]) return;
-    if (tx->claimed_mutating) {
-        /* Mid-mutation the node's state is unknown: keep the self-describing
-         * fence (owner + phase mutating) for a human, and say so. */
-        out_error(tx->out, "Node %s retained its fence (owner %s, phase mutating); it was being "
-                  "mutated when the run failed — inspect it, then see `reassert --fences`",
+    if (tx->claimed_rebooting) {
+        /* A reboot was issued and the node never proved Ready: its state is
+         * unknown, so keep the self-describing fence (owner + phase mutating)
+         * for a human rather than uncordon a machine we cannot vouch for. */
+        out_error(tx->out, "Node %s retained its fence (owner %s, phase mutating): a reboot was "
+                  "issued and not confirmed — inspect it, then see `reassert --fences`",
                   tx->claimed_node, tx->holder);
         res->exit = rs_code_worst(res->exit, RS_FAILED);
         res->outcome = "failed";

@@ -199,6 +199,18 @@ void expect_check(const cJSON *expect, int exit_code, const cJSON *delta, const 
         if (cJSON_IsString(s) && !strstr(output, s->valuestring))
             fail(failures, "output-contains: \"%s\" not in the run's output", s->valuestring);
     }
+    const cJSON *order = cJSON_GetObjectItemCaseSensitive(expect, "output-in-order");
+    const char *cursor = output;
+    cJSON_ArrayForEach(s, order)
+    {
+        const char *hit = cJSON_IsString(s) ? strstr(cursor, s->valuestring) : NULL;
+        if (!hit) {
+            fail(failures, "output-in-order: \"%s\" not found after the previous entry",
+                 s->valuestring);
+            break;
+        }
+        cursor = hit + strlen(s->valuestring);
+    }
     const cJSON *state = cJSON_GetObjectItemCaseSensitive(expect, "state");
     cJSON_ArrayForEach(s, state) check_state_one(s, w, failures);
 }

@@ -19,7 +19,8 @@
 static const char *const scl_counters[] = {
     "controller_restarts", "lease_writes",   "writes",      "writes_by_kind",  "fence_acquisitions",
     "policy_pauses",       "node_reboots",   "node_drains", "talos_mutations", "api_calls",
-    "virtual_seconds",     "lease_rv_moved", NULL,
+    "virtual_seconds",     "lease_rv_moved", "kube_calls",  "openbao_calls",   "talos_calls",
+    "registry_calls",      NULL,
 };
 
 bool sc_counter_known(const char *name)
@@ -80,7 +81,8 @@ static bool scl_delta(sc_ld *ld, const cJSON *delta, const char *path)
                           "unknown counter (known: controller_restarts, lease_writes, writes, "
                           "writes_by_kind, fence_acquisitions, policy_pauses, node_reboots, "
                           "node_drains, talos_mutations, api_calls, virtual_seconds, "
-                          "lease_rv_moved)");
+                          "lease_rv_moved, kube_calls, openbao_calls, talos_calls, "
+                          "registry_calls)");
         } else if (!strcmp(it->string, "lease_rv_moved")) {
             bool b;
             ok = scl_bool(ld, it, kp, &b);
@@ -169,7 +171,7 @@ static bool scl_state_check(sc_ld *ld, const cJSON *c, const char *path)
 static bool scl_expect_body(sc_ld *ld, const cJSON *ex, const char *path, bool top)
 {
     static const char *const top_keys[] = {"exit",  "delta",       "output-contains",
-                                           "state", "by-strategy", NULL};
+                                           "output-in-order", "state", "by-strategy", NULL};
     char kp[SC_PATH_MAX];
     const cJSON *f;
     if (!scl_want_map(ld, ex, path) || !scl_keys(ld, ex, path, top_keys)) return false;
@@ -188,6 +190,13 @@ static bool scl_expect_body(sc_ld *ld, const cJSON *ex, const char *path, bool t
     char **texts;
     size_t n;
     if ((f = cJSON_GetObjectItemCaseSensitive(ex, "output-contains"))) {
+        if (!scl_str_list(ld, f, kp, &texts, &n)) return false;
+        scl_str_list_free(texts, n);
+    }
+    /* Extension of §5: the texts must appear in this order (e.g. workers
+     * rolled before control planes). */
+    scl_path_key(kp, path, "output-in-order");
+    if ((f = cJSON_GetObjectItemCaseSensitive(ex, "output-in-order"))) {
         if (!scl_str_list(ld, f, kp, &texts, &n)) return false;
         scl_str_list_free(texts, n);
     }
