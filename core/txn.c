@@ -252,7 +252,7 @@ static tx_status lazy_lease_unmoved(rs_txn *tx, const char *rv_start, bool *move
 
 #define TX_QUIET_ATTEMPTS_MAX 3
 
-static void txn_repair(rs_txn *tx, rs_result *res)
+void txn_repair(rs_txn *tx, rs_result *res)
 {
     bool lazy = !tx->opt->strategy->fence_first;
     char rv_start[TX_RV_MAX] = "";

@@ -56,6 +56,11 @@ struct rs_txn {
     int force_sync_seq;
 };
 
+/* txn.c — the standard procedure after preflight (discovery, bootstrap,
+ * convergence), as the strategy in tx->opt directs. Test-only strategies
+ * escalate to it. */
+void txn_repair(rs_txn *tx, rs_result *res);
+
 /* kobj.c — Kubernetes object helpers over the gate. */
 const char *kobj_rv(const cJSON *obj);
 const char *kobj_annotation(const cJSON *obj, const char *key);

@@ -129,7 +129,7 @@ static char *subst_tmp(const char *arg, const char *tmp)
 /* Runs the core for one run in a forked child. Returns the exit code (128+sig
  * when the child died of a signal). */
 static int run_child(const char *db, const sc_scenario *sc, const sc_run *run,
-                     const char *strategy, const char *tmp, const char *out_path,
+                     const rs_strategy *strategy, const char *tmp, const char *out_path,
                      const char *unfired_path)
 {
     fflush(stdout);
@@ -152,8 +152,8 @@ static int run_child(const char *db, const sc_scenario *sc, const sc_run *run,
             printf("::error::%s\n", e.msg);
             code = e.code;
         } else {
-            if (!args.strategy_name) args.strategy_name = strategy;
-            code = sim_run_core(db, run->name, run, &args, sc->desired, stdout, unfired_path);
+            code = sim_run_core(db, run->name, run, &args, strategy, sc->desired, stdout,
+                                unfired_path);
         }
         fflush(stdout);
         _exit(code);
@@ -175,8 +175,8 @@ static bool strategy_applies(const sc_scenario *sc, const char *s)
 
 /* One run: before events, the child, then every check. Appends the run's
  * JSON to runs; returns whether it passed. */
-static bool run_one(const sc_scenario *sc, const sc_run *run, const char *strategy,
-                    const char *tmp, const char *db, cJSON *runs)
+static bool run_one(const sc_scenario *sc, const sc_run *run, const rs_strategy *strategy,
+                    const char *expect_as, const char *tmp, const char *db, cJSON *runs)
 {
     cJSON *failures = cJSON_CreateArray();
     rs_err e;
@@ -202,7 +202,7 @@ static bool run_one(const sc_scenario *sc, const sc_run *run, const char *strate
     if (sim_world_open(db, &w, &e) == RS_OK) {
         after = sim_counters_snapshot(w);
         delta = sim_counters_delta(before, after);
-        cJSON *expect = sc_expect_for(run, strategy);
+        cJSON *expect = sc_expect_for(run, expect_as);
         expect_check(expect, code, delta, output, w, sc, failures);
         expect_no_plaintext(w, output, "the run's output", failures);
         cJSON_Delete(expect);
@@ -213,7 +213,7 @@ static bool run_one(const sc_scenario *sc, const sc_run *run, const char *strate
     bool passed = cJSON_GetArraySize(failures) == 0;
     cJSON *r = cJSON_CreateObject();
     cJSON_AddStringToObject(r, "name", run->name);
-    cJSON_AddStringToObject(r, "strategy", strategy);
+    cJSON_AddStringToObject(r, "strategy", strategy->name);
     cJSON_AddNumberToObject(r, "exit", code);
     cJSON_AddBoolToObject(r, "passed", passed);
     cJSON_AddItemToObject(r, "counters", after ? after : cJSON_CreateObject());
@@ -228,12 +228,13 @@ static bool run_one(const sc_scenario *sc, const sc_run *run, const char *strate
 }
 
 /* Every run of one scenario under one strategy, on a fresh world. */
-static bool scenario_strategy(const sc_scenario *sc, const char *strategy, cJSON *runs)
+static bool scenario_strategy(const sc_scenario *sc, const rs_strategy *strategy,
+                              const char *expect_as, cJSON *runs)
 {
     char tmp[] = "/tmp/reassert-sim-XXXXXX";
     if (!mkdtemp(tmp)) {
         cJSON *r = cJSON_CreateObject();
-        cJSON_AddStringToObject(r, "strategy", strategy);
+        cJSON_AddStringToObject(r, "strategy", strategy->name);
         cJSON_AddItemToObject(r, "failures", cJSON_CreateStringArray(
                                                  (const char *[]){"cannot create {tmp}"}, 1));
         cJSON_AddItemToArray(runs, r);
@@ -247,7 +248,7 @@ static bool scenario_strategy(const sc_scenario *sc, const char *strategy, cJSON
     if (sim_world_build(db, sc, &e) != RS_OK) {
         cJSON *r = cJSON_CreateObject();
         cJSON_AddStringToObject(r, "name", "(world)");
-        cJSON_AddStringToObject(r, "strategy", strategy);
+        cJSON_AddStringToObject(r, "strategy", strategy->name);
         cJSON_AddBoolToObject(r, "passed", false);
         cJSON *f = cJSON_AddArrayToObject(r, "failures");
         cJSON_AddItemToArray(f, cJSON_CreateString(e.msg));
@@ -255,7 +256,7 @@ static bool scenario_strategy(const sc_scenario *sc, const char *strategy, cJSON
         passed = false;
     } else {
         for (size_t i = 0; i < sc->n_runs; i++)
-            passed = run_one(sc, &sc->runs[i], strategy, tmp, db, runs) && passed;
+            passed = run_one(sc, &sc->runs[i], strategy, expect_as, tmp, db, runs) && passed;
     }
     nftw(tmp, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
     return passed;
@@ -380,7 +381,7 @@ static cJSON *scenario_run(sc_scenario *sc, const sim_cli *c)
             cJSON_AddItemToArray(skipped, k);
             continue;
         }
-        passed = scenario_strategy(sc, st, runs) && passed;
+        passed = scenario_strategy(sc, rs_strategy_find(st), st, runs) && passed;
     }
     cJSON_AddBoolToObject(s, "passed", passed);
     cJSON_AddItemToObject(s, "runs", runs);
@@ -440,4 +441,14 @@ int sim_main(int argc, char **argv)
     free(c.files);
     if (n_bad) return RS_DATAERR;
     return n_fail ? RS_FAILED : RS_OK;
+}
+
+bool sim_scenario_run(const sc_scenario *sc, const rs_strategy *strategy, const char *expect_as,
+                      cJSON **runs_out)
+{
+    cJSON *runs = cJSON_CreateArray();
+    bool passed = scenario_strategy(sc, strategy, expect_as, runs);
+    if (runs_out) *runs_out = runs;
+    else cJSON_Delete(runs);
+    return passed;
 }

@@ -21,8 +21,16 @@
  * is set, the faults/during entries that never fired are written there, one
  * per line. */
 int sim_run_core(const char *db_path, const char *run_name, const sc_run *run,
-                 const rs_run_args *args, const char *desired_name, FILE *out,
-                 const char *unfired_path);
+                 const rs_run_args *args, const rs_strategy *fallback, const char *desired_name,
+                 FILE *out, const char *unfired_path);
+
+/* Library API (tests): runs every run of sc under an explicit strategy —
+ * also one the CLI does not ship, such as the rejected designs kept in
+ * tests/ — checking the expectations written for `expect_as` ("lazy" or
+ * "eager"). Returns whether every run passed; *runs_out (may be NULL)
+ * receives the runs' JSON as in `reassert sim --json`. */
+bool sim_scenario_run(const sc_scenario *sc, const rs_strategy *strategy, const char *expect_as,
+                      cJSON **runs_out);
 
 /* `reassert sim SCENARIO.yaml... [--strategy S] [--seed N] [--json] [--junit FILE]`. */
 int sim_main(int argc, char **argv);

@@ -42,8 +42,8 @@ static void write_unfired(rs_transport *t, const char *path)
 }
 
 int sim_run_core(const char *db_path, const char *run_name, const sc_run *run,
-                 const rs_run_args *args, const char *desired_name, FILE *out,
-                 const char *unfired_path)
+                 const rs_run_args *args, const rs_strategy *fallback, const char *desired_name,
+                 FILE *out, const char *unfired_path)
 {
     rs_err e;
     rs_err_clear(&e);
@@ -63,7 +63,8 @@ int sim_run_core(const char *db_path, const char *run_name, const sc_run *run,
     } else {
         rs_options opt = args->opt;
         opt.strategy = args->strategy_name ? rs_strategy_find(args->strategy_name)
-                                           : rs_strategy_default();
+                       : fallback            ? fallback
+                                             : rs_strategy_default();
         char ref[128];
         snprintf(ref, sizeof ref, "sim.%s", run_name);
         opt.run_ref = ref;
