@@ -103,6 +103,9 @@ struct rs_transport {
     void (*sleep_ms)(rs_transport *t, int64_t ms);
     /* 64 random bits (seeded in the sim). */
     uint64_t (*entropy)(rs_transport *t);
+    /* The process id recorded in holder identities (seeded in the sim, so a
+     * sim run's holder is reproducible; getpid() live). */
+    int (*pid)(rs_transport *t);
     /* Releases the transport and its context. May be NULL. */
     void (*close)(rs_transport *t);
 };

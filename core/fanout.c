@@ -1,0 +1,346 @@
+/*
+ * fanout.c — the fan-out step of the convergence loop (DESIGN.md §3.3 item 1):
+ * variables-base -> PushSecret -> OpenBao -> ExternalSecret -> consumer Secret.
+ *
+ * Eager writes and force-syncs unconditionally, as production does today.
+ * Lazy writes only on evidence judged within the current round (§3.5 item 2):
+ * the one read that makes this safe is the OpenBao seed itself, because a
+ * PushSecret's status never proves the remote value — after a raft restore it
+ * still reads Ready while OpenBao serves the previous credential.
+ */
+#include "core/txn_int.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+tx_status fanout_discover(rs_txn *tx, fanout_discovery *d)
+{
+    memset(d, 0, sizeof *d);
+    const rs_config *c = tx->cfg;
+    struct {
+        const char *kind, *ns, *name;
+        bool *found;
+    } probes[] = {
+        {"Secret", c->variables_ns, c->variables_name, &d->variables_base},
+        {"CustomResourceDefinition", NULL, "pushsecrets.external-secrets.io", &d->eso_crds},
+        {"CustomResourceDefinition", NULL, "externalsecrets.external-secrets.io", &d->eso_crds},
+        {"PushSecret", c->pushsecret_ns, c->pushsecret_name, &d->pushsecret},
+    };
+    bool crds_all = true;
+    for (size_t i = 0; i < RS_ARRAY_LEN(probes); i++) {
+        rs_req req = {.op = RS_OP_KUBE_GET, .kind = probes[i].kind, .ns = probes[i].ns,
+                      .name = probes[i].name};
+        rs_resp r;
+        int st = gate_read(&tx->gate, &req, &r);
+        char why[256];
+        kobj_describe(&r, why, sizeof why);
+        rs_resp_free(&r);
+        if (st != 200 && st != 404) {
+            /* A failed lookup is not an absence: never bootstrap on a guess. */
+            rs_fail(&tx->err, RS_FAILED, "discovery: looking up %s %s%s%s failed: %s",
+                    probes[i].kind, probes[i].ns ? probes[i].ns : "", probes[i].ns ? "/" : "",
+                    probes[i].name, why);
+            return TX_FAIL;
+        }
+        bool found = st == 200;
+        if (probes[i].found == &d->eso_crds) {
+            crds_all = crds_all && found;
+            d->eso_crds = crds_all;
+        } else {
+            *probes[i].found = found;
+        }
+        if (!found && !d->missing[0])
+            snprintf(d->missing, sizeof d->missing, "%s %s%s%s", probes[i].kind,
+                     probes[i].ns ? probes[i].ns : "", probes[i].ns ? "/" : "", probes[i].name);
+    }
+    char selector[300];
+    snprintf(selector, sizeof selector, "metadata.name=%s", c->externalsecret_name);
+    rs_resp r;
+    int st = kobj_list(tx, "ExternalSecret", NULL, NULL, selector, &r);
+    if (st != 200 && st != 404) {
+        char why[256];
+        kobj_describe(&r, why, sizeof why);
+        rs_resp_free(&r);
+        rs_fail(&tx->err, RS_FAILED, "discovery: listing ExternalSecrets failed: %s", why);
+        return TX_FAIL;
+    }
+    d->externalsecrets = true;
+    for (size_t i = 0; i < c->n_fanout; i++) {
+        bool found = false;
+        const cJSON *items = r.body ? cJSON_GetObjectItemCaseSensitive(r.body, "items") : NULL;
+        const cJSON *it;
+        cJSON_ArrayForEach(it, items)
+        {
+            const char *ns = kobj_str(it, "metadata.namespace");
+            if (ns && strcmp(ns, c->fanout_namespaces[i]) == 0) found = true;
+        }
+        if (!found) {
+            d->externalsecrets = false;
+            if (!d->missing[0])
+                snprintf(d->missing, sizeof d->missing, "ExternalSecret %s/%s",
+                         c->fanout_namespaces[i], c->externalsecret_name);
+        }
+    }
+    rs_resp_free(&r);
+    return TX_OK;
+}
+
+/* Reads an ESO object; fills its refreshTime (may be empty) and readiness. */
+static int eso_read(rs_txn *tx, const char *kind, const char *ns, const char *name,
+                    char *refresh, size_t refresh_len, char rv[TX_RV_MAX], bool *ready,
+                    char **annotation)
+{
+    rs_req req = {.op = RS_OP_KUBE_GET, .kind = kind, .ns = ns, .name = name};
+    rs_resp r;
+    int st = gate_read(&tx->gate, &req, &r);
+    refresh[0] = '\0';
+    rv[0] = '\0';
+    *ready = false;
+    if (annotation) *annotation = NULL;
+    if (st == 200 && r.body) {
+        const char *t = kobj_str(r.body, "status.refreshTime");
+        snprintf(refresh, refresh_len, "%s", t ? t : "");
+        snprintf(rv, TX_RV_MAX, "%s", kobj_rv(r.body));
+        *ready = kobj_condition_true(r.body, "Ready");
+        const char *a = kobj_annotation(r.body, "force-sync");
+        if (annotation && a) *annotation = rs_xstrdup(a);
+    }
+    rs_resp_free(&r);
+    return st;
+}
+
+/* Annotates force-sync=<stamp>, resolving a lost response. Fills the
+ * resourceVersion the annotate call returned (or the adopted re-read's). */
+static tx_status force_sync_annotate(rs_txn *tx, const char *kind, const char *ns,
+                                     const char *name, const char *stamp, char rv_out[TX_RV_MAX])
+{
+    for (int attempt = 0; attempt < TX_CAS_ATTEMPTS_MAX; attempt++) {
+        cJSON *patch = cJSON_CreateObject();
+        cJSON *ann = cJSON_AddObjectToObject(cJSON_AddObjectToObject(patch, "metadata"),
+                                             "annotations");
+        cJSON_AddStringToObject(ann, "force-sync", stamp);
+        rs_req req = {.op = RS_OP_KUBE_PATCH, .kind = kind, .ns = ns, .name = name,
+                      .patch_type = RS_PATCH_MERGE, .body = patch};
+        rs_resp r;
+        gate_result g = gate_write(&tx->gate, GATE_NEED_FULL, &req, &r, &tx->err);
+        cJSON_Delete(patch);
+        if (g != GATE_WRITTEN) {
+            rs_resp_free(&r);
+            return g == GATE_FENCE_TAKEN ? TX_RESTART : TX_FAIL;
+        }
+        int st = r.status;
+        if (st == 200) snprintf(rv_out, TX_RV_MAX, "%s", kobj_rv(r.body));
+        char why[256];
+        kobj_describe(&r, why, sizeof why);
+        rs_resp_free(&r);
+        if (st == 200) return TX_OK;
+        if (st != 0) {
+            rs_fail(&tx->err, RS_FAILED, "force-sync of %s %s/%s: annotate failed: %s", kind, ns,
+                    name, why);
+            return TX_FAIL;
+        }
+        /* Lost response: adopt if our stamp is there. */
+        char refresh[64];
+        bool ready;
+        char *seen = NULL;
+        int rst = eso_read(tx, kind, ns, name, refresh, sizeof refresh, rv_out, &ready, &seen);
+        bool ours = rst == 200 && seen && strcmp(seen, stamp) == 0;
+        free(seen);
+        if (ours) {
+            out_info(tx->out, "%s %s/%s: force-sync response lost; our annotation is present, "
+                     "adopted", kind, ns, name);
+            return TX_OK;
+        }
+        if (rst != 200) break;
+    }
+    rs_fail(&tx->err, RS_FAILED, "force-sync of %s %s/%s: annotation could not be confirmed; "
+            "failing closed", kind, ns, name);
+    return TX_FAIL;
+}
+
+tx_status fanout_force_sync(rs_txn *tx, const char *kind, const char *ns, const char *name)
+{
+    char before[64], rv[TX_RV_MAX];
+    bool ready;
+    int st = eso_read(tx, kind, ns, name, before, sizeof before, rv, &ready, NULL);
+    if (st != 200) {
+        rs_fail(&tx->err, RS_FAILED, "force-sync of %s %s/%s: reading it failed (HTTP %d)", kind,
+                ns, name, st);
+        return TX_FAIL;
+    }
+    char stamp[96];
+    snprintf(stamp, sizeof stamp, "%.12s-%" PRId64 "-%d", tx->revision, gate_now_ms(&tx->gate),
+             ++tx->force_sync_seq);
+    char annotated_rv[TX_RV_MAX] = "";
+    tx_status a = force_sync_annotate(tx, kind, ns, name, stamp, annotated_rv);
+    if (a != TX_OK) return a;
+    for (int attempt = 0; attempt < tx->cfg->sync_attempts; attempt++) {
+        gate_sleep_ms(&tx->gate, tx->cfg->sync_interval_ms);
+        char refresh[64];
+        st = eso_read(tx, kind, ns, name, refresh, sizeof refresh, rv, &ready, NULL);
+        if (st == 200 && ready && (strcmp(refresh, before) != 0 || strcmp(rv, annotated_rv) != 0))
+            return TX_OK;
+    }
+    rs_fail(&tx->err, RS_FAILED, "force-sync of %s %s/%s did not complete within %d attempts "
+            "at %d ms", kind, ns, name, tx->cfg->sync_attempts, tx->cfg->sync_interval_ms);
+    return TX_FAIL;
+}
+
+/* The OpenBao seed equals the desired credential? 1 yes, 0 differs, -1 unreadable. */
+static int seed_matches(rs_txn *tx)
+{
+    rs_resp r;
+    int st = tp_openbao_read_gate(tx, &r);
+    int verdict = -1;
+    if (st == 200 && r.body) {
+        const cJSON *data = cJSON_GetObjectItemCaseSensitive(
+            cJSON_GetObjectItemCaseSensitive(r.body, "data"), "data");
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(data, tx->cfg->openbao_property);
+        verdict = cJSON_IsString(v) &&
+                  cred_matches_text(&tx->cred, v->valuestring, strlen(v->valuestring));
+    }
+    rs_resp_free(&r);
+    return verdict;
+}
+
+static void drift(rs_txn *tx, const char *what, const char *object)
+{
+    out_notice(tx->out, "drift: %s (%s)", what, object);
+}
+
+/* Step 1: variables-base. Sets *wrote when it wrote. */
+static tx_status fanout_variables(rs_txn *tx, bool lazy, bool *wrote)
+{
+    const rs_config *c = tx->cfg;
+    *wrote = false;
+    if (lazy) {
+        char *text = NULL;
+        size_t len = 0;
+        int st = kobj_secret_read(tx, c->variables_ns, c->variables_name, c->variables_key, &text,
+                                  &len, NULL);
+        bool ok = st == 200 && text && cred_matches_text(&tx->cred, text, len);
+        free(text);
+        if (st != 200) {
+            rs_fail(&tx->err, RS_FAILED, "reading Secret %s/%s failed (HTTP %d)", c->variables_ns,
+                    c->variables_name, st);
+            return TX_FAIL;
+        }
+        if (ok) return TX_OK;
+        char obj[300];
+        snprintf(obj, sizeof obj, "Secret %s/%s", c->variables_ns, c->variables_name);
+        drift(tx, "variables-base differs from the desired credential", obj);
+    }
+    tx_status s = kobj_secret_put_desired(tx, GATE_NEED_FULL, c->variables_ns, c->variables_name,
+                                          c->variables_key);
+    if (s == TX_OK) *wrote = true;
+    return s;
+}
+
+/* Step 2: the PushSecret and the OpenBao seed it writes. */
+static tx_status fanout_seed(rs_txn *tx, bool lazy, bool wrote_variables, bool *pushed)
+{
+    const rs_config *c = tx->cfg;
+    char obj[300];
+    snprintf(obj, sizeof obj, "PushSecret %s/%s", c->pushsecret_ns, c->pushsecret_name);
+    bool push = !lazy || wrote_variables;
+    if (!push) {
+        char refresh[64], rv[TX_RV_MAX];
+        bool ready;
+        int st = eso_read(tx, "PushSecret", c->pushsecret_ns, c->pushsecret_name, refresh,
+                          sizeof refresh, rv, &ready, NULL);
+        if (st != 200) {
+            rs_fail(&tx->err, RS_FAILED, "reading %s failed (HTTP %d)", obj, st);
+            return TX_FAIL;
+        }
+        int seed = seed_matches(tx);
+        char seed_obj[300];
+        snprintf(seed_obj, sizeof seed_obj, "openbao %s", c->openbao_path);
+        if (!ready) drift(tx, "PushSecret is not Ready", obj);
+        if (seed == 0) drift(tx, "OpenBao seed differs", seed_obj);
+        if (seed < 0) drift(tx, "OpenBao seed cannot be read", seed_obj);
+        push = !ready || seed != 1;
+    }
+    *pushed = false;
+    if (!push) return TX_OK;
+    tx_status s = fanout_force_sync(tx, "PushSecret", c->pushsecret_ns, c->pushsecret_name);
+    if (s == TX_OK) *pushed = true;
+    return s;
+}
+
+/* Step 3: every fan-out namespace's ExternalSecret and consumer Secret. */
+static tx_status fanout_consumers(rs_txn *tx, bool lazy, bool pushed)
+{
+    const rs_config *c = tx->cfg;
+    char selector[300];
+    snprintf(selector, sizeof selector, "metadata.name=%s", c->consumer_name);
+    rs_resp consumers, externals;
+    rs_resp_init(&consumers);
+    rs_resp_init(&externals);
+    if (lazy) {
+        /* One list each, not a get per namespace: the read cost of a no-drift
+         * run must not grow with the number of namespaces. */
+        int a = kobj_list(tx, "Secret", NULL, NULL, selector, &consumers);
+        snprintf(selector, sizeof selector, "metadata.name=%s", c->externalsecret_name);
+        int b = kobj_list(tx, "ExternalSecret", NULL, NULL, selector, &externals);
+        if (a != 200 || b != 200) {
+            rs_resp_free(&consumers);
+            rs_resp_free(&externals);
+            rs_fail(&tx->err, RS_FAILED, "listing consumer Secrets / ExternalSecrets failed "
+                    "(HTTP %d / %d)", a, b);
+            return TX_FAIL;
+        }
+    }
+    tx_status s = TX_OK;
+    for (size_t i = 0; i < c->n_fanout && s == TX_OK; i++) {
+        const char *ns = c->fanout_namespaces[i];
+        bool sync = !lazy || pushed;
+        if (!sync) {
+            const cJSON *es = kobj_list_find_ns(externals.body, ns);
+            const cJSON *sec = kobj_list_find_ns(consumers.body, ns);
+            char obj[300];
+            if (!es || !kobj_condition_true(es, "Ready")) {
+                snprintf(obj, sizeof obj, "ExternalSecret %s/%s", ns, c->externalsecret_name);
+                drift(tx, "ExternalSecret is not Ready", obj);
+                sync = true;
+            }
+            if (!sec || !kobj_secret_matches(tx, sec, c->consumer_key)) {
+                snprintf(obj, sizeof obj, "Secret %s/%s", ns, c->consumer_name);
+                drift(tx, "consumer Secret differs from the desired credential", obj);
+                sync = true;
+            }
+        }
+        if (!sync) continue;
+        s = fanout_force_sync(tx, "ExternalSecret", ns, c->externalsecret_name);
+        if (s != TX_OK) break;
+        char *text = NULL;
+        size_t len = 0;
+        int st = kobj_secret_read(tx, ns, c->consumer_name, c->consumer_key, &text, &len, NULL);
+        bool ok = st == 200 && text && cred_matches_text(&tx->cred, text, len);
+        free(text);
+        if (!ok) {
+            rs_fail(&tx->err, RS_FAILED,
+                    "consumer Secret %s/%s does not hold the desired credential after force-sync "
+                    "(HTTP %d); root auth unchanged",
+                    ns, c->consumer_name, st);
+            s = TX_FAIL;
+        }
+    }
+    rs_resp_free(&consumers);
+    rs_resp_free(&externals);
+    return s;
+}
+
+tx_status fanout_converge(rs_txn *tx)
+{
+    bool lazy = tx->opt->strategy->writes_need_evidence;
+    out_group_begin(tx->out, "Fan-out: variables-base -> OpenBao -> %zu namespaces",
+                    tx->cfg->n_fanout);
+    bool wrote = false, pushed = false;
+    tx_status s = fanout_variables(tx, lazy, &wrote);
+    if (s == TX_OK) s = fanout_seed(tx, lazy, wrote, &pushed);
+    if (s == TX_OK) s = fanout_consumers(tx, lazy, pushed);
+    if (s == TX_OK) out_info(tx->out, "fan-out verified: every consumer holds the desired credential");
+    out_group_end(tx->out);
+    return s;
+}

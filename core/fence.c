@@ -1,0 +1,411 @@
+/*
+ * fence.c — the Flux policy fences and the controller restart (DESIGN.md §3.4).
+ *
+ * Suspending a Kustomization does not stop an execution already running
+ * (Flux documents this), so the child fence is only complete once every
+ * kustomize-controller pod that existed before the restart has been replaced
+ * by a Ready pod, and two identical observations of the fenced child prove
+ * nothing is still writing it. Every fence write is CAS-guarded (UID and
+ * resourceVersion) and a lost response is adopted only if the exact tuple this
+ * run wrote — (UID, owner, suspend[, reconcile-disabled]) — is present.
+ */
+#include "core/txn_int.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define FENCE_PARENT_OWNER "platform.devantler.tech/ghcr-policy-parent-owner"
+#define FENCE_CHILD_OWNER "platform.devantler.tech/ghcr-policy-handoff-owner"
+#define FENCE_RECONCILE "kustomize.toolkit.fluxcd.io/reconcile"
+#define FENCE_RESTARTED_AT "kubectl.kubernetes.io/restartedAt"
+#define FENCE_POD_PAGE_MAX 64
+
+typedef struct fence_ks {
+    const char *ns, *name, *owner_key;
+    bool child;
+} fence_ks;
+
+static fence_ks fence_parent(rs_txn *tx)
+{
+    return (fence_ks){tx->cfg->parent_ns, tx->cfg->parent_name, FENCE_PARENT_OWNER, false};
+}
+
+static fence_ks fence_child(rs_txn *tx)
+{
+    return (fence_ks){tx->cfg->child_ns, tx->cfg->child_name, FENCE_CHILD_OWNER, true};
+}
+
+/* Is the exact tuple (UID, owner, suspend[, reconcile-disabled]) present? */
+static bool fence_tuple_is(const fence_ks *k, const cJSON *obj, const char *uid, const char *who)
+{
+    const char *owner = kobj_annotation(obj, k->owner_key);
+    const char *rec = kobj_annotation(obj, FENCE_RECONCILE);
+    const char *u = kobj_str(obj, "metadata.uid");
+    return owner && strcmp(owner, who) == 0 && u && strcmp(u, uid) == 0 &&
+           kobj_bool(obj, "spec", "suspend") &&
+           (!k->child || (rec && strcmp(rec, "disabled") == 0));
+}
+
+static bool fence_tuple_ours(rs_txn *tx, const fence_ks *k, const cJSON *obj, const char *uid)
+{
+    return fence_tuple_is(k, obj, uid, tx->holder);
+}
+
+/* Is the Kustomization free of any fence (ours or anyone's)? */
+static bool fence_ks_free(const fence_ks *k, const cJSON *obj)
+{
+    const char *rec = kobj_annotation(obj, FENCE_RECONCILE);
+    return !kobj_annotation(obj, k->owner_key) && !kobj_bool(obj, "spec", "suspend") &&
+           !(k->child && rec && strcmp(rec, "disabled") == 0);
+}
+
+/* Polls until a fresh read shows no Reconciling=True. */
+static tx_status fence_wait_quiet(rs_txn *tx, const fence_ks *k)
+{
+    for (int attempt = 0; attempt < tx->cfg->sync_attempts; attempt++) {
+        rs_resp r;
+        int st = kobj_get(tx, "Kustomization", k->ns, k->name, &r);
+        bool busy = st == 200 && kobj_condition_true(r.body, "Reconciling");
+        rs_resp_free(&r);
+        if (st != 200) {
+            rs_fail(&tx->err, RS_FAILED, "reading Kustomization %s/%s failed (HTTP %d)", k->ns,
+                    k->name, st);
+            return TX_FAIL;
+        }
+        if (!busy) return TX_OK;
+        gate_sleep_ms(&tx->gate, tx->cfg->sync_interval_ms);
+    }
+    rs_fail(&tx->err, RS_FAILED, "Kustomization %s/%s is still reconciling after %d attempts",
+            k->ns, k->name, tx->cfg->sync_attempts);
+    return TX_FAIL;
+}
+
+static cJSON *fence_pause_patch(rs_txn *tx, const fence_ks *k, const cJSON *obj)
+{
+    cJSON *patch = cJSON_CreateArray();
+    kobj_patch_op(patch, "test", "/metadata/resourceVersion", cJSON_CreateString(kobj_rv(obj)));
+    kobj_patch_op(patch, "test", "/metadata/uid",
+                  cJSON_CreateString(kobj_str(obj, "metadata.uid") ? kobj_str(obj, "metadata.uid") : ""));
+    const cJSON *md = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
+    if (!cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(md, "annotations")))
+        kobj_patch_op(patch, "add", "/metadata/annotations", cJSON_CreateObject());
+    char *p = kobj_annotation_pointer(k->owner_key);
+    kobj_patch_op(patch, "add", p, cJSON_CreateString(tx->holder));
+    free(p);
+    if (k->child) {
+        p = kobj_annotation_pointer(FENCE_RECONCILE);
+        kobj_patch_op(patch, "add", p, cJSON_CreateString("disabled"));
+        free(p);
+    }
+    kobj_patch_op(patch, "add", "/spec/suspend", cJSON_CreateTrue());
+    return patch;
+}
+
+/* CAS-pauses one Kustomization with our owner tuple. */
+static tx_status fence_pause(rs_txn *tx, const fence_ks *k)
+{
+    for (int attempt = 0; attempt < TX_CAS_ATTEMPTS_MAX; attempt++) {
+        rs_resp r;
+        int st = kobj_get(tx, "Kustomization", k->ns, k->name, &r);
+        if (st != 200 || !r.body) {
+            rs_resp_free(&r);
+            rs_fail(&tx->err, RS_FAILED, "reading Kustomization %s/%s failed (HTTP %d)", k->ns,
+                    k->name, st);
+            return TX_FAIL;
+        }
+        char uid[128];
+        snprintf(uid, sizeof uid, "%s", kobj_str(r.body, "metadata.uid") ? kobj_str(r.body, "metadata.uid") : "");
+        if (fence_tuple_ours(tx, k, r.body, uid)) {
+            rs_resp_free(&r);
+            return TX_OK;
+        }
+        if (!fence_ks_free(k, r.body)) {
+            const char *owner = kobj_annotation(r.body, k->owner_key);
+            rs_fail(&tx->err, RS_FAILED,
+                    "Kustomization %s/%s is already fenced (owner %s, suspend %s); refusing to "
+                    "take it over (inspect with `reassert --fences`)",
+                    k->ns, k->name, owner ? owner : "none",
+                    kobj_bool(r.body, "spec", "suspend") ? "true" : "false");
+            rs_resp_free(&r);
+            return TX_FAIL;
+        }
+        cJSON *patch = fence_pause_patch(tx, k, r.body);
+        rs_resp_free(&r);
+        rs_req req = {.op = RS_OP_KUBE_PATCH, .kind = "Kustomization", .ns = k->ns,
+                      .name = k->name, .patch_type = RS_PATCH_JSON, .body = patch};
+        rs_resp w;
+        int ws = gate_fence_write(&tx->gate, &req, &w);
+        cJSON_Delete(patch);
+        rs_resp_free(&w);
+        if (ws == 200) return TX_OK;
+        if (ws != 0 && ws != 409 && ws != 422) {
+            rs_fail(&tx->err, RS_FAILED, "pausing Kustomization %s/%s failed (HTTP %d)", k->ns,
+                    k->name, ws);
+            return TX_FAIL;
+        }
+        /* 409/422/lost: the next iteration re-reads; ours => adopted. */
+    }
+    rs_fail(&tx->err, RS_FAILED, "pausing Kustomization %s/%s: still contended after %d attempts",
+            k->ns, k->name, TX_CAS_ATTEMPTS_MAX);
+    return TX_FAIL;
+}
+
+/* Collects the UIDs of the controller's pods. Returns the HTTP status. */
+static int controller_pods(rs_txn *tx, char uids[][64], int *n, int *ready_new,
+                           char old[][64], int n_old, int *old_left)
+{
+    rs_resp r;
+    rs_req req = {.op = RS_OP_KUBE_LIST, .kind = "Pod", .ns = tx->cfg->controller_ns,
+                  .label_selector = tx->cfg->controller_selector};
+    int st = gate_read(&tx->gate, &req, &r);
+    *n = 0;
+    if (ready_new) *ready_new = 0;
+    if (old_left) *old_left = 0;
+    const cJSON *it;
+    const cJSON *items = r.body ? cJSON_GetObjectItemCaseSensitive(r.body, "items") : NULL;
+    cJSON_ArrayForEach(it, items)
+    {
+        const char *uid = kobj_str(it, "metadata.uid");
+        if (!uid || *n >= FENCE_POD_PAGE_MAX) continue;
+        bool is_old = false;
+        for (int i = 0; i < n_old; i++) is_old = is_old || strcmp(old[i], uid) == 0;
+        if (is_old && old_left) (*old_left)++;
+        bool terminating = kobj_str(it, "metadata.deletionTimestamp") != NULL;
+        if (!is_old && !terminating && kobj_condition_true(it, "Ready") && ready_new)
+            (*ready_new)++;
+        snprintf(uids[(*n)++], 64, "%s", uid);
+    }
+    rs_resp_free(&r);
+    return st;
+}
+
+/* Restarts kustomize-controller and proves every pre-restart pod was
+ * replaced by a Ready pod. */
+static tx_status fence_restart_controller(rs_txn *tx)
+{
+    const rs_config *c = tx->cfg;
+    char old[FENCE_POD_PAGE_MAX][64];
+    int n_old = 0;
+    if (controller_pods(tx, old, &n_old, NULL, NULL, 0, NULL) != 200) {
+        rs_fail(&tx->err, RS_FAILED, "listing kustomize-controller pods failed");
+        return TX_FAIL;
+    }
+    rs_resp r;
+    int st = kobj_get(tx, "Deployment", c->controller_ns, c->controller_name, &r);
+    if (st != 200 || !r.body) {
+        rs_resp_free(&r);
+        rs_fail(&tx->err, RS_FAILED, "reading Deployment %s/%s failed (HTTP %d)",
+                c->controller_ns, c->controller_name, st);
+        return TX_FAIL;
+    }
+    const cJSON *spec = cJSON_GetObjectItemCaseSensitive(r.body, "spec");
+    const cJSON *replicas = cJSON_GetObjectItemCaseSensitive(spec, "replicas");
+    int want = cJSON_IsNumber(replicas) ? replicas->valueint : 1;
+    const cJSON *tmd = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(spec, "template"), "metadata");
+    bool has_ann = cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(tmd, "annotations"));
+    char stamp[64];
+    snprintf(stamp, sizeof stamp, "%.16s-%" PRId64, tx->holder, gate_now_ms(&tx->gate));
+    cJSON *patch = cJSON_CreateArray();
+    kobj_patch_op(patch, "test", "/metadata/resourceVersion", cJSON_CreateString(kobj_rv(r.body)));
+    rs_resp_free(&r);
+    if (!has_ann) {
+        if (!cJSON_IsObject(tmd))
+            kobj_patch_op(patch, "add", "/spec/template/metadata", cJSON_CreateObject());
+        kobj_patch_op(patch, "add", "/spec/template/metadata/annotations", cJSON_CreateObject());
+    }
+    kobj_patch_op(patch, "add",
+                  "/spec/template/metadata/annotations/kubectl.kubernetes.io~1restartedAt",
+                  cJSON_CreateString(stamp));
+    rs_req req = {.op = RS_OP_KUBE_PATCH, .kind = "Deployment", .ns = c->controller_ns,
+                  .name = c->controller_name, .patch_type = RS_PATCH_JSON, .body = patch};
+    rs_resp w;
+    int ws = gate_fence_write(&tx->gate, &req, &w);
+    cJSON_Delete(patch);
+    rs_resp_free(&w);
+    if (ws == 0) {
+        rs_resp rr;
+        int rs = kobj_get(tx, "Deployment", c->controller_ns, c->controller_name, &rr);
+        const cJSON *ann = rs == 200 ? cJSON_GetObjectItemCaseSensitive(
+                                           cJSON_GetObjectItemCaseSensitive(
+                                               cJSON_GetObjectItemCaseSensitive(
+                                                   cJSON_GetObjectItemCaseSensitive(rr.body, "spec"),
+                                                   "template"),
+                                               "metadata"),
+                                           "annotations")
+                                     : NULL;
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(ann, FENCE_RESTARTED_AT);
+        ws = cJSON_IsString(v) && strcmp(v->valuestring, stamp) == 0 ? 200 : 0;
+        rs_resp_free(&rr);
+    }
+    if (ws != 200) {
+        rs_fail(&tx->err, RS_FAILED, "restarting Deployment %s/%s failed (HTTP %d)",
+                c->controller_ns, c->controller_name, ws);
+        return TX_FAIL;
+    }
+    out_info(tx->out, "restarted %s/%s; waiting for every pre-restart pod to be replaced",
+             c->controller_ns, c->controller_name);
+    int attempts = (c->rollout_timeout_s * 1000) / (c->sync_interval_ms > 0 ? c->sync_interval_ms : 1000);
+    for (int attempt = 0; attempt < attempts; attempt++) {
+        gate_sleep_ms(&tx->gate, c->sync_interval_ms);
+        char now[FENCE_POD_PAGE_MAX][64];
+        int n = 0, ready_new = 0, old_left = 0;
+        if (controller_pods(tx, now, &n, &ready_new, old, n_old, &old_left) == 200 &&
+            old_left == 0 && ready_new >= want)
+            return TX_OK;
+    }
+    rs_fail(&tx->err, RS_FAILED, "kustomize-controller rollout did not replace every pod within "
+            "%d s; root auth unchanged", c->rollout_timeout_s);
+    return TX_FAIL;
+}
+
+/* Two identical consecutive observations of the fenced child. */
+static tx_status fence_child_settled(rs_txn *tx, const fence_ks *k)
+{
+    char last[TX_RV_MAX] = "";
+    for (int attempt = 0; attempt < tx->cfg->sync_attempts; attempt++) {
+        rs_resp r;
+        int st = kobj_get(tx, "Kustomization", k->ns, k->name, &r);
+        char uid[128];
+        snprintf(uid, sizeof uid, "%s", st == 200 && kobj_str(r.body, "metadata.uid") ? kobj_str(r.body, "metadata.uid") : "");
+        bool ours = st == 200 && fence_tuple_ours(tx, k, r.body, uid);
+        char rv[TX_RV_MAX];
+        snprintf(rv, sizeof rv, "%s", st == 200 ? kobj_rv(r.body) : "");
+        rs_resp_free(&r);
+        if (!ours) {
+            rs_fail(&tx->err, RS_FAILED, "Kustomization %s/%s lost our fence while settling",
+                    k->ns, k->name);
+            return TX_FAIL;
+        }
+        if (last[0] && strcmp(last, rv) == 0) return TX_OK;
+        snprintf(last, sizeof last, "%s", rv);
+        gate_sleep_ms(&tx->gate, tx->cfg->sync_interval_ms);
+    }
+    rs_fail(&tx->err, RS_FAILED, "Kustomization %s/%s never showed two identical observations",
+            k->ns, k->name);
+    return TX_FAIL;
+}
+
+tx_status fence_policy_take(rs_txn *tx)
+{
+    fence_ks parent = fence_parent(tx), child = fence_child(tx);
+    out_group_begin(tx->out, "Fence: pausing Flux (%s/%s, %s/%s) and restarting %s", parent.ns,
+                    parent.name, child.ns, child.name, tx->cfg->controller_name);
+    tx_status s = fence_pause(tx, &parent);
+    if (s == TX_OK) tx->parent_held = true;
+    if (s == TX_OK) s = fence_wait_quiet(tx, &parent);
+    if (s == TX_OK) s = fence_wait_quiet(tx, &child);
+    if (s == TX_OK) s = fence_pause(tx, &child);
+    if (s == TX_OK) tx->child_held = true;
+    if (s == TX_OK) s = fence_restart_controller(tx);
+    if (s == TX_OK) s = fence_child_settled(tx, &child);
+    out_group_end(tx->out);
+    return s;
+}
+
+/* Resumes one Kustomization fenced by `who`: CAS-test the tuple, then clear it. */
+static rs_code fence_resume(rs_txn *tx, const fence_ks *k, const char *who, rs_err *e)
+{
+    for (int attempt = 0; attempt < TX_CAS_ATTEMPTS_MAX; attempt++) {
+        rs_resp r;
+        int st = kobj_get(tx, "Kustomization", k->ns, k->name, &r);
+        if (st != 200 || !r.body) {
+            rs_resp_free(&r);
+            return rs_fail(e, RS_FAILED, "reading Kustomization %s/%s for resume failed (HTTP %d)",
+                           k->ns, k->name, st);
+        }
+        char uid[128];
+        snprintf(uid, sizeof uid, "%s", kobj_str(r.body, "metadata.uid") ? kobj_str(r.body, "metadata.uid") : "");
+        if (!fence_tuple_is(k, r.body, uid, who)) {
+            bool free_now = fence_ks_free(k, r.body);
+            rs_resp_free(&r);
+            if (free_now && attempt > 0) return RS_OK; /* our lost resume was applied */
+            return rs_fail(e, RS_FAILED, "Kustomization %s/%s no longer carries our fence; "
+                           "not resuming it", k->ns, k->name);
+        }
+        cJSON *patch = cJSON_CreateArray();
+        kobj_patch_op(patch, "test", "/metadata/uid", cJSON_CreateString(uid));
+        char *owner = kobj_annotation_pointer(k->owner_key);
+        kobj_patch_op(patch, "test", owner, cJSON_CreateString(who));
+        char *rec = kobj_annotation_pointer(FENCE_RECONCILE);
+        if (k->child) kobj_patch_op(patch, "test", rec, cJSON_CreateString("disabled"));
+        kobj_patch_op(patch, "test", "/spec/suspend", cJSON_CreateTrue());
+        kobj_patch_op(patch, "replace", "/spec/suspend", cJSON_CreateFalse());
+        kobj_patch_op(patch, "remove", owner, NULL);
+        if (k->child) kobj_patch_op(patch, "remove", rec, NULL);
+        free(owner);
+        free(rec);
+        rs_resp_free(&r);
+        rs_req req = {.op = RS_OP_KUBE_PATCH, .kind = "Kustomization", .ns = k->ns,
+                      .name = k->name, .patch_type = RS_PATCH_JSON, .body = patch};
+        rs_resp w;
+        int ws = gate_fence_write(&tx->gate, &req, &w);
+        cJSON_Delete(patch);
+        rs_resp_free(&w);
+        if (ws == 200) return RS_OK;
+        if (ws != 0 && ws != 409 && ws != 422) break;
+    }
+    return rs_fail(e, RS_FAILED, "resuming Kustomization %s/%s failed", k->ns, k->name);
+}
+
+void fence_policy_release(rs_txn *tx, rs_result *res)
+{
+    rs_err e;
+    fence_ks parent = fence_parent(tx), child = fence_child(tx);
+    if (tx->child_held) {
+        rs_err_clear(&e);
+        if (fence_resume(tx, &child, tx->holder, &e) == RS_OK) {
+            tx->child_held = false;
+        } else {
+            out_error(tx->out, "%s; child fence %s/%s retained (owner %s)", e.msg, child.ns,
+                      child.name, tx->holder);
+            res->exit = rs_code_worst(res->exit, RS_FAILED);
+            res->outcome = "failed";
+        }
+    }
+    if (!tx->parent_held) return;
+    if (tx->child_held) {
+        /* Resuming the parent while the child is still fenced would let Flux
+         * re-apply the child's owner annotations away: keep both. */
+        out_error(tx->out, "parent fence %s/%s retained because the child fence is retained "
+                  "(owner %s); see `reassert --fences`", parent.ns, parent.name, tx->holder);
+        res->exit = rs_code_worst(res->exit, RS_FAILED);
+        res->outcome = "failed";
+        return;
+    }
+    rs_err_clear(&e);
+    if (fence_resume(tx, &parent, tx->holder, &e) == RS_OK) {
+        tx->parent_held = false;
+    } else {
+        out_error(tx->out, "%s; parent fence %s/%s retained (owner %s)", e.msg, parent.ns,
+                  parent.name, tx->holder);
+        res->exit = rs_code_worst(res->exit, RS_FAILED);
+        res->outcome = "failed";
+    }
+}
+
+bool fence_policy_residual(rs_txn *tx, char *what, size_t len)
+{
+    fence_ks ks[2] = {fence_parent(tx), fence_child(tx)};
+    what[0] = '\0';
+    for (int i = 0; i < 2; i++) {
+        rs_resp r;
+        int st = kobj_get(tx, "Kustomization", ks[i].ns, ks[i].name, &r);
+        bool residual = st != 200 || !fence_ks_free(&ks[i], r.body);
+        if (residual && !what[0]) {
+            const char *owner = st == 200 ? kobj_annotation(r.body, ks[i].owner_key) : NULL;
+            snprintf(what, len, "Kustomization %s/%s (owner %s, suspend %s)", ks[i].ns,
+                     ks[i].name, owner ? owner : "none",
+                     st == 200 && kobj_bool(r.body, "spec", "suspend") ? "true" : "false");
+        }
+        rs_resp_free(&r);
+    }
+    return what[0] != '\0';
+}
+
+rs_code fence_policy_recover(rs_txn *tx, bool child, const char *who, rs_err *e)
+{
+    fence_ks k = child ? fence_child(tx) : fence_parent(tx);
+    return fence_resume(tx, &k, who, e);
+}

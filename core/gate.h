@@ -1,0 +1,65 @@
+/*
+ * gate.h — the write gate: the single path through which the transaction
+ * mutates anything (DESIGN.md §3.5, lazy item 1).
+ *
+ * The transaction holds an rs_gate, never a transport, so there is no handle
+ * it could write around the fence with. Reads pass straight through. A write
+ * declares the fence it needs (the Lease for a bootstrap write; Lease plus both
+ * policy fences plus the controller restart for a normal-path write); if that
+ * fence is not held, the gate takes it first through the owner's callback. In
+ * a restart-on-fence gate (lazy) the write is then *not* performed: the gate
+ * answers GATE_FENCE_TAKEN and the caller restarts its round, so no write is
+ * ever justified by a read made before the fence.
+ *
+ * Fence writes themselves (Lease, policy fences, controller restart) go
+ * through gate_fence_write: they are what the fence is made of.
+ */
+#ifndef RS_GATE_H
+#define RS_GATE_H
+
+#include "core/rs.h"
+#include "core/transport.h"
+
+typedef enum gate_need {
+    GATE_NEED_NONE = 0,
+    GATE_NEED_LEASE = 1, /* bootstrap writes */
+    GATE_NEED_FULL = 2,  /* Lease + parent + child + controller restart */
+} gate_need;
+
+typedef enum gate_result {
+    GATE_WRITTEN = 0,     /* the write reached the transport; see resp */
+    GATE_FENCE_TAKEN = 1, /* fence just taken, write not performed: restart the round */
+    GATE_FAILED = 2,      /* the fence could not be taken or is no longer held; see err */
+} gate_result;
+
+typedef struct rs_gate_ops {
+    /* Takes whatever is missing to reach `need`. */
+    rs_code (*take)(void *owner, gate_need need, rs_err *e);
+    /* Asserts the fence is still held before a mutation (renews if due). */
+    rs_code (*check)(void *owner, rs_err *e);
+} rs_gate_ops;
+
+typedef struct rs_gate {
+    rs_transport *t; /* private to gate.c */
+    rs_gate_ops ops;
+    void *owner;
+    gate_need held;
+    bool restart_on_fence;
+    int writes; /* writes performed through the gate (incl. fence writes) */
+} rs_gate;
+
+void gate_init(rs_gate *g, rs_transport *t, rs_gate_ops ops, void *owner, bool restart_on_fence);
+
+/* Takes the fence up to `need` without writing (eager takes it up front). */
+rs_code gate_take(rs_gate *g, gate_need need, rs_err *e);
+
+int gate_read(rs_gate *g, const rs_req *req, rs_resp *resp);
+gate_result gate_write(rs_gate *g, gate_need need, const rs_req *req, rs_resp *resp, rs_err *e);
+int gate_fence_write(rs_gate *g, const rs_req *req, rs_resp *resp);
+
+int64_t gate_now_ms(rs_gate *g);
+void gate_sleep_ms(rs_gate *g, int64_t ms);
+uint64_t gate_entropy(rs_gate *g);
+int gate_pid(rs_gate *g);
+
+#endif

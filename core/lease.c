@@ -1,0 +1,235 @@
+/*
+ * lease.c — the transaction's Lease (DESIGN.md §3.4).
+ *
+ * Absent => create; present with an empty holder => CAS patch (test
+ * resourceVersion and holder). A non-empty holder always refuses: expiry never
+ * authorises a takeover, because Talos writes cannot be fenced by a token — a
+ * stale holder may still be mid-reboot on a node. Every write is CAS-guarded
+ * and a lost response is resolved by re-reading the holder.
+ */
+#include "core/txn_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static void lease_time(rs_txn *tx, char *buf, size_t len)
+{
+    int64_t ms = gate_now_ms(&tx->gate);
+    time_t secs = (time_t)(ms / 1000);
+    struct tm tm;
+    gmtime_r(&secs, &tm);
+    char base[32];
+    strftime(base, sizeof base, "%Y-%m-%dT%H:%M:%S", &tm);
+    snprintf(buf, len, "%s.%06dZ", base, (int)(ms % 1000) * 1000);
+}
+
+static const char *lease_holder(const cJSON *lease, bool *present)
+{
+    const cJSON *spec = cJSON_GetObjectItemCaseSensitive(lease, "spec");
+    const cJSON *h = cJSON_GetObjectItemCaseSensitive(spec, "holderIdentity");
+    *present = cJSON_IsString(h);
+    return cJSON_IsString(h) ? h->valuestring : "";
+}
+
+static int lease_get(rs_txn *tx, rs_resp *r)
+{
+    rs_req req = {.op = RS_OP_KUBE_GET, .kind = "Lease", .ns = tx->cfg->lease_ns,
+                  .name = tx->cfg->lease_name};
+    return gate_read(&tx->gate, &req, r);
+}
+
+static void add_op(cJSON *patch, const char *op, const char *path, const char *value)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "op", op);
+    cJSON_AddStringToObject(o, "path", path);
+    cJSON_AddStringToObject(o, "value", value);
+    cJSON_AddItemToArray(patch, o);
+}
+
+static int lease_patch(rs_txn *tx, cJSON *patch, rs_resp *r)
+{
+    rs_req req = {.op = RS_OP_KUBE_PATCH, .kind = "Lease", .ns = tx->cfg->lease_ns,
+                  .name = tx->cfg->lease_name, .patch_type = RS_PATCH_JSON, .body = patch};
+    int st = gate_fence_write(&tx->gate, &req, r);
+    cJSON_Delete(patch);
+    return st;
+}
+
+/* After a lost response: do we hold it now? 1 yes, 0 no (free), -1 someone else / unreadable. */
+static int lease_reread_ours(rs_txn *tx)
+{
+    rs_resp r;
+    int st = lease_get(tx, &r);
+    int verdict = -1;
+    if (st == 200 && r.body) {
+        bool present;
+        const char *h = lease_holder(r.body, &present);
+        if (strcmp(h, tx->holder) == 0) {
+            verdict = 1;
+            snprintf(tx->lease_rv, sizeof tx->lease_rv, "%s", kobj_rv(r.body));
+        } else if (h[0] == '\0') {
+            verdict = 0;
+        }
+    }
+    rs_resp_free(&r);
+    return verdict;
+}
+
+static rs_code lease_create(rs_txn *tx, rs_err *e)
+{
+    char now[48];
+    lease_time(tx, now, sizeof now);
+    cJSON *obj = cJSON_CreateObject();
+    cJSON_AddStringToObject(obj, "apiVersion", "coordination.k8s.io/v1");
+    cJSON_AddStringToObject(obj, "kind", "Lease");
+    cJSON *md = cJSON_AddObjectToObject(obj, "metadata");
+    cJSON_AddStringToObject(md, "name", tx->cfg->lease_name);
+    cJSON_AddStringToObject(md, "namespace", tx->cfg->lease_ns);
+    cJSON *spec = cJSON_AddObjectToObject(obj, "spec");
+    cJSON_AddStringToObject(spec, "holderIdentity", tx->holder);
+    cJSON_AddNumberToObject(spec, "leaseDurationSeconds", tx->cfg->lease_duration_s);
+    cJSON_AddStringToObject(spec, "acquireTime", now);
+    cJSON_AddStringToObject(spec, "renewTime", now);
+    rs_req req = {.op = RS_OP_KUBE_CREATE, .kind = "Lease", .ns = tx->cfg->lease_ns, .body = obj};
+    rs_resp r;
+    int st = gate_fence_write(&tx->gate, &req, &r);
+    cJSON_Delete(obj);
+    if (st == 201 || st == 200) snprintf(tx->lease_rv, sizeof tx->lease_rv, "%s", kobj_rv(r.body));
+    char why[256];
+    kobj_describe(&r, why, sizeof why);
+    rs_resp_free(&r);
+    if (st == 201 || st == 200 || (st == 0 && lease_reread_ours(tx) == 1)) return RS_OK;
+    return rs_fail(e, RS_FAILED, "creating Lease %s/%s: %s", tx->cfg->lease_ns,
+                   tx->cfg->lease_name, why);
+}
+
+rs_code lease_acquire(rs_txn *tx, rs_err *e)
+{
+    for (int attempt = 0; attempt < TX_CAS_ATTEMPTS_MAX; attempt++) {
+        rs_resp r;
+        int st = lease_get(tx, &r);
+        if (st == 404) {
+            rs_resp_free(&r);
+            rs_code c = lease_create(tx, e);
+            if (c == RS_OK) {
+                tx->lease_held = true;
+                tx->lease_renewed_ms = gate_now_ms(&tx->gate);
+            }
+            return c;
+        }
+        if (st != 200 || !r.body) {
+            char why[256];
+            kobj_describe(&r, why, sizeof why);
+            rs_resp_free(&r);
+            return rs_fail(e, RS_FAILED, "reading Lease %s/%s: %s", tx->cfg->lease_ns,
+                           tx->cfg->lease_name, why);
+        }
+        bool present;
+        const char *holder = lease_holder(r.body, &present);
+        if (holder[0] != '\0') {
+            rs_fail(e, RS_FAILED,
+                    "Lease %s/%s is held by %s; refusing (expiry never authorises a takeover; "
+                    "inspect with `reassert --fences`)",
+                    tx->cfg->lease_ns, tx->cfg->lease_name, holder);
+            rs_resp_free(&r);
+            return RS_FAILED;
+        }
+        char rv[TX_RV_MAX];
+        snprintf(rv, sizeof rv, "%s", kobj_rv(r.body));
+        rs_resp_free(&r);
+        char now[48];
+        lease_time(tx, now, sizeof now);
+        cJSON *patch = cJSON_CreateArray();
+        add_op(patch, "test", "/metadata/resourceVersion", rv);
+        if (present) add_op(patch, "test", "/spec/holderIdentity", "");
+        add_op(patch, "add", "/spec/holderIdentity", tx->holder);
+        add_op(patch, "add", "/spec/acquireTime", now);
+        add_op(patch, "add", "/spec/renewTime", now);
+        rs_resp w;
+        int ws = lease_patch(tx, patch, &w);
+        if (ws == 200) snprintf(tx->lease_rv, sizeof tx->lease_rv, "%s", kobj_rv(w.body));
+        rs_resp_free(&w);
+        if (ws == 200 || (ws == 0 && lease_reread_ours(tx) == 1)) {
+            tx->lease_held = true;
+            tx->lease_renewed_ms = gate_now_ms(&tx->gate);
+            return RS_OK;
+        }
+        if (ws != 409 && ws != 422 && ws != 0)
+            return rs_fail(e, RS_FAILED, "acquiring Lease %s/%s: HTTP %d", tx->cfg->lease_ns,
+                           tx->cfg->lease_name, ws);
+    }
+    return rs_fail(e, RS_FAILED, "acquiring Lease %s/%s: still contended after %d attempts",
+                   tx->cfg->lease_ns, tx->cfg->lease_name, TX_CAS_ATTEMPTS_MAX);
+}
+
+static rs_code lease_renew(rs_txn *tx, rs_err *e)
+{
+    char now[48];
+    lease_time(tx, now, sizeof now);
+    cJSON *patch = cJSON_CreateArray();
+    add_op(patch, "test", "/metadata/resourceVersion", tx->lease_rv);
+    add_op(patch, "test", "/spec/holderIdentity", tx->holder);
+    add_op(patch, "add", "/spec/renewTime", now);
+    rs_resp w;
+    int ws = lease_patch(tx, patch, &w);
+    if (ws == 200) snprintf(tx->lease_rv, sizeof tx->lease_rv, "%s", kobj_rv(w.body));
+    rs_resp_free(&w);
+    if (ws == 200 || (ws == 0 && lease_reread_ours(tx) == 1)) {
+        tx->lease_renewed_ms = gate_now_ms(&tx->gate);
+        return RS_OK;
+    }
+    tx->lease_held = false;
+    return rs_fail(e, RS_FAILED, "renewing Lease %s/%s failed (HTTP %d); the fence is lost",
+                   tx->cfg->lease_ns, tx->cfg->lease_name, ws);
+}
+
+rs_code lease_assert_held(rs_txn *tx, rs_err *e)
+{
+    if (!tx->lease_held)
+        return rs_fail(e, RS_FAILED, "Lease %s/%s is not held by this run", tx->cfg->lease_ns,
+                       tx->cfg->lease_name);
+    rs_resp r;
+    int st = lease_get(tx, &r);
+    bool present;
+    const char *holder = st == 200 && r.body ? lease_holder(r.body, &present) : "";
+    bool ours = st == 200 && strcmp(holder, tx->holder) == 0;
+    if (ours) snprintf(tx->lease_rv, sizeof tx->lease_rv, "%s", kobj_rv(r.body));
+    rs_resp_free(&r);
+    if (!ours) {
+        tx->lease_held = false;
+        return rs_fail(e, RS_FAILED, "Lease %s/%s is no longer held by this run (HTTP %d); "
+                       "refusing to write",
+                       tx->cfg->lease_ns, tx->cfg->lease_name, st);
+    }
+    int64_t heartbeat_ms = (int64_t)tx->cfg->lease_heartbeat_s * 1000;
+    if (gate_now_ms(&tx->gate) - tx->lease_renewed_ms >= heartbeat_ms) return lease_renew(tx, e);
+    return RS_OK;
+}
+
+rs_code lease_release(rs_txn *tx, rs_err *e)
+{
+    if (!tx->lease_held) return RS_OK;
+    for (int attempt = 0; attempt < TX_CAS_ATTEMPTS_MAX; attempt++) {
+        cJSON *patch = cJSON_CreateArray();
+        add_op(patch, "test", "/metadata/resourceVersion", tx->lease_rv);
+        add_op(patch, "test", "/spec/holderIdentity", tx->holder);
+        add_op(patch, "replace", "/spec/holderIdentity", "");
+        rs_resp w;
+        int ws = lease_patch(tx, patch, &w);
+        rs_resp_free(&w);
+        if (ws == 200) {
+            tx->lease_held = false;
+            return RS_OK;
+        }
+        int verdict = lease_reread_ours(tx); /* refreshes lease_rv when still ours */
+        if (verdict == 0) {
+            tx->lease_held = false;
+            return RS_OK;
+        }
+        if (verdict < 0) break;
+    }
+    return rs_fail(e, RS_FAILED, "releasing Lease %s/%s failed; it is retained by %s",
+                   tx->cfg->lease_ns, tx->cfg->lease_name, tx->holder);
+}

@@ -1,0 +1,140 @@
+/*
+ * options.c — parsing `reassert run` options (see options.h).
+ */
+#include "core/options.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+const char *const rs_usage_text =
+    "usage:\n"
+    "  reassert [run] [--check-only|--allow-incomplete-fanout|--fences|--recover-fences]\n"
+    "                 [--record-runtime-proof PATH|--reuse-runtime-proof PATH]\n"
+    "                 [--strategy lazy|eager] [--config FILE] [--output text|json]\n"
+    "                 [--transport live|sim:FILE.db] [--desired NAME (sim transport)]\n"
+    "                 [--kubeconfig FILE] [--context NAME] [--talosconfig FILE]\n"
+    "                 [--secret-file PATH] [--decrypt-command CMD]\n"
+    "                 [--openbao-token-file FILE] [--record CASSETTE]\n"
+    "  reassert sim SCENARIO.yaml... [--strategy lazy|eager] [--seed N] [--json]\n"
+    "                 [--junit FILE] [--report DIR] [--record DIR]\n"
+    "  reassert sim serve --db FILE [--scenario FILE] [--listen 127.0.0.1:PORT]\n"
+    "  reassert sweep SCENARIO.yaml [--run NAME]\n"
+    "  reassert replay CASSETTE [--strict|--reseed] [--strategy lazy|eager] [--json]\n"
+    "  reassert --help | --version\n"
+    "\n"
+    "Repairs the GHCR image-pull credential along Secret variables-base -> PushSecret ->\n"
+    "OpenBao -> ExternalSecrets -> consumer Secrets -> Talos nodes -> root secret, inside a\n"
+    "fenced transaction (Lease + Flux policy fences + kustomize-controller restart).\n"
+    "\n"
+    "Exit codes: 0 success; 1 failed closed; 64 usage error; 65 bad input data;\n"
+    "137 recorded for a run ended by a `crash` fault.\n";
+
+static bool takes_value(const char *flag)
+{
+    static const char *const valued[] = {
+        "--record-runtime-proof", "--reuse-runtime-proof", "--strategy", "--config",
+        "--output", "--transport", "--desired", "--kubeconfig", "--context", "--talosconfig",
+        "--secret-file", "--decrypt-command", "--openbao-token-file", "--record"};
+    for (size_t i = 0; i < RS_ARRAY_LEN(valued); i++)
+        if (strcmp(flag, valued[i]) == 0) return true;
+    return false;
+}
+
+static rs_code set_value(rs_run_args *a, const char *flag, const char *v, rs_err *e)
+{
+    if (strcmp(flag, "--record-runtime-proof") == 0) a->opt.record_proof_path = v;
+    else if (strcmp(flag, "--reuse-runtime-proof") == 0) a->opt.reuse_proof_path = v;
+    else if (strcmp(flag, "--strategy") == 0) {
+        if (strcmp(v, "lazy") != 0 && strcmp(v, "eager") != 0)
+            return rs_fail(e, RS_USAGE, "--strategy: expected lazy or eager, got '%s'", v);
+        a->strategy_name = v;
+    } else if (strcmp(flag, "--config") == 0) a->config_path = v;
+    else if (strcmp(flag, "--output") == 0) {
+        if (strcmp(v, "text") != 0 && strcmp(v, "json") != 0)
+            return rs_fail(e, RS_USAGE, "--output: expected text or json, got '%s'", v);
+        a->json_output = strcmp(v, "json") == 0;
+    } else if (strcmp(flag, "--transport") == 0) {
+        if (strcmp(v, "live") != 0 && strncmp(v, "sim:", 4) != 0)
+            return rs_fail(e, RS_USAGE, "--transport: expected live or sim:FILE.db, got '%s'", v);
+        a->transport = v;
+    } else if (strcmp(flag, "--desired") == 0) a->desired_name = v;
+    else if (strcmp(flag, "--kubeconfig") == 0) a->kubeconfig = v;
+    else if (strcmp(flag, "--context") == 0) a->context = v;
+    else if (strcmp(flag, "--talosconfig") == 0) a->talosconfig = v;
+    else if (strcmp(flag, "--secret-file") == 0) a->secret_file = v;
+    else if (strcmp(flag, "--decrypt-command") == 0) a->decrypt_command = v;
+    else if (strcmp(flag, "--openbao-token-file") == 0) a->openbao_token_file = v;
+    else if (strcmp(flag, "--record") == 0) a->record = v;
+    return RS_OK;
+}
+
+static rs_code set_mode(rs_run_args *a, rs_mode m, const char *flag, rs_err *e)
+{
+    if (a->opt.mode != RS_MODE_REPAIR && a->opt.mode != m)
+        return rs_fail(e, RS_USAGE, "%s cannot be combined with another mode flag", flag);
+    a->opt.mode = m;
+    return RS_OK;
+}
+
+/* The §7 exclusivity rules. */
+static rs_code check_exclusive(const rs_run_args *a, rs_err *e)
+{
+    bool proof = a->opt.record_proof_path || a->opt.reuse_proof_path;
+    bool fences = a->opt.mode == RS_MODE_FENCES || a->opt.mode == RS_MODE_RECOVER_FENCES;
+    if (fences && (a->opt.allow_incomplete_fanout || proof))
+        return rs_fail(e, RS_USAGE, "--fences/--recover-fences cannot be combined with "
+                       "--allow-incomplete-fanout or a runtime-proof flag");
+    if ((a->opt.mode == RS_MODE_CHECK_ONLY || a->opt.allow_incomplete_fanout) && proof)
+        return rs_fail(e, RS_USAGE, "--check-only/--allow-incomplete-fanout cannot be combined "
+                       "with a runtime-proof flag");
+    if (a->opt.mode == RS_MODE_CHECK_ONLY && a->opt.allow_incomplete_fanout)
+        return rs_fail(e, RS_USAGE, "--check-only cannot be combined with --allow-incomplete-fanout");
+    if (fences && a->opt.mode == RS_MODE_CHECK_ONLY)
+        return rs_fail(e, RS_USAGE, "--fences cannot be combined with --check-only");
+    if (a->opt.record_proof_path && a->opt.reuse_proof_path)
+        return rs_fail(e, RS_USAGE, "--record-runtime-proof and --reuse-runtime-proof are "
+                       "mutually exclusive");
+    const char *p = a->opt.record_proof_path ? a->opt.record_proof_path : a->opt.reuse_proof_path;
+    if (p && p[0] != '/')
+        return rs_fail(e, RS_USAGE, "runtime-proof path must be absolute, got '%s'", p);
+    if (a->desired_name && (!a->transport || strncmp(a->transport, "sim:", 4) != 0))
+        return rs_fail(e, RS_USAGE, "--desired needs --transport sim:FILE.db");
+    return RS_OK;
+}
+
+static void run_ref_from_env(rs_run_args *a)
+{
+    const char *id = getenv("GITHUB_RUN_ID");
+    const char *attempt = getenv("GITHUB_RUN_ATTEMPT");
+    if (id && id[0])
+        snprintf(a->run_ref, sizeof a->run_ref, "gh%s.%s", id, attempt && attempt[0] ? attempt : "1");
+    else
+        snprintf(a->run_ref, sizeof a->run_ref, "local");
+}
+
+rs_code run_args_parse(int argc, char **argv, rs_run_args *a, rs_err *e)
+{
+    memset(a, 0, sizeof *a);
+    a->transport = "live";
+    a->secret_file = "k8s/bases/bootstrap/secret.enc.yaml";
+    for (int i = 0; i < argc; i++) {
+        const char *f = argv[i];
+        rs_code c = RS_OK;
+        if (strcmp(f, "--check-only") == 0) c = set_mode(a, RS_MODE_CHECK_ONLY, f, e);
+        else if (strcmp(f, "--fences") == 0) c = set_mode(a, RS_MODE_FENCES, f, e);
+        else if (strcmp(f, "--recover-fences") == 0) c = set_mode(a, RS_MODE_RECOVER_FENCES, f, e);
+        else if (strcmp(f, "--allow-incomplete-fanout") == 0) a->opt.allow_incomplete_fanout = true;
+        else if (takes_value(f)) {
+            if (i + 1 >= argc) return rs_fail(e, RS_USAGE, "%s needs a value", f);
+            c = set_value(a, f, argv[++i], e);
+        } else {
+            return rs_fail(e, RS_USAGE, "unknown option '%s' (see reassert --help)", f);
+        }
+        if (c != RS_OK) return c;
+    }
+    rs_code c = check_exclusive(a, e);
+    if (c != RS_OK) return c;
+    run_ref_from_env(a);
+    a->opt.run_ref = a->run_ref;
+    return RS_OK;
+}

@@ -1,0 +1,99 @@
+/*
+ * out.c — annotation-style progress and diagnostics (see out.h).
+ */
+#include "core/out.h"
+
+#include "core/rs.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+
+void out_init(rs_out *o, FILE *fp, bool json)
+{
+    o->fp = fp;
+    o->json = json;
+    o->errors = cJSON_CreateArray();
+    o->warnings = cJSON_CreateArray();
+    o->group_depth = 0;
+}
+
+void out_free(rs_out *o)
+{
+    cJSON_Delete(o->errors);
+    cJSON_Delete(o->warnings);
+    o->errors = o->warnings = NULL;
+}
+
+static char *vformat(const char *fmt, va_list ap)
+{
+    va_list ap2;
+    va_copy(ap2, ap);
+    int n = vsnprintf(NULL, 0, fmt, ap2);
+    va_end(ap2);
+    char *s = rs_xmalloc((size_t)(n < 0 ? 0 : n) + 1);
+    vsnprintf(s, (size_t)(n < 0 ? 0 : n) + 1, fmt, ap);
+    return s;
+}
+
+static void emit(rs_out *o, const char *prefix, cJSON *collect, const char *fmt, va_list ap)
+{
+    char *msg = vformat(fmt, ap);
+    if (collect) cJSON_AddItemToArray(collect, cJSON_CreateString(msg));
+    if (!o->json && o->fp) {
+        fprintf(o->fp, "%s%s\n", prefix, msg);
+        fflush(o->fp);
+    }
+    free(msg);
+}
+
+void out_info(rs_out *o, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    emit(o, "", NULL, fmt, ap);
+    va_end(ap);
+}
+
+void out_notice(rs_out *o, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    emit(o, "::notice::", NULL, fmt, ap);
+    va_end(ap);
+}
+
+void out_warning(rs_out *o, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    emit(o, "::warning::", o->warnings, fmt, ap);
+    va_end(ap);
+}
+
+void out_error(rs_out *o, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    emit(o, "::error::", o->errors, fmt, ap);
+    va_end(ap);
+}
+
+void out_group_begin(rs_out *o, const char *fmt, ...)
+{
+    /* GitHub does not nest groups: an inner group would close the outer. */
+    if (o->group_depth++ > 0) return;
+    va_list ap;
+    va_start(ap, fmt);
+    emit(o, "::group::", NULL, fmt, ap);
+    va_end(ap);
+}
+
+void out_group_end(rs_out *o)
+{
+    if (o->group_depth <= 0) return;
+    if (--o->group_depth > 0) return;
+    if (!o->json && o->fp) {
+        fputs("::endgroup::\n", o->fp);
+        fflush(o->fp);
+    }
+}

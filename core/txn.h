@@ -1,0 +1,74 @@
+/*
+ * txn.h — the fenced transaction of DESIGN.md §3: the public entry point.
+ *
+ * One call runs one mode (repair, --check-only, --fences, --recover-fences)
+ * against one transport and reports an exit code and an outcome. Everything
+ * the run says goes through rs_out; everything it touches goes through the
+ * transport, wrapped in the write gate (core/gate.h).
+ */
+#ifndef RS_TXN_H
+#define RS_TXN_H
+
+#include "core/config.h"
+#include "core/out.h"
+#include "core/rs.h"
+#include "core/transport.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+
+typedef enum rs_mode {
+    RS_MODE_REPAIR = 0,
+    RS_MODE_CHECK_ONLY,
+    RS_MODE_FENCES,
+    RS_MODE_RECOVER_FENCES,
+} rs_mode;
+
+typedef struct rs_txn rs_txn;
+typedef struct rs_result rs_result;
+
+/*
+ * A strategy decides *when the fence is taken* and *whether fan-out writes
+ * need evidence* (DESIGN.md §3.5). `run`, when set, replaces the standard
+ * procedure entirely: only test-only strategies (the rejected designs kept in
+ * tests/) use it, to prove the scenarios catch them.
+ */
+typedef struct rs_strategy {
+    const char *name;
+    bool fence_first;          /* eager: Lease first, policy fences before the loop */
+    bool writes_need_evidence; /* lazy: write only on drift judged in the round */
+    void (*run)(rs_txn *txn, rs_result *res);
+} rs_strategy;
+
+extern const rs_strategy rs_strategy_eager;
+/* The strategy used when none is named (DESIGN.md §3.5: lazy once it exists). */
+const rs_strategy *rs_strategy_default(void);
+/* NULL when the name is not a shipped strategy. */
+const rs_strategy *rs_strategy_find(const char *name);
+
+typedef struct rs_options {
+    rs_mode mode;
+    bool allow_incomplete_fanout;
+    const char *record_proof_path;
+    const char *reuse_proof_path;
+    const rs_strategy *strategy;
+    const char *run_ref; /* "gh<run id>.<attempt>", "sim.<run name>", "local" */
+} rs_options;
+
+typedef struct rs_desired {
+    const char *dockerconfigjson; /* the decrypted docker config (secret) */
+    size_t len;
+    const char *ciphertext;       /* the SOPS ciphertext scalar */
+} rs_desired;
+
+struct rs_result {
+    rs_code exit;
+    const char *outcome; /* converged|repaired|bootstrapped|checked|reported|recovered|failed */
+    bool fence_taken;
+    bool wrote;
+};
+
+void txn_run(rs_transport *t, const rs_config *cfg, const rs_options *opt,
+             const rs_desired *desired, rs_out *out, rs_result *res);
+
+#endif

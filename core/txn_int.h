@@ -1,0 +1,131 @@
+/*
+ * txn_int.h — the transaction's private state, shared by the modules that
+ * implement its steps (lease_, kobj_, fanout_, registry_, txn_).
+ *
+ * Step functions return tx_status: TX_OK, TX_RESTART (the gate just took the
+ * fence: restart the round from its beginning) or TX_FAIL (txn->err says why;
+ * fail closed).
+ */
+#ifndef RS_TXN_INT_H
+#define RS_TXN_INT_H
+
+#include "core/cred.h"
+#include "core/gate.h"
+#include "core/txn.h"
+
+#define TX_CAS_ATTEMPTS_MAX 3   /* re-read + retry after a 409/422 or a lost old-value write */
+#define TX_ROUNDS_MIN 3
+#define TX_HOLDER_MAX 160
+#define TX_RV_MAX 32
+
+typedef enum tx_status { TX_OK = 0, TX_RESTART = 1, TX_FAIL = 2 } tx_status;
+
+struct rs_txn {
+    rs_gate gate;
+    const rs_config *cfg;
+    const rs_options *opt;
+    rs_out *out;
+    rs_err err;
+
+    rs_cred cred;
+    char revision[65];
+    const char *desired_text; /* the docker config as given (secret) */
+    size_t desired_len;
+
+    char holder[TX_HOLDER_MAX];
+    bool lease_held;
+    char lease_rv[TX_RV_MAX];
+    int64_t lease_renewed_ms;
+    bool fence_taken; /* the full fence was taken at least once */
+    bool parent_held, child_held;
+
+    /* Talos pass state. */
+    struct {
+        char uid[128];
+        int verdict;
+    } auth_cache[1024];
+    size_t auth_cache_n;
+    bool reclaim_done;       /* orphaned node fences were reclaimed under the Lease */
+    char claimed_node[254];  /* the node this run currently holds a cordon claim on */
+    char claimed_uid[128];
+    bool claimed_mutating;
+    bool claimed_was_cordoned;
+    char *claimed_taints;
+    cJSON *proof;            /* a reusable runtime proof, or NULL */
+    int force_sync_seq;
+};
+
+/* kobj.c — Kubernetes object helpers over the gate. */
+const char *kobj_rv(const cJSON *obj);
+const char *kobj_annotation(const cJSON *obj, const char *key);
+bool kobj_condition_true(const cJSON *obj, const char *type);
+const char *kobj_str(const cJSON *obj, const char *path); /* "status.refreshTime" */
+/* Reads a Secret key as text. Returns the HTTP status; on 200 *text is the
+ * decoded value (NULL when the key is absent or not base64), caller frees. */
+int kobj_secret_read(rs_txn *tx, const char *ns, const char *name, const char *key, char **text,
+                     size_t *len, char rv[TX_RV_MAX]);
+/* CAS-writes the desired credential into a Secret key (JSON Patch `test` on
+ * resourceVersion), resolving lost responses by re-reading. */
+tx_status kobj_secret_put_desired(rs_txn *tx, gate_need need, const char *ns, const char *name,
+                                  const char *key);
+int kobj_list(rs_txn *tx, const char *kind, const char *ns, const char *label_selector,
+              const char *field_selector, rs_resp *r);
+/* The item of a list in namespace ns (borrowed) or NULL. */
+const cJSON *kobj_list_find_ns(const cJSON *list, const char *ns);
+/* True when the Secret's key holds the desired credential (canonical compare). */
+bool kobj_secret_matches(rs_txn *tx, const cJSON *secret, const char *key);
+/* Reads the OpenBao seed (KV v2, the configured path). */
+int tp_openbao_read_gate(rs_txn *tx, rs_resp *r);
+/* Appends {op, path, value} to a JSON Patch array (value consumed; may be NULL). */
+void kobj_patch_op(cJSON *patch, const char *op, const char *path, cJSON *value);
+/* "/metadata/annotations/<key with ~0 ~1 escapes>". Caller frees. */
+char *kobj_annotation_pointer(const char *key);
+int kobj_get(rs_txn *tx, const char *kind, const char *ns, const char *name, rs_resp *r);
+/* obj.a.b is JSON true. */
+bool kobj_bool(const cJSON *obj, const char *a, const char *b);
+/* A sentence for a failed call: "HTTP 409 (Conflict: ...)" or the transport error. */
+void kobj_describe(const rs_resp *r, char *buf, size_t len);
+
+/* lease.c */
+rs_code lease_acquire(rs_txn *tx, rs_err *e);
+rs_code lease_assert_held(rs_txn *tx, rs_err *e);
+rs_code lease_release(rs_txn *tx, rs_err *e);
+
+/* fence.c */
+tx_status fence_policy_take(rs_txn *tx);
+void fence_policy_release(rs_txn *tx, rs_result *res);
+/* Resumes the child (or parent) fenced by `who` — a provably terminal run. */
+rs_code fence_policy_recover(rs_txn *tx, bool child, const char *who, rs_err *e);
+/* True when either Kustomization carries any fence; `what` names the first. */
+bool fence_policy_residual(rs_txn *tx, char *what, size_t len);
+
+/* node_pass.c, node_process.c, proof.c (node_info is in core/node.h) */
+struct node_info;
+tx_status node_pass(rs_txn *tx, bool *processed);
+tx_status node_process(rs_txn *tx, const struct node_info *n, int mode);
+/* Releases a claim left by a failed node procedure (cleanup path). */
+void node_cleanup(rs_txn *tx, rs_result *res);
+bool proof_excuses(rs_txn *tx, const struct node_info *n);
+void proof_load(rs_txn *tx);
+tx_status proof_record(rs_txn *tx);
+
+/* fences_admin.c */
+void fences_report(rs_txn *tx, rs_result *res);
+void fences_recover(rs_txn *tx, rs_result *res);
+
+/* registry.c */
+tx_status registry_prove(rs_txn *tx);
+
+/* fanout.c */
+typedef struct fanout_discovery {
+    bool variables_base;
+    bool eso_crds;
+    bool pushsecret;
+    bool externalsecrets; /* one in every fan-out namespace */
+    char missing[256];    /* the first missing piece, for the message */
+} fanout_discovery;
+tx_status fanout_discover(rs_txn *tx, fanout_discovery *d);
+tx_status fanout_converge(rs_txn *tx);
+tx_status fanout_force_sync(rs_txn *tx, const char *kind, const char *ns, const char *name);
+
+#endif
