@@ -21,6 +21,8 @@
 #include <unistd.h>
 
 #define SIMT_CRASH_EXIT 137
+#define SIMT_PID_MIN 1000
+#define SIMT_PID_MAX 32768
 
 typedef struct simt_ctx {
     rs_transport t;
@@ -33,6 +35,7 @@ typedef struct simt_ctx {
     bool *during_fired;
     char **during_error;
     long long fence_rev; /* store revision at the last fence evaluation */
+    int pid;             /* this run's simulated process id */
 } simt_ctx;
 
 /* What a performed call did to the world, for counting. */
@@ -666,6 +669,24 @@ static uint64_t simt_entropy(rs_transport *t)
     return v;
 }
 
+static int simt_pid(rs_transport *t)
+{
+    return ctx_of(t)->pid;
+}
+
+/* One process id per run, derived from the seed and the run name: holder
+ * identities are reproducible, and two runs of one scenario differ. */
+static int simt_derive_pid(sim_world *w, const char *run_name)
+{
+    char *seed = simw_meta_get(w, "seed");
+    char *text = rs_xasprintf("sim-pid\n%s\n%s", seed ? seed : "", run_name);
+    char hex[65];
+    simw_sha256_hex(text, strlen(text), hex);
+    free(text);
+    free(seed);
+    return SIMT_PID_MIN + (int)(strtoul(hex + 56, NULL, 16) % (SIMT_PID_MAX - SIMT_PID_MIN));
+}
+
 static void simt_close(rs_transport *t)
 {
     if (!t) return;
@@ -695,6 +716,7 @@ rs_transport *sim_transport_open(sim_world *w, const char *run_name, const sc_ru
     c->during_fired = rs_xcalloc(nd + 1, sizeof *c->during_fired);
     c->during_error = rs_xcalloc(nd + 1, sizeof *c->during_error);
     c->fence_rev = -1;
+    c->pid = simt_derive_pid(w, c->run_name);
     simw_begin(w);
     simw_meta_set(w, "run", c->run_name);
     simw_meta_set(w, "run.restarted_at", "");
@@ -707,6 +729,7 @@ rs_transport *sim_transport_open(sim_world *w, const char *run_name, const sc_ru
                           .now_ms = simt_now_ms,
                           .sleep_ms = simt_sleep_ms,
                           .entropy = simt_entropy,
+                          .pid = simt_pid,
                           .close = simt_close};
     return &c->t;
 }

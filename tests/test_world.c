@@ -690,6 +690,7 @@ static char *t_fingerprint(sim_world *w)
     rs_transport *t = sim_transport_open(w, "stage", NULL);
     cJSON *fp = cJSON_CreateObject();
     cJSON *ent = cJSON_AddArrayToObject(fp, "entropy");
+    cJSON_AddNumberToObject(fp, "pid", t->pid(t));
     for (int i = 0; i < 4; i++) {
         char buf[32];
         snprintf(buf, sizeof buf, "%llu", (unsigned long long)t->entropy(t));
@@ -736,6 +737,8 @@ START_TEST(test_same_seed_same_world)
     ck_assert_int_eq(sim_world_open(t_path, &a, NULL), RS_OK);
     rs_transport *ta = sim_transport_open(a, "stage", NULL);
     ck_assert(ta->entropy(ta) != tb->entropy(tb));
+    ck_assert_int_ge(ta->pid(ta), 1000);
+    ck_assert_int_ne(ta->pid(ta), tb->pid(tb));
     ta->close(ta);
     tb->close(tb);
     sim_world_close(a);
