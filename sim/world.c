@@ -256,13 +256,14 @@ rs_code sim_world_open(const char *db_path, sim_world **out, rs_err *e)
     sim_world *w = NULL;
     rs_code rc = world_connect(db_path, SQLITE_OPEN_READWRITE, &w, e);
     if (rc != RS_OK) return rc;
-    char *preset = simw_meta_get(w, "clock_ms");
-    if (!preset) {
+    /* Every built world has a clock row; anything else is not a world file. */
+    char *clock = simw_meta_get(w, "clock_ms");
+    if (!clock) {
         rc = rs_fail(e, RS_DATAERR, "%s is not a sim world (no clock)", db_path);
         world_free(w);
         return rc;
     }
-    free(preset);
+    free(clock);
     world_load_config(w);
     *out = w;
     return RS_OK;
