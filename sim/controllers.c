@@ -160,8 +160,9 @@ static void eso_push_sync(sim_world *w, const char *ns, const char *name)
         cJSON_AddStringToObject(status, "refreshTime", ts);
         const char *rv = obj_str(src, "metadata", "resourceVersion", NULL);
         cJSON_AddStringToObject(status, "syncedResourceVersion", rv ? rv : "");
-        cJSON_AddItemToObject(status, "conditions",
-                              ready_conditions("True", "Synced", "PushSecret synced successfully", now));
+        cJSON_AddItemToObject(
+            status, "conditions",
+            ready_conditions("True", "Synced", "PushSecret synced successfully", now));
     }
     free(value);
     patch_status(w, "PushSecret", ns, name, status);
@@ -241,8 +242,10 @@ static void eso_sync(sim_world *w, const char *ref)
 {
     char kind[SIMW_NAME_MAX], ns[SIMW_NAME_MAX], name[SIMW_NAME_MAX];
     if (!simw_ref_parse(ref, kind, ns, name)) return;
-    if (strcmp(kind, "PushSecret") == 0) eso_push_sync(w, ns, name);
-    else eso_external_sync(w, ns, name);
+    if (strcmp(kind, "PushSecret") == 0)
+        eso_push_sync(w, ns, name);
+    else
+        eso_external_sync(w, ns, name);
 }
 
 /* A force-sync annotation value ESO has not handled yet schedules one sync. */
@@ -284,8 +287,8 @@ typedef struct flux_row {
 static flux_row flux_load(sim_world *w, const char *ref)
 {
     flux_row r = {0};
-    sqlite3_stmt *st = simw_stmt(
-        w, "SELECT suspended, requested_at, reconciling FROM flux_state WHERE ref = ?1");
+    sqlite3_stmt *st =
+        simw_stmt(w, "SELECT suspended, requested_at, reconciling FROM flux_state WHERE ref = ?1");
     sqlite3_bind_text(st, 1, ref, -1, SQLITE_STATIC);
     if (simw_step_row(w, st)) {
         r.found = true;
@@ -300,9 +303,9 @@ static flux_row flux_load(sim_world *w, const char *ref)
 
 static void flux_save(sim_world *w, const char *ref, const flux_row *r)
 {
-    sqlite3_stmt *st = simw_stmt(
-        w, "INSERT OR REPLACE INTO flux_state(ref, suspended, requested_at, reconciling)"
-           " VALUES(?1, ?2, ?3, ?4)");
+    sqlite3_stmt *st =
+        simw_stmt(w, "INSERT OR REPLACE INTO flux_state(ref, suspended, requested_at, reconciling)"
+                     " VALUES(?1, ?2, ?3, ?4)");
     sqlite3_bind_text(st, 1, ref, -1, SQLITE_STATIC);
     sqlite3_bind_int(st, 2, r->suspended);
     sqlite3_bind_text(st, 3, r->requested_at, -1, SQLITE_STATIC);
@@ -353,8 +356,9 @@ static void flux_start(sim_world *w, const char *ref)
         const char *ready = simw_condition_status(ks, "Ready");
         cJSON *status = cJSON_CreateObject();
         cJSON *conds = cJSON_AddArrayToObject(status, "conditions");
-        cJSON_AddItemToArray(conds, simw_condition("Ready", ready ? ready : "Unknown",
-                                                   "Progressing", "reconciliation in progress", now));
+        cJSON_AddItemToArray(conds,
+                             simw_condition("Ready", ready ? ready : "Unknown", "Progressing",
+                                            "reconciliation in progress", now));
         cJSON_AddItemToArray(conds, simw_condition("Reconciling", "True", "Progressing",
                                                    "reconciliation in progress", now));
         patch_status(w, "Kustomization", ns, name, status);
@@ -377,17 +381,18 @@ static void flux_finish(sim_world *w, const char *ref)
     int64_t now = simw_now(w);
     cJSON *status = cJSON_CreateObject();
     cJSON *conds = cJSON_AddArrayToObject(status, "conditions");
-    cJSON_AddItemToArray(conds, simw_condition("Ready", "True", "ReconciliationSucceeded",
-                                               "Applied revision", now));
+    cJSON_AddItemToArray(
+        conds, simw_condition("Ready", "True", "ReconciliationSucceeded", "Applied revision", now));
     cJSON_AddItemToArray(conds, simw_condition("Reconciling", "False", "ReconciliationSucceeded",
                                                "reconciliation finished", now));
     const char *req = simw_annotation(ks, SIMW_ANN_REQUESTED_AT);
     char ts[32];
     simw_rfc3339(now, ts);
     cJSON_AddStringToObject(status, "lastHandledReconcileAt", req ? req : ts);
-    const cJSON *gen = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(ks, "metadata"),
-                                                        "generation");
-    if (cJSON_IsNumber(gen)) cJSON_AddNumberToObject(status, "observedGeneration", gen->valuedouble);
+    const cJSON *gen = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(ks, "metadata"), "generation");
+    if (cJSON_IsNumber(gen))
+        cJSON_AddNumberToObject(status, "observedGeneration", gen->valuedouble);
     patch_status(w, "Kustomization", ns, name, status);
     cJSON_Delete(ks);
 }
@@ -440,14 +445,14 @@ static void rollout_pods_create(sim_world *w, const char *hash, bool ready)
         cJSON *cont = cJSON_CreateObject();
         cJSON_AddStringToObject(cont, "name", "manager");
         cJSON_AddStringToObject(cont, "image", "ghcr.io/fluxcd/kustomize-controller:v1.5.1");
-        cJSON_AddItemToArray(cJSON_AddArrayToObject(cJSON_AddObjectToObject(pod, "spec"), "containers"),
-                             cont);
+        cJSON_AddItemToArray(
+            cJSON_AddArrayToObject(cJSON_AddObjectToObject(pod, "spec"), "containers"), cont);
         cJSON *status = cJSON_AddObjectToObject(pod, "status");
         cJSON_AddStringToObject(status, "phase", ready ? "Running" : "Pending");
-        cJSON_AddItemToObject(status, "conditions",
-                              ready_conditions(ready ? "True" : "False",
-                                               ready ? "PodReady" : "ContainersNotReady",
-                                               ready ? "pod is ready" : "containers not ready", now));
+        cJSON_AddItemToObject(
+            status, "conditions",
+            ready_conditions(ready ? "True" : "False", ready ? "PodReady" : "ContainersNotReady",
+                             ready ? "pod is ready" : "containers not ready", now));
         cJSON *out = NULL;
         store_create(w->db, "Pod", c->controller_ns, pod, &out);
         cJSON_Delete(out);
@@ -492,9 +497,10 @@ void ctl_rollout_status_refresh(sim_world *w)
                     ready == CTL_ROLLOUT_REPLICAS;
     int64_t now = simw_now(w);
     cJSON *status = cJSON_CreateObject();
-    const cJSON *gen = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(dep, "metadata"),
-                                                        "generation");
-    cJSON_AddNumberToObject(status, "observedGeneration", cJSON_IsNumber(gen) ? gen->valuedouble : 1);
+    const cJSON *gen = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(dep, "metadata"), "generation");
+    cJSON_AddNumberToObject(status, "observedGeneration",
+                            cJSON_IsNumber(gen) ? gen->valuedouble : 1);
     cJSON_AddNumberToObject(status, "replicas", replicas);
     cJSON_AddNumberToObject(status, "updatedReplicas", updated);
     cJSON_AddNumberToObject(status, "readyReplicas", ready);
@@ -504,11 +510,12 @@ void ctl_rollout_status_refresh(sim_world *w)
                                                ready >= CTL_ROLLOUT_REPLICAS ? "True" : "False",
                                                "MinimumReplicasAvailable",
                                                "Deployment has minimum availability.", 0));
-    cJSON_AddItemToArray(conds, simw_condition("Progressing", "True",
-                                               complete ? "NewReplicaSetAvailable" : "ReplicaSetUpdated",
-                                               complete ? "ReplicaSet has successfully progressed."
-                                                        : "ReplicaSet is progressing.",
-                                               now));
+    cJSON_AddItemToArray(conds,
+                         simw_condition("Progressing", "True",
+                                        complete ? "NewReplicaSetAvailable" : "ReplicaSetUpdated",
+                                        complete ? "ReplicaSet has successfully progressed."
+                                                 : "ReplicaSet is progressing.",
+                                        now));
     patch_status(w, "Deployment", c->controller_ns, c->controller_name, status);
     cJSON_Delete(list);
     free(hash);
@@ -608,8 +615,8 @@ static void node_set_ready(sim_world *w, const char *node, bool ready)
 {
     cJSON *obj = simw_get(w, "Node", NULL, node);
     if (!obj) return;
-    const cJSON *taints = cJSON_GetObjectItemCaseSensitive(
-        cJSON_GetObjectItemCaseSensitive(obj, "spec"), "taints");
+    const cJSON *taints =
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(obj, "spec"), "taints");
     cJSON *kept = cJSON_CreateArray();
     const cJSON *t;
     cJSON_ArrayForEach(t, taints)
@@ -626,7 +633,8 @@ static void node_set_ready(sim_world *w, const char *node, bool ready)
     }
     cJSON *patch = cJSON_CreateObject();
     cJSON *spec = cJSON_AddObjectToObject(patch, "spec");
-    if (cJSON_GetArraySize(kept) > 0) cJSON_AddItemToObject(spec, "taints", kept);
+    if (cJSON_GetArraySize(kept) > 0)
+        cJSON_AddItemToObject(spec, "taints", kept);
     else {
         cJSON_Delete(kept);
         cJSON_AddNullToObject(spec, "taints");
@@ -694,12 +702,14 @@ int ctl_evict(sim_world *w, const char *ns, const char *name, char **node_out, c
     }
     const char *node = obj_str(pod, "spec", "nodeName", NULL);
     *node_out = node ? rs_xstrdup(node) : NULL;
-    const char *owner_kind = obj_str(first_item(pod, "metadata", "ownerReferences"), "kind", NULL, NULL);
+    const char *owner_kind =
+        obj_str(first_item(pod, "metadata", "ownerReferences"), "kind", NULL, NULL);
     bool daemonset = owner_kind && strcmp(owner_kind, "DaemonSet") == 0;
     if (node && !daemonset && simw_talos_int(w, node, "pdb_block_until") > simw_now(w)) {
         cJSON_Delete(pod);
-        *body = eviction_status(429, "Failure", "TooManyRequests",
-                                "Cannot evict pod as it would violate the pod's disruption budget.");
+        *body =
+            eviction_status(429, "Failure", "TooManyRequests",
+                            "Cannot evict pod as it would violate the pod's disruption budget.");
         return 429;
     }
     if (!pod_terminating(pod)) pod_terminate(w, ns, name, SIM_EVICT_MS);

@@ -15,9 +15,8 @@
 #include <string.h>
 
 static const char *const cnt_names[] = {
-    "controller_restarts", "lease_writes",  "writes",          "fence_acquisitions",
-    "policy_pauses",       "node_reboots",  "node_drains",     "talos_mutations",
-    "api_calls",
+    "controller_restarts", "lease_writes", "writes",          "fence_acquisitions", "policy_pauses",
+    "node_reboots",        "node_drains",  "talos_mutations", "api_calls",
 };
 
 void cnt_add(sim_world *w, const char *name, int64_t delta)
@@ -155,8 +154,8 @@ cJSON *sim_counters_delta(const cJSON *before, const cJSON *after)
                                   strcmp(rb, cJSON_IsString(it) ? it->valuestring : "") != 0);
         } else if (strcmp(it->string, "virtual_seconds") == 0) {
             /* Kept in integer ms so 3-decimal printing never shows float noise. */
-            long long ms = secs_to_ms(it->valuedouble) -
-                           secs_to_ms(cJSON_IsNumber(b) ? b->valuedouble : 0.0);
+            long long ms =
+                secs_to_ms(it->valuedouble) - secs_to_ms(cJSON_IsNumber(b) ? b->valuedouble : 0.0);
             cJSON_AddNumberToObject(delta, "virtual_seconds", (double)ms / 1000.0);
         } else if (cJSON_IsNumber(it)) {
             cJSON_AddNumberToObject(delta, it->string,

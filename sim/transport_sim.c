@@ -21,6 +21,8 @@
 #include <unistd.h>
 
 #define SIMT_CRASH_EXIT 137
+#define SIMT_PID_MIN 1000
+#define SIMT_PID_MAX 32768
 
 typedef struct simt_ctx {
     rs_transport t;
@@ -33,6 +35,7 @@ typedef struct simt_ctx {
     bool *during_fired;
     char **during_error;
     long long fence_rev; /* store revision at the last fence evaluation */
+    int pid;             /* this run's simulated process id */
 } simt_ctx;
 
 /* What a performed call did to the world, for counting. */
@@ -114,18 +117,25 @@ static int simt_kube(sim_world *w, const rs_req *req, rs_resp *resp, simt_effect
     cJSON *before = tracked && req->name ? simw_get(w, req->kind, req->ns, req->name) : NULL;
     int status = 0;
     switch (req->op) {
-    case RS_OP_KUBE_GET: status = store_get(db, req->kind, req->ns, req->name, &resp->body); break;
+    case RS_OP_KUBE_GET:
+        status = store_get(db, req->kind, req->ns, req->name, &resp->body);
+        break;
     case RS_OP_KUBE_LIST:
         status = store_list(db, req->kind, req->ns, req->label_selector, req->field_selector,
                             &resp->body);
         break;
-    case RS_OP_KUBE_CREATE: status = store_create(db, req->kind, req->ns, req->body, &resp->body); break;
-    case RS_OP_KUBE_PATCH:
-        status = store_patch(db, req->kind, req->ns, req->name, req->patch_type, req->body,
-                             &resp->body);
+    case RS_OP_KUBE_CREATE:
+        status = store_create(db, req->kind, req->ns, req->body, &resp->body);
         break;
-    case RS_OP_KUBE_DELETE: status = store_delete(db, req->kind, req->ns, req->name, &resp->body); break;
-    default: break;
+    case RS_OP_KUBE_PATCH:
+        status =
+            store_patch(db, req->kind, req->ns, req->name, req->patch_type, req->body, &resp->body);
+        break;
+    case RS_OP_KUBE_DELETE:
+        status = store_delete(db, req->kind, req->ns, req->name, &resp->body);
+        break;
+    default:
+        break;
     }
     if (is_kube_write(req->op) && status >= 200 && status < 300) {
         fx->applied = true;
@@ -146,8 +156,10 @@ static int simt_evict(sim_world *w, const rs_req *req, rs_resp *resp, simt_effec
     fx->applied = status == 201;
     /* A drain has begun at the node's first eviction call that reached it,
      * PDB-blocked or not. */
-    if (status == 201 || status == 429) fx->drain_node = node;
-    else free(node);
+    if (status == 201 || status == 429)
+        fx->drain_node = node;
+    else
+        free(node);
     return status;
 }
 
@@ -339,7 +351,9 @@ static int simt_talos(sim_world *w, const rs_req *req, rs_resp *resp, simt_effec
     const char *image = body_image(req->body);
     int status = 200;
     switch (req->op) {
-    case RS_OP_TALOS_PATCH: status = talos_patch(w, node, req->body, resp); break;
+    case RS_OP_TALOS_PATCH:
+        status = talos_patch(w, node, req->body, resp);
+        break;
     case RS_OP_TALOS_REBOOT:
         ctl_talos_reboot(w, node);
         cnt_add(w, "node_reboots", 1);
@@ -358,8 +372,10 @@ static int simt_talos(sim_world *w, const rs_req *req, rs_resp *resp, simt_effec
             resp->body = cJSON_CreateObject();
         }
         break;
-    case RS_OP_TALOS_READ_AUTH: return talos_read_auth(w, node, resp);
-    default: return talos_etcd(w, req, node, resp);
+    case RS_OP_TALOS_READ_AUTH:
+        return talos_read_auth(w, node, resp);
+    default:
+        return talos_etcd(w, req, node, resp);
     }
     fx->applied = status == 200;
     if (fx->applied) cnt_add(w, "talos_mutations", 1);
@@ -409,8 +425,9 @@ static int simt_registry(sim_world *w, const rs_req *req, rs_resp *resp)
     if (owner && simw_cred_userpass(w, owner, &user, &pass))
         grant = simw_registry_grant(w, user, pass, target);
     int status = !owner ? 401 : (grant ? 200 : 404);
-    resp->body = status == 200 ? cJSON_CreateObject()
-                               : registry_error(status == 401 ? "UNAUTHORIZED" : "MANIFEST_UNKNOWN");
+    resp->body = status == 200
+                     ? cJSON_CreateObject()
+                     : registry_error(status == 401 ? "UNAUTHORIZED" : "MANIFEST_UNKNOWN");
     if (status == 200) {
         char hex[65];
         simw_sha256_hex(target, strlen(target), hex);
@@ -443,15 +460,22 @@ static int simt_perform(sim_world *w, const rs_req *req, rs_resp *resp, simt_eff
     case RS_OP_KUBE_LIST:
     case RS_OP_KUBE_CREATE:
     case RS_OP_KUBE_PATCH:
-    case RS_OP_KUBE_DELETE: return simt_kube(w, req, resp, fx);
-    case RS_OP_KUBE_EVICT: return simt_evict(w, req, resp, fx);
+    case RS_OP_KUBE_DELETE:
+        return simt_kube(w, req, resp, fx);
+    case RS_OP_KUBE_EVICT:
+        return simt_evict(w, req, resp, fx);
     case RS_OP_OPENBAO_READ:
-    case RS_OP_OPENBAO_WRITE: return simt_openbao(w, req, resp, fx);
+    case RS_OP_OPENBAO_WRITE:
+        return simt_openbao(w, req, resp, fx);
     case RS_OP_REGISTRY_TOKEN:
-    case RS_OP_REGISTRY_MANIFEST: return simt_registry(w, req, resp);
-    case RS_OP_RUN_LIVENESS: return simt_liveness(w, req, resp);
-    case RS_OP_COUNT: return 400;
-    default: return simt_talos(w, req, resp, fx);
+    case RS_OP_REGISTRY_MANIFEST:
+        return simt_registry(w, req, resp);
+    case RS_OP_RUN_LIVENESS:
+        return simt_liveness(w, req, resp);
+    case RS_OP_COUNT:
+        return 400;
+    default:
+        return simt_talos(w, req, resp, fx);
     }
 }
 
@@ -493,16 +517,26 @@ static const sc_fault *simt_fault(simt_ctx *c, const char *opname)
 static const char *status_reason(int code)
 {
     switch (code) {
-    case 400: return "BadRequest";
-    case 401: return "Unauthorized";
-    case 403: return "Forbidden";
-    case 404: return "NotFound";
-    case 409: return "Conflict";
-    case 422: return "Invalid";
-    case 429: return "TooManyRequests";
-    case 503: return "ServiceUnavailable";
-    case 504: return "Timeout";
-    default: return "InternalError";
+    case 400:
+        return "BadRequest";
+    case 401:
+        return "Unauthorized";
+    case 403:
+        return "Forbidden";
+    case 404:
+        return "NotFound";
+    case 409:
+        return "Conflict";
+    case 422:
+        return "Invalid";
+    case 429:
+        return "TooManyRequests";
+    case 503:
+        return "ServiceUnavailable";
+    case 504:
+        return "Timeout";
+    default:
+        return "InternalError";
     }
 }
 
@@ -635,12 +669,31 @@ static uint64_t simt_entropy(rs_transport *t)
     return v;
 }
 
+static int simt_pid(rs_transport *t)
+{
+    return ctx_of(t)->pid;
+}
+
+/* One process id per run, derived from the seed and the run name: holder
+ * identities are reproducible, and two runs of one scenario differ. */
+static int simt_derive_pid(sim_world *w, const char *run_name)
+{
+    char *seed = simw_meta_get(w, "seed");
+    char *text = rs_xasprintf("sim-pid\n%s\n%s", seed ? seed : "", run_name);
+    char hex[65];
+    simw_sha256_hex(text, strlen(text), hex);
+    free(text);
+    free(seed);
+    return SIMT_PID_MIN + (int)(strtoul(hex + 56, NULL, 16) % (SIMT_PID_MAX - SIMT_PID_MIN));
+}
+
 static void simt_close(rs_transport *t)
 {
     if (!t) return;
     simt_ctx *c = ctx_of(t);
     size_t nd = c->run ? c->run->n_during : 0;
-    for (size_t i = 0; i < nd; i++) free(c->during_error[i]);
+    for (size_t i = 0; i < nd; i++)
+        free(c->during_error[i]);
     free(c->during_error);
     free(c->during_seen);
     free(c->during_fired);
@@ -663,6 +716,7 @@ rs_transport *sim_transport_open(sim_world *w, const char *run_name, const sc_ru
     c->during_fired = rs_xcalloc(nd + 1, sizeof *c->during_fired);
     c->during_error = rs_xcalloc(nd + 1, sizeof *c->during_error);
     c->fence_rev = -1;
+    c->pid = simt_derive_pid(w, c->run_name);
     simw_begin(w);
     simw_meta_set(w, "run", c->run_name);
     simw_meta_set(w, "run.restarted_at", "");
@@ -675,6 +729,7 @@ rs_transport *sim_transport_open(sim_world *w, const char *run_name, const sc_ru
                           .now_ms = simt_now_ms,
                           .sleep_ms = simt_sleep_ms,
                           .entropy = simt_entropy,
+                          .pid = simt_pid,
                           .close = simt_close};
     return &c->t;
 }
@@ -688,16 +743,16 @@ char **sim_transport_unfired(rs_transport *t, size_t *n)
     size_t k = 0;
     for (size_t i = 0; i < nf; i++)
         if (!c->fault_fired[i])
-            v[k++] = rs_xasprintf("fault %s nth %d never fired", run->faults[i].on,
-                                  run->faults[i].nth);
+            v[k++] =
+                rs_xasprintf("fault %s nth %d never fired", run->faults[i].on, run->faults[i].nth);
     for (size_t i = 0; i < nd; i++) {
         if (!c->during_fired[i])
             v[k++] = rs_xasprintf("during before-call %s nth %d never fired",
                                   run->during[i].before_call, run->during[i].nth);
         if (c->during_error[i])
-            v[k++] = rs_xasprintf("during before-call %s nth %d could not apply its event: %s",
-                                  run->during[i].before_call, run->during[i].nth,
-                                  c->during_error[i]);
+            v[k++] =
+                rs_xasprintf("during before-call %s nth %d could not apply its event: %s",
+                             run->during[i].before_call, run->during[i].nth, c->during_error[i]);
     }
     *n = k;
     return v;

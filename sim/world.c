@@ -166,7 +166,8 @@ cJSON *simw_get(sim_world *w, const char *kind, const char *ns, const char *name
 static void world_free(sim_world *w)
 {
     if (!w) return;
-    for (size_t i = 0; i < w->n_stmt; i++) sqlite3_finalize(w->stmt[i]);
+    for (size_t i = 0; i < w->n_stmt; i++)
+        sqlite3_finalize(w->stmt[i]);
     if (w->db) sqlite3_close(w->db);
     rs_config_free(&w->cfg);
     free(w);
@@ -204,8 +205,8 @@ static rs_code world_connect(const char *db_path, int flags, sim_world **out, rs
     sqlite3_busy_timeout(w->db, 5000);
     /* WAL survives a child that _exit()s between calls; durability against
      * power loss is irrelevant for a simulation, so no fsync. */
-    if (sqlite3_exec(w->db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=OFF;", NULL, NULL,
-                     NULL) != SQLITE_OK) {
+    if (sqlite3_exec(w->db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=OFF;", NULL, NULL, NULL) !=
+        SQLITE_OK) {
         rs_fail(e, RS_FAILED, "cannot configure the sim world %s: %s", db_path,
                 sqlite3_errmsg(w->db));
         world_free(w);
@@ -229,11 +230,9 @@ rs_code sim_world_build(const char *db_path, const sc_scenario *sc, rs_err *e)
 {
     world_unlink(db_path);
     sim_world *w = NULL;
-    rs_code rc =
-        world_connect(db_path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, &w, e);
+    rs_code rc = world_connect(db_path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, &w, e);
     if (rc != RS_OK) return rc;
-    if (sqlite3_exec(w->db, simw_schema, NULL, NULL, NULL) != SQLITE_OK ||
-        store_init(w->db) != 0) {
+    if (sqlite3_exec(w->db, simw_schema, NULL, NULL, NULL) != SQLITE_OK || store_init(w->db) != 0) {
         rc = rs_fail(e, RS_FAILED, "cannot create the sim world schema in %s: %s", db_path,
                      sqlite3_errmsg(w->db));
         world_free(w);
@@ -257,13 +256,14 @@ rs_code sim_world_open(const char *db_path, sim_world **out, rs_err *e)
     sim_world *w = NULL;
     rs_code rc = world_connect(db_path, SQLITE_OPEN_READWRITE, &w, e);
     if (rc != RS_OK) return rc;
-    char *preset = simw_meta_get(w, "clock_ms");
-    if (!preset) {
+    /* Every built world has a clock row; anything else is not a world file. */
+    char *clock = simw_meta_get(w, "clock_ms");
+    if (!clock) {
         rc = rs_fail(e, RS_DATAERR, "%s is not a sim world (no clock)", db_path);
         world_free(w);
         return rc;
     }
-    free(preset);
+    free(clock);
     world_load_config(w);
     *out = w;
     return RS_OK;
@@ -365,7 +365,8 @@ char *sim_world_talos_auth(sim_world *w, const char *node)
     const cJSON *u = cJSON_GetObjectItemCaseSensitive(auth, "username");
     const cJSON *p = cJSON_GetObjectItemCaseSensitive(auth, "password");
     char *text = NULL;
-    if (cJSON_IsString(u) && cJSON_IsString(p)) text = simw_dockerconfig(u->valuestring, p->valuestring);
+    if (cJSON_IsString(u) && cJSON_IsString(p))
+        text = simw_dockerconfig(u->valuestring, p->valuestring);
     cJSON_Delete(auth);
     return text;
 }
@@ -377,6 +378,7 @@ int64_t sim_world_now_ms(sim_world *w)
 
 void sim_strings_free(char **v, size_t n)
 {
-    for (size_t i = 0; v && i < n; i++) free(v[i]);
+    for (size_t i = 0; v && i < n; i++)
+        free(v[i]);
     free(v);
 }

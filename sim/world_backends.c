@@ -218,8 +218,10 @@ void simw_talos_set_json(sim_world *w, const char *node, const char *column, con
 {
     sqlite3_stmt *st = talos_stmt(w, talos_update_sql(column), node);
     char *text = v ? cJSON_PrintUnformatted(v) : NULL;
-    if (text) sqlite3_bind_text(st, 2, text, -1, SQLITE_TRANSIENT);
-    else sqlite3_bind_null(st, 2);
+    if (text)
+        sqlite3_bind_text(st, 2, text, -1, SQLITE_TRANSIENT);
+    else
+        sqlite3_bind_null(st, 2);
     simw_step_done(w, st);
     free(text);
 }
@@ -242,9 +244,9 @@ void simw_talos_set_int(sim_world *w, const char *node, const char *column, int6
 void simw_talos_insert(sim_world *w, const char *node, const char *role, const cJSON *auth,
                        const cJSON *annotations, int etcd_healthy)
 {
-    sqlite3_stmt *st = simw_stmt(
-        w, "INSERT OR REPLACE INTO talos(node, role, registry_auth, loaded_auth,"
-           " node_annotations, images, etcd_healthy) VALUES(?1, ?2, ?3, ?3, ?4, ?5, ?6)");
+    sqlite3_stmt *st =
+        simw_stmt(w, "INSERT OR REPLACE INTO talos(node, role, registry_auth, loaded_auth,"
+                     " node_annotations, images, etcd_healthy) VALUES(?1, ?2, ?3, ?3, ?4, ?5, ?6)");
     char *auth_text = auth ? cJSON_PrintUnformatted(auth) : NULL;
     char *ann_text = cJSON_PrintUnformatted(annotations);
     cJSON *images = cJSON_CreateArray();
@@ -253,8 +255,10 @@ void simw_talos_insert(sim_world *w, const char *node, const char *role, const c
     cJSON_Delete(images);
     sqlite3_bind_text(st, 1, node, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 2, role, -1, SQLITE_STATIC);
-    if (auth_text) sqlite3_bind_text(st, 3, auth_text, -1, SQLITE_STATIC);
-    else sqlite3_bind_null(st, 3);
+    if (auth_text)
+        sqlite3_bind_text(st, 3, auth_text, -1, SQLITE_STATIC);
+    else
+        sqlite3_bind_null(st, 3);
     sqlite3_bind_text(st, 4, ann_text, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 5, img_text, -1, SQLITE_STATIC);
     sqlite3_bind_int(st, 6, etcd_healthy);

@@ -51,10 +51,11 @@ static rs_code ev_kube_patch(sim_world *w, const sc_event *ev, rs_err *e)
     if (!simw_ref_parse(ref, kind, ns, name)) return ev_fail(ev, e, "bad ref %s", ref ? ref : "");
     const cJSON *jp = cJSON_GetObjectItemCaseSensitive(ev->args, "json-patch");
     const cJSON *mp = cJSON_GetObjectItemCaseSensitive(ev->args, "merge-patch");
-    if (!jp == !mp) return ev_fail(ev, e, "needs exactly one of json-patch and merge-patch%s", NULL);
+    if (!jp == !mp)
+        return ev_fail(ev, e, "needs exactly one of json-patch and merge-patch%s", NULL);
     cJSON *out = NULL;
-    int status = store_patch(w->db, kind, ns, name, jp ? RS_PATCH_JSON : RS_PATCH_MERGE,
-                             jp ? jp : mp, &out);
+    int status =
+        store_patch(w->db, kind, ns, name, jp ? RS_PATCH_JSON : RS_PATCH_MERGE, jp ? jp : mp, &out);
     rs_code rc = store_answer(ev, e, ref, status, out);
     cJSON_Delete(out);
     if (rc == RS_OK) ctl_after_write(w, kind, ns, name);
@@ -157,8 +158,8 @@ static rs_code ev_registry_revoke(sim_world *w, const sc_event *ev, rs_err *e)
 
 static rs_code ev_runs_terminal(sim_world *w, const sc_event *ev, rs_err *e)
 {
-    const cJSON *names = cJSON_IsArray(ev->args) ? ev->args
-                                                 : cJSON_GetObjectItemCaseSensitive(ev->args, "runs");
+    const cJSON *names =
+        cJSON_IsArray(ev->args) ? ev->args : cJSON_GetObjectItemCaseSensitive(ev->args, "runs");
     if (!cJSON_IsArray(names)) return ev_fail(ev, e, "needs a list of run names%s", NULL);
     const cJSON *it;
     cJSON_ArrayForEach(it, names)
@@ -263,8 +264,9 @@ static rs_code ev_node_replace(sim_world *w, const sc_event *ev, rs_err *e)
     cJSON_Delete(out);
     out = NULL;
     cJSON *fresh = simw_node_object(w, node, cp, 0, NULL);
-    if (addrs) cJSON_ReplaceItemInObjectCaseSensitive(cJSON_GetObjectItemCaseSensitive(fresh, "status"),
-                                                      "addresses", addrs);
+    if (addrs)
+        cJSON_ReplaceItemInObjectCaseSensitive(cJSON_GetObjectItemCaseSensitive(fresh, "status"),
+                                               "addresses", addrs);
     int status = store_create(w->db, "Node", NULL, fresh, &out);
     rs_code rc = store_answer(ev, e, node, status, out);
     cJSON_Delete(out);
@@ -327,8 +329,8 @@ static rs_code ev_node_add(sim_world *w, const sc_event *ev, rs_err *e)
 
 static rs_code ev_advance(sim_world *w, const sc_event *ev, rs_err *e)
 {
-    const cJSON *ms = cJSON_IsNumber(ev->args) ? ev->args
-                                               : cJSON_GetObjectItemCaseSensitive(ev->args, "ms");
+    const cJSON *ms =
+        cJSON_IsNumber(ev->args) ? ev->args : cJSON_GetObjectItemCaseSensitive(ev->args, "ms");
     if (!cJSON_IsNumber(ms) || ms->valuedouble < 0)
         return ev_fail(ev, e, "needs a non-negative duration%s", NULL);
     ctl_advance_to(w, simw_now(w) + (int64_t)ms->valuedouble);

@@ -76,8 +76,8 @@ const char *simw_json_str(const cJSON *obj, const char *const *path, size_t dept
 const char *simw_annotation(const cJSON *obj, const char *key);
 const char *simw_label(const cJSON *obj, const char *key);
 /* A condition object {type,status,reason,message,lastTransitionTime}. */
-cJSON *simw_condition(const char *type, const char *status, const char *reason,
-                      const char *message, int64_t now_ms);
+cJSON *simw_condition(const char *type, const char *status, const char *reason, const char *message,
+                      int64_t now_ms);
 /* The status of the condition `type` in status.conditions, or NULL. */
 const char *simw_condition_status(const cJSON *obj, const char *type);
 uint64_t simw_splitmix64(uint64_t *state);

@@ -17,8 +17,7 @@
 
 #define PRESET_DS_NAME "kube-proxy"
 
-static const char *const preset_default_fanout[] = {"wedding-app", "ascoachingogvaner",
-                                                    "kyverno"};
+static const char *const preset_default_fanout[] = {"wedding-app", "ascoachingogvaner", "kyverno"};
 
 /* ---- catalogue ---- */
 
@@ -131,8 +130,8 @@ static bool preset_namespaces(sim_world *w, rs_err *e)
     const char *fixed[] = {"flux-system", "kube-system", "default", "wedding-app"};
     size_t n = RS_ARRAY_LEN(fixed) + w->cfg.n_fanout;
     for (size_t i = 0; i < n; i++) {
-        const char *ns = i < RS_ARRAY_LEN(fixed) ? fixed[i]
-                                                 : w->cfg.fanout_namespaces[i - RS_ARRAY_LEN(fixed)];
+        const char *ns =
+            i < RS_ARRAY_LEN(fixed) ? fixed[i] : w->cfg.fanout_namespaces[i - RS_ARRAY_LEN(fixed)];
         cJSON *existing = simw_get(w, "Namespace", NULL, ns);
         if (existing) {
             cJSON_Delete(existing);
@@ -279,7 +278,8 @@ static bool preset_flux(sim_world *w, rs_err *e)
         cJSON_AddStringToObject(src, "name", "flux-system");
         add_ready(ks, "ReconciliationSucceeded", 0);
         cJSON_AddStringToObject(cJSON_GetObjectItemCaseSensitive(ks, "status"),
-                                "lastAppliedRevision", "main@sha1:0000000000000000000000000000000000000001");
+                                "lastAppliedRevision",
+                                "main@sha1:0000000000000000000000000000000000000001");
         if (!preset_create_drop(w, ks, e)) return false;
     }
     cJSON *dep = preset_object("Deployment", c->controller_ns, c->controller_name, NULL);
@@ -321,8 +321,10 @@ cJSON *simw_node_object(sim_world *w, const char *name, bool control_plane, int 
     cJSON *status = cJSON_AddObjectToObject(node, "status");
     cJSON *addrs = cJSON_AddArrayToObject(status, "addresses");
     char ip[32];
-    if (control_plane) snprintf(ip, sizeof ip, "10.0.0.%d", index);
-    else snprintf(ip, sizeof ip, "10.1.%d.%d", index / 256, index % 256);
+    if (control_plane)
+        snprintf(ip, sizeof ip, "10.0.0.%d", index);
+    else
+        snprintf(ip, sizeof ip, "10.1.%d.%d", index / 256, index % 256);
     cJSON *a = cJSON_CreateObject();
     cJSON_AddStringToObject(a, "type", "InternalIP");
     cJSON_AddStringToObject(a, "address", ip);
@@ -388,7 +390,8 @@ void simw_node_pods_ensure(sim_world *w, const char *node)
         }
         cJSON_Delete(existing);
     }
-    for (size_t i = 0; i < 3; i++) free(names[i]);
+    for (size_t i = 0; i < 3; i++)
+        free(names[i]);
 }
 
 static bool preset_nodes(sim_world *w, const sc_scenario *sc, const char *revision,
@@ -471,7 +474,8 @@ rs_code simw_preset_build(sim_world *w, const sc_scenario *sc, rs_err *e)
         return rs_fail(e, RS_DATAERR, "cluster preset %s is not known (only prod is)",
                        sc->cluster.preset ? sc->cluster.preset : "(none)");
     preset_config(w, sc);
-    for (size_t i = 0; i < sc->n_catalogue; i++) preset_catalogue_insert(w, &sc->catalogue[i]);
+    for (size_t i = 0; i < sc->n_catalogue; i++)
+        preset_catalogue_insert(w, &sc->catalogue[i]);
     char *text = NULL, *cipher = NULL;
     if (!sc->cluster.credential ||
         sim_world_credential(w, sc->cluster.credential, &text, &cipher, e) != RS_OK)

@@ -46,7 +46,8 @@ void simw_sha256_hex(const void *data, size_t len, char hex[65])
     unsigned char md[32];
     unsigned int mdlen = 0;
     EVP_Digest(data, len, md, &mdlen, EVP_sha256(), NULL);
-    for (unsigned int i = 0; i < 32; i++) snprintf(hex + 2 * i, 3, "%02x", md[i]);
+    for (unsigned int i = 0; i < 32; i++)
+        snprintf(hex + 2 * i, 3, "%02x", md[i]);
     hex[64] = '\0';
 }
 
@@ -123,8 +124,7 @@ bool simw_ref_parse(const char *ref, char kind[SIMW_NAME_MAX], char ns[SIMW_NAME
         return ref_part(s1 + 1, strlen(s1 + 1), name);
     }
     if (strchr(s2 + 1, '/')) return false;
-    return ref_part(s1 + 1, (size_t)(s2 - s1 - 1), ns) &&
-           ref_part(s2 + 1, strlen(s2 + 1), name);
+    return ref_part(s1 + 1, (size_t)(s2 - s1 - 1), ns) && ref_part(s2 + 1, strlen(s2 + 1), name);
 }
 
 const char *simw_json_str(const cJSON *obj, const char *const *path, size_t depth)
@@ -147,8 +147,8 @@ const char *simw_label(const cJSON *obj, const char *key)
     return simw_json_str(obj, path, 3);
 }
 
-cJSON *simw_condition(const char *type, const char *status, const char *reason,
-                      const char *message, int64_t now_ms)
+cJSON *simw_condition(const char *type, const char *status, const char *reason, const char *message,
+                      int64_t now_ms)
 {
     char ts[32];
     simw_rfc3339(now_ms, ts);

@@ -33,12 +33,19 @@ static char t_path[128];
 static void t_scenario(const char *credential, int control_planes, int workers, uint64_t seed)
 {
     memset(t_creds, 0, sizeof t_creds);
-    t_creds[0] = (sc_cred){.name = "previous", .username = CURRENT_USER, .password = PREVIOUS_PASS,
+    t_creds[0] = (sc_cred){.name = "previous",
+                           .username = CURRENT_USER,
+                           .password = PREVIOUS_PASS,
                            .ciphertext = "ENC[AES256_GCM,data:previous,type:str]"};
-    t_creds[1] = (sc_cred){.name = "current", .username = CURRENT_USER, .password = CURRENT_PASS,
+    t_creds[1] = (sc_cred){.name = "current",
+                           .username = CURRENT_USER,
+                           .password = CURRENT_PASS,
                            .ciphertext = "ENC[AES256_GCM,data:current,type:str]"};
-    t_creds[2] = (sc_cred){.name = "revoked", .username = "old-bot", .password = "tok-revoked-0000",
-                           .ciphertext = "ENC[AES256_GCM,data:revoked,type:str]", .revoked = true};
+    t_creds[2] = (sc_cred){.name = "revoked",
+                           .username = "old-bot",
+                           .password = "tok-revoked-0000",
+                           .ciphertext = "ENC[AES256_GCM,data:revoked,type:str]",
+                           .revoked = true};
     memset(&t_sc, 0, sizeof t_sc);
     t_sc.name = "test";
     t_sc.seed = seed;
@@ -93,8 +100,8 @@ static char *t_secret_value(sim_world *w, const char *ref, const char *key)
     cJSON *obj = NULL;
     char *text = NULL;
     if (sim_world_get(w, ref, &obj) == 200) {
-        const cJSON *v = cJSON_GetObjectItemCaseSensitive(
-            cJSON_GetObjectItemCaseSensitive(obj, "data"), key);
+        const cJSON *v =
+            cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(obj, "data"), key);
         size_t n = 0;
         if (cJSON_IsString(v)) text = (char *)simw_unb64(v->valuestring, &n);
     }
@@ -120,8 +127,12 @@ static int t_patch(rs_transport *t, const char *kind, const char *ns, const char
 {
     cJSON *body = cJSON_Parse(json);
     ck_assert_ptr_nonnull(body);
-    rs_req req = {.op = RS_OP_KUBE_PATCH, .kind = kind, .ns = ns, .name = name,
-                  .patch_type = type, .body = body};
+    rs_req req = {.op = RS_OP_KUBE_PATCH,
+                  .kind = kind,
+                  .ns = ns,
+                  .name = name,
+                  .patch_type = type,
+                  .body = body};
     int status = t->call(t, &req, r);
     cJSON_Delete(body);
     return status;
@@ -136,8 +147,7 @@ static int t_merge(rs_transport *t, const char *kind, const char *ns, const char
     return status;
 }
 
-static int t_call(rs_transport *t, rs_op op, const char *target, const char *body_json,
-                  rs_resp *r)
+static int t_call(rs_transport *t, rs_op op, const char *target, const char *body_json, rs_resp *r)
 {
     cJSON *body = body_json ? cJSON_Parse(body_json) : NULL;
     rs_req req = {.op = op, .target = target, .body = body};
@@ -209,7 +219,8 @@ START_TEST(test_prod_preset_is_converged_on_the_cluster_credential)
     cJSON *ps = t_get(w, "PushSecret/flux-system/seed-ghcr");
     ck_assert_str_eq(simw_condition_status(ps, "Ready"), "True");
     ck_assert_str_eq(t_str(ps, "/status/refreshTime"), "2026-01-01T00:00:00Z");
-    ck_assert_str_eq(t_str(ps, "/spec/data/0/match/remoteRef/remoteKey"), "infrastructure/ghcr/auth");
+    ck_assert_str_eq(t_str(ps, "/spec/data/0/match/remoteRef/remoteKey"),
+                     "infrastructure/ghcr/auth");
     cJSON_Delete(ps);
     cJSON *lease = t_get(w, "Lease/flux-system/ghcr-auth-refresh");
     ck_assert_str_eq(t_str(lease, "/spec/holderIdentity"), "");
@@ -226,8 +237,10 @@ START_TEST(test_prod_preset_is_converged_on_the_cluster_credential)
     char revision[65];
     simw_sha256_hex(t_creds[0].ciphertext, strlen(t_creds[0].ciphertext), revision);
     cJSON *node = t_get(w, "Node/prod-worker-2");
-    ck_assert_str_eq(t_str(node, "/metadata/annotations/platform.devantler.tech~1ghcr-pull-verified-revision-v2"),
-                     revision);
+    ck_assert_str_eq(
+        t_str(node,
+              "/metadata/annotations/platform.devantler.tech~1ghcr-pull-verified-revision-v2"),
+        revision);
     ck_assert_str_eq(t_str(node, "/status/addresses/0/address"), "10.1.0.2");
     cJSON_Delete(node);
     node = t_get(w, "Node/prod-control-plane-3");
@@ -252,13 +265,18 @@ START_TEST(test_prod_preset_pods_per_node)
 {
     sim_world *w = t_build_open(t_path);
     cJSON *list = NULL;
-    ck_assert_int_eq(store_list(sim_world_db(w), "Pod", NULL, NULL, "spec.nodeName=prod-worker-1", &list), 200);
+    ck_assert_int_eq(
+        store_list(sim_world_db(w), "Pod", NULL, NULL, "spec.nodeName=prod-worker-1", &list), 200);
     ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(list, "items")), 3);
     cJSON_Delete(list);
-    ck_assert_int_eq(store_list(sim_world_db(w), "Pod", NULL, NULL, "spec.nodeName=prod-control-plane-1", &list), 200);
+    ck_assert_int_eq(
+        store_list(sim_world_db(w), "Pod", NULL, NULL, "spec.nodeName=prod-control-plane-1", &list),
+        200);
     ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(list, "items")), 1);
     cJSON_Delete(list);
-    ck_assert_int_eq(store_list(sim_world_db(w), "Pod", "flux-system", "app=kustomize-controller", NULL, &list), 200);
+    ck_assert_int_eq(
+        store_list(sim_world_db(w), "Pod", "flux-system", "app=kustomize-controller", NULL, &list),
+        200);
     ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(list, "items")), 2);
     cJSON_Delete(list);
     sim_world_close(w);
@@ -327,8 +345,8 @@ END_TEST
 START_TEST(test_pushsecret_without_source_is_not_ready)
 {
     sim_world *w = t_build_open(t_path);
-    ck_assert_int_eq(t_event(w, "kube.delete", "{\"ref\":\"Secret/flux-system/variables-base\"}", NULL),
-                     RS_OK);
+    ck_assert_int_eq(
+        t_event(w, "kube.delete", "{\"ref\":\"Secret/flux-system/variables-base\"}", NULL), RS_OK);
     rs_transport *t = sim_transport_open(w, "stage", NULL);
     char *fs = t_force_sync_patch("a");
     ck_assert_int_eq(t_merge(t, "PushSecret", "flux-system", "seed-ghcr", fs), 200);
@@ -348,14 +366,16 @@ START_TEST(test_raft_restore_reverts_the_seed_but_pushsecret_stays_ready)
     sim_world *w = t_build_open(t_path);
     cJSON *before = t_get(w, "PushSecret/flux-system/seed-ghcr");
     rs_err e = {0};
-    ck_assert_int_eq(t_event(w, "openbao.raft-restore", "{\"credential\":\"previous\"}", &e), RS_OK);
+    ck_assert_int_eq(t_event(w, "openbao.raft-restore", "{\"credential\":\"previous\"}", &e),
+                     RS_OK);
     char *prev = t_cred_text(w, "previous");
     char *v = sim_world_openbao_value(w, "infrastructure/ghcr/auth");
     ck_assert_str_eq(v, prev);
     free(v);
     cJSON *after = t_get(w, "PushSecret/flux-system/seed-ghcr");
     ck_assert_str_eq(simw_condition_status(after, "Ready"), "True");
-    ck_assert_str_eq(t_str(after, "/metadata/resourceVersion"), t_str(before, "/metadata/resourceVersion"));
+    ck_assert_str_eq(t_str(after, "/metadata/resourceVersion"),
+                     t_str(before, "/metadata/resourceVersion"));
     /* KV v2: a read answers the newest version. */
     rs_transport *t = sim_transport_open(w, "reassert", NULL);
     rs_resp r;
@@ -365,7 +385,8 @@ START_TEST(test_raft_restore_reverts_the_seed_but_pushsecret_stays_ready)
     rs_resp_free(&r);
     ck_assert_int_eq(tp_openbao_read(t, "infrastructure/other", &r), 404);
     rs_resp_free(&r);
-    ck_assert_int_eq(t_event(w, "openbao.raft-restore", "{\"credential\":\"ghost\"}", &e), RS_DATAERR);
+    ck_assert_int_eq(t_event(w, "openbao.raft-restore", "{\"credential\":\"ghost\"}", &e),
+                     RS_DATAERR);
     ck_assert_ptr_nonnull(strstr(e.msg, "ghost"));
     t->close(t);
     free(prev);
@@ -418,8 +439,10 @@ START_TEST(test_restart_rolls_the_controller_pods)
     const cJSON *pod;
     cJSON_ArrayForEach(pod, cJSON_GetObjectItemCaseSensitive(pods, "items"))
     {
-        if (jsonpointer_get(pod, "/metadata/deletionTimestamp")) terminating++;
-        else if (strcmp(simw_condition_status(pod, "Ready"), "True") == 0) ready_new++;
+        if (jsonpointer_get(pod, "/metadata/deletionTimestamp"))
+            terminating++;
+        else if (strcmp(simw_condition_status(pod, "Ready"), "True") == 0)
+            ready_new++;
     }
     ck_assert_int_eq(ready_new, 2);
     ck_assert_int_eq(terminating, 2);
@@ -446,8 +469,9 @@ START_TEST(test_flux_reconcile_honours_suspend)
 {
     sim_world *w = t_build_open(t_path);
     rs_transport *t = sim_transport_open(w, "stage", NULL);
-    ck_assert_int_eq(t_merge(t, "Kustomization", "flux-system", "flux-system",
-                             "{\"spec\":{\"suspend\":true}}"), 200);
+    ck_assert_int_eq(
+        t_merge(t, "Kustomization", "flux-system", "flux-system", "{\"spec\":{\"suspend\":true}}"),
+        200);
     t->sleep_ms(t, 10LL * 60 * 1000);
     cJSON *ks = t_get(w, "Kustomization/flux-system/flux-system");
     ck_assert_ptr_null(simw_condition_status(ks, "Reconciling"));
@@ -455,8 +479,9 @@ START_TEST(test_flux_reconcile_honours_suspend)
     ks = t_get(w, "Kustomization/flux-system/infrastructure");
     ck_assert_str_eq(simw_condition_status(ks, "Reconciling"), "True");
     cJSON_Delete(ks);
-    ck_assert_int_eq(t_merge(t, "Kustomization", "flux-system", "flux-system",
-                             "{\"spec\":{\"suspend\":false}}"), 200);
+    ck_assert_int_eq(
+        t_merge(t, "Kustomization", "flux-system", "flux-system", "{\"spec\":{\"suspend\":false}}"),
+        200);
     t->sleep_ms(t, 2000);
     ks = t_get(w, "Kustomization/flux-system/flux-system");
     ck_assert_str_eq(simw_condition_status(ks, "Reconciling"), "True");
@@ -508,24 +533,28 @@ START_TEST(test_write_counting_follows_the_api_server)
     rs_transport *t = sim_transport_open(w, "stage", NULL);
     rs_resp r;
     ck_assert_int_eq(t_patch(t, "Secret", "flux-system", "variables-base", RS_PATCH_MERGE,
-                             "{\"metadata\":{\"labels\":{\"a\":\"b\"}}}", &r), 200);
+                             "{\"metadata\":{\"labels\":{\"a\":\"b\"}}}", &r),
+                     200);
     char *rv = rs_xstrdup(t_str(r.body, "/metadata/resourceVersion"));
     rs_resp_free(&r);
     ck_assert_int_eq(t_counter(w, "writes"), 1);
     ck_assert_int_eq(t_kind_writes(w, "Secret"), 1);
     /* A no-op patch is a write but keeps resourceVersion. */
     ck_assert_int_eq(t_patch(t, "Secret", "flux-system", "variables-base", RS_PATCH_MERGE,
-                             "{\"metadata\":{\"labels\":{\"a\":\"b\"}}}", &r), 200);
+                             "{\"metadata\":{\"labels\":{\"a\":\"b\"}}}", &r),
+                     200);
     ck_assert_str_eq(t_str(r.body, "/metadata/resourceVersion"), rv);
     rs_resp_free(&r);
     ck_assert_int_eq(t_counter(w, "writes"), 2);
     /* A failed JSON Patch test is 422 and a stale resourceVersion is 409: no write. */
-    ck_assert_int_eq(t_patch(t, "Secret", "flux-system", "variables-base", RS_PATCH_JSON,
-                             "[{\"op\":\"test\",\"path\":\"/metadata/resourceVersion\",\"value\":\"1\"}]",
-                             &r), 422);
+    ck_assert_int_eq(
+        t_patch(t, "Secret", "flux-system", "variables-base", RS_PATCH_JSON,
+                "[{\"op\":\"test\",\"path\":\"/metadata/resourceVersion\",\"value\":\"1\"}]", &r),
+        422);
     rs_resp_free(&r);
     ck_assert_int_eq(t_patch(t, "Secret", "flux-system", "variables-base", RS_PATCH_MERGE,
-                             "{\"metadata\":{\"resourceVersion\":\"1\",\"labels\":{\"c\":\"d\"}}}", &r),
+                             "{\"metadata\":{\"resourceVersion\":\"1\",\"labels\":{\"c\":\"d\"}}}",
+                             &r),
                      409);
     rs_resp_free(&r);
     ck_assert_int_eq(t_counter(w, "writes"), 2);
@@ -534,7 +563,8 @@ START_TEST(test_write_counting_follows_the_api_server)
     ck_assert_int_eq(t_call(t, RS_OP_OPENBAO_WRITE, "infrastructure/x", "{\"k\":\"v\"}", &r), 200);
     rs_resp_free(&r);
     ck_assert_int_eq(t_call(t, RS_OP_TALOS_PATCH, "prod-worker-1",
-                            "{\"machine\":{\"nodeAnnotations\":{\"x\":\"1\"}}}", &r), 200);
+                            "{\"machine\":{\"nodeAnnotations\":{\"x\":\"1\"}}}", &r),
+                     200);
     rs_resp_free(&r);
     ck_assert_int_eq(t_kind_writes(w, "openbao"), 1);
     ck_assert_int_eq(t_kind_writes(w, "talos.patch"), 1);
@@ -552,15 +582,20 @@ START_TEST(test_lease_and_policy_counters)
     cJSON *before = sim_counters_snapshot(w);
     rs_transport *t = sim_transport_open(w, "stage", NULL);
     ck_assert_int_eq(t_merge(t, "Lease", "flux-system", "ghcr-auth-refresh",
-                             "{\"spec\":{\"holderIdentity\":\"h1\"}}"), 200);
+                             "{\"spec\":{\"holderIdentity\":\"h1\"}}"),
+                     200);
     ck_assert_int_eq(t_merge(t, "Kustomization", "flux-system", "infrastructure",
-                             "{\"spec\":{\"suspend\":true}}"), 200);
+                             "{\"spec\":{\"suspend\":true}}"),
+                     200);
     ck_assert_int_eq(t_merge(t, "Kustomization", "flux-system", "infrastructure",
-                             "{\"spec\":{\"suspend\":true}}"), 200);
+                             "{\"spec\":{\"suspend\":true}}"),
+                     200);
     ck_assert_int_eq(t_merge(t, "Kustomization", "flux-system", "infrastructure",
-                             "{\"spec\":{\"suspend\":false}}"), 200);
-    ck_assert_int_eq(t_merge(t, "Secret", "flux-system", "variables-base",
-                             "{\"spec\":{\"suspend\":true}}"), 200);
+                             "{\"spec\":{\"suspend\":false}}"),
+                     200);
+    ck_assert_int_eq(
+        t_merge(t, "Secret", "flux-system", "variables-base", "{\"spec\":{\"suspend\":true}}"),
+        200);
     cJSON *after = sim_counters_snapshot(w);
     cJSON *d = sim_counters_delta(before, after);
     ck_assert_int_eq(cJSON_GetObjectItemCaseSensitive(d, "lease_writes")->valueint, 1);
@@ -584,20 +619,24 @@ END_TEST
 static void t_take_full_fence(rs_transport *t)
 {
     ck_assert_int_eq(t_merge(t, "Lease", "flux-system", "ghcr-auth-refresh",
-                             "{\"spec\":{\"holderIdentity\":\"" T_HOLDER "\"}}"), 200);
+                             "{\"spec\":{\"holderIdentity\":\"" T_HOLDER "\"}}"),
+                     200);
     ck_assert_int_eq(t_merge(t, "Kustomization", "flux-system", "flux-system",
                              "{\"metadata\":{\"annotations\":{\"platform.devantler.tech/"
                              "ghcr-policy-parent-owner\":\"" T_HOLDER "\"}},"
-                             "\"spec\":{\"suspend\":true}}"), 200);
+                             "\"spec\":{\"suspend\":true}}"),
+                     200);
     ck_assert_int_eq(t_merge(t, "Kustomization", "flux-system", "infrastructure",
                              "{\"metadata\":{\"annotations\":{\"platform.devantler.tech/"
                              "ghcr-policy-handoff-owner\":\"" T_HOLDER "\","
                              "\"kustomize.toolkit.fluxcd.io/reconcile\":\"disabled\"}},"
-                             "\"spec\":{\"suspend\":true}}"), 200);
-    ck_assert_int_eq(t_merge(t, "Deployment", "flux-system", "kustomize-controller",
-                             "{\"spec\":{\"template\":{\"metadata\":{\"annotations\":"
-                             "{\"kubectl.kubernetes.io/restartedAt\":\"2026-01-01T00:00:01Z\"}}}}}"),
+                             "\"spec\":{\"suspend\":true}}"),
                      200);
+    ck_assert_int_eq(
+        t_merge(t, "Deployment", "flux-system", "kustomize-controller",
+                "{\"spec\":{\"template\":{\"metadata\":{\"annotations\":"
+                "{\"kubectl.kubernetes.io/restartedAt\":\"2026-01-01T00:00:01Z\"}}}}}"),
+        200);
 }
 
 START_TEST(test_fence_acquisition_counts_once_the_rollout_completes)
@@ -619,14 +658,16 @@ START_TEST(test_fence_acquisition_counts_once_the_rollout_completes)
     /* Releasing and re-taking the Lease while this run's restart stands is a
      * second acquisition. */
     ck_assert_int_eq(t_merge(t, "Lease", "flux-system", "ghcr-auth-refresh",
-                             "{\"spec\":{\"holderIdentity\":\"\"}}"), 200);
+                             "{\"spec\":{\"holderIdentity\":\"\"}}"),
+                     200);
     t_take_full_fence(t);
     ck_assert_int_eq(t_counter(w, "fence_acquisitions"), 2);
     ck_assert_int_eq(t_counter(w, "controller_restarts"), 1);
     /* A new restart drops the fence until its rollout completes. */
     ck_assert_int_eq(t_merge(t, "Deployment", "flux-system", "kustomize-controller",
                              "{\"spec\":{\"template\":{\"metadata\":{\"annotations\":"
-                             "{\"kubectl.kubernetes.io/restartedAt\":\"r2\"}}}}}"), 200);
+                             "{\"kubectl.kubernetes.io/restartedAt\":\"r2\"}}}}}"),
+                     200);
     ck_assert_int_eq(t_counter(w, "fence_acquisitions"), 2);
     t->sleep_ms(t, SIM_ROLLOUT_READY_MS);
     ck_assert_int_eq(t_counter(w, "fence_acquisitions"), 3);
@@ -649,6 +690,7 @@ static char *t_fingerprint(sim_world *w)
     rs_transport *t = sim_transport_open(w, "stage", NULL);
     cJSON *fp = cJSON_CreateObject();
     cJSON *ent = cJSON_AddArrayToObject(fp, "entropy");
+    cJSON_AddNumberToObject(fp, "pid", t->pid(t));
     for (int i = 0; i < 4; i++) {
         char buf[32];
         snprintf(buf, sizeof buf, "%llu", (unsigned long long)t->entropy(t));
@@ -695,6 +737,8 @@ START_TEST(test_same_seed_same_world)
     ck_assert_int_eq(sim_world_open(t_path, &a, NULL), RS_OK);
     rs_transport *ta = sim_transport_open(a, "stage", NULL);
     ck_assert(ta->entropy(ta) != tb->entropy(tb));
+    ck_assert_int_ge(ta->pid(ta), 1000);
+    ck_assert_int_ne(ta->pid(ta), tb->pid(tb));
     ta->close(ta);
     tb->close(tb);
     sim_world_close(a);
@@ -710,7 +754,11 @@ START_TEST(test_faults_fail_timeout_and_nth)
     sc_fault faults[] = {
         {.on = "kube.get Secret/*", .nth = 2, .effect = SC_FAULT_FAIL, .fail_status = 503},
         {.on = "openbao.read infrastructure/ghcr/auth", .nth = 1, .effect = SC_FAULT_TIMEOUT},
-        {.on = "kube.list Node", .nth = 1, .and_after = true, .effect = SC_FAULT_FAIL, .fail_status = 500},
+        {.on = "kube.list Node",
+         .nth = 1,
+         .and_after = true,
+         .effect = SC_FAULT_FAIL,
+         .fail_status = 500},
         {.on = "talos.reboot *", .nth = 1, .effect = SC_FAULT_FAIL, .fail_status = 500},
     };
     sc_run run = {.name = "stage", .faults = faults, .n_faults = 4};
@@ -750,15 +798,17 @@ END_TEST
 START_TEST(test_lost_response_is_applied_but_unanswered)
 {
     sim_world *w = t_build_open(t_path);
-    sc_fault faults[] = {{.on = "kube.patch PushSecret/flux-system/seed-ghcr", .nth = 1,
-                          .effect = SC_FAULT_LOST_RESPONSE},
-                         {.on = "kube.patch Lease/*", .nth = 1, .effect = SC_FAULT_FAIL,
-                          .fail_status = 409}};
+    sc_fault faults[] = {
+        {.on = "kube.patch PushSecret/flux-system/seed-ghcr",
+         .nth = 1,
+         .effect = SC_FAULT_LOST_RESPONSE},
+        {.on = "kube.patch Lease/*", .nth = 1, .effect = SC_FAULT_FAIL, .fail_status = 409}};
     sc_run run = {.name = "stage", .faults = faults, .n_faults = 2};
     rs_transport *t = sim_transport_open(w, "stage", &run);
     rs_resp r;
     ck_assert_int_eq(t_patch(t, "PushSecret", "flux-system", "seed-ghcr", RS_PATCH_MERGE,
-                             "{\"metadata\":{\"annotations\":{\"force-sync\":\"s1\"}}}", &r), 0);
+                             "{\"metadata\":{\"annotations\":{\"force-sync\":\"s1\"}}}", &r),
+                     0);
     ck_assert_str_eq(r.error, "lost response");
     ck_assert_ptr_null(r.body);
     rs_resp_free(&r);
@@ -767,7 +817,8 @@ START_TEST(test_lost_response_is_applied_but_unanswered)
     cJSON_Delete(ps);
     ck_assert_int_eq(t_counter(w, "writes"), 1);
     ck_assert_int_eq(t_merge(t, "Lease", "flux-system", "ghcr-auth-refresh",
-                             "{\"spec\":{\"holderIdentity\":\"x\"}}"), 409);
+                             "{\"spec\":{\"holderIdentity\":\"x\"}}"),
+                     409);
     ck_assert_int_eq(t_counter(w, "lease_writes"), 0);
     ck_assert_int_eq(t_counter(w, "writes"), 1);
     cJSON *lease = t_get(w, "Lease/flux-system/ghcr-auth-refresh");
@@ -817,6 +868,38 @@ START_TEST(test_during_applies_its_event_before_the_nth_call)
 }
 END_TEST
 
+/* The crashing run: a separate process (re-executed, so a memory checker
+ * watching the suite does not count what a kill -9 leaves unfreed). */
+static int t_crash_child(const char *path)
+{
+    sim_world *cw = NULL;
+    if (sim_world_open(path, &cw, NULL) != RS_OK) return 3;
+    sc_fault faults[] = {{.on = "kube.patch Secret/*", .nth = 1, .effect = SC_FAULT_CRASH}};
+    sc_run run = {.name = "stage", .faults = faults, .n_faults = 1};
+    rs_transport *t = sim_transport_open(cw, "stage", &run);
+    /* No ck_assert here: this process is not a Check test. */
+    const char *bodies[] = {"{\"spec\":{\"holderIdentity\":\"c\"}}",
+                            "{\"metadata\":{\"labels\":{\"x\":\"y\"}}}"};
+    const char *kinds[] = {"Lease", "Secret"};
+    const char *names[] = {"ghcr-auth-refresh", "variables-base"};
+    for (int i = 0; i < 2; i++) {
+        cJSON *body = cJSON_Parse(bodies[i]);
+        rs_req req = {.op = RS_OP_KUBE_PATCH,
+                      .kind = kinds[i],
+                      .ns = "flux-system",
+                      .name = names[i],
+                      .patch_type = RS_PATCH_MERGE,
+                      .body = body};
+        rs_resp r;
+        t->call(t, &req, &r);
+        rs_resp_free(&r);
+        cJSON_Delete(body);
+    }
+    return 4;
+}
+
+static char t_self[4096];
+
 START_TEST(test_crash_ends_the_run_with_the_world_committed)
 {
     sim_world *w = t_build_open(t_path);
@@ -824,14 +907,8 @@ START_TEST(test_crash_ends_the_run_with_the_world_committed)
     pid_t pid = fork();
     ck_assert_int_ge(pid, 0);
     if (pid == 0) {
-        sim_world *cw = NULL;
-        if (sim_world_open(t_path, &cw, NULL) != RS_OK) _exit(3);
-        sc_fault faults[] = {{.on = "kube.patch Secret/*", .nth = 1, .effect = SC_FAULT_CRASH}};
-        sc_run run = {.name = "stage", .faults = faults, .n_faults = 1};
-        rs_transport *t = sim_transport_open(cw, "stage", &run);
-        t_merge(t, "Lease", "flux-system", "ghcr-auth-refresh", "{\"spec\":{\"holderIdentity\":\"c\"}}");
-        t_merge(t, "Secret", "flux-system", "variables-base", "{\"metadata\":{\"labels\":{\"x\":\"y\"}}}");
-        _exit(4);
+        execl(t_self, t_self, "--crash-child", t_path, (char *)NULL);
+        _exit(5);
     }
     int wstatus = 0;
     ck_assert_int_eq(waitpid(pid, &wstatus, 0), pid);
@@ -863,8 +940,10 @@ START_TEST(test_talos_auth_loads_only_at_reboot)
     const char *img = "{\"image\":\"ghcr.io/devantler-tech/ksail:v7.178.30\"}";
     ck_assert_int_eq(t_call(t, RS_OP_TALOS_PATCH, "prod-worker-1",
                             "{\"machine\":{\"registries\":{\"config\":{\"ghcr.io\":{\"auth\":"
-                            "{\"username\":\"" CURRENT_USER "\",\"password\":\"" CURRENT_PASS "\"}}}}}}",
-                            &r), 200);
+                            "{\"username\":\"" CURRENT_USER "\",\"password\":\"" CURRENT_PASS
+                            "\"}}}}}}",
+                            &r),
+                     200);
     rs_resp_free(&r);
     char *cur = t_cred_text(w, "current");
     char *auth = sim_world_talos_auth(w, "prod-worker-1");
@@ -894,16 +973,21 @@ START_TEST(test_talos_auth_loads_only_at_reboot)
     rs_resp_free(&r);
     ck_assert_int_eq(t_call(t, RS_OP_TALOS_PATCH, "prod-worker-1",
                             "{\"machine\":{\"nodeAnnotations\":{\"platform.devantler.tech/"
-                            "ghcr-pull-verified-revision-v2\":\"abc\"}}}", &r), 200);
+                            "ghcr-pull-verified-revision-v2\":\"abc\"}}}",
+                            &r),
+                     200);
     rs_resp_free(&r);
     node = t_get(w, "Node/prod-worker-1");
-    ck_assert_str_eq(t_str(node, "/metadata/annotations/platform.devantler.tech~1ghcr-pull-verified-revision-v2"),
-                     "abc");
+    ck_assert_str_eq(
+        t_str(node,
+              "/metadata/annotations/platform.devantler.tech~1ghcr-pull-verified-revision-v2"),
+        "abc");
     cJSON_Delete(node);
     ck_assert_int_eq(t_call(t, RS_OP_TALOS_ETCD_STATUS, "prod-control-plane-1", NULL, &r), 200);
     ck_assert(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r.body, "healthy")));
     rs_resp_free(&r);
-    ck_assert_int_eq(t_event(w, "etcd.unhealthy", "{\"node\":\"prod-control-plane-1\"}", &e), RS_OK);
+    ck_assert_int_eq(t_event(w, "etcd.unhealthy", "{\"node\":\"prod-control-plane-1\"}", &e),
+                     RS_OK);
     ck_assert_int_eq(t_call(t, RS_OP_TALOS_ETCD_STATUS, "prod-control-plane-1", NULL, &r), 200);
     ck_assert(cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(r.body, "healthy")));
     rs_resp_free(&r);
@@ -933,19 +1017,24 @@ START_TEST(test_registry_tokens_and_manifests)
     ck_assert_ptr_null(strstr(tok, CURRENT_PASS));
     rs_resp_free(&r);
     char *mbody = rs_xasprintf("{\"token\":\"%s\"}", tok);
-    ck_assert_int_eq(t_call(t, RS_OP_REGISTRY_MANIFEST, "devantler-tech/ksail:v7.178.30", mbody, &r), 200);
+    ck_assert_int_eq(
+        t_call(t, RS_OP_REGISTRY_MANIFEST, "devantler-tech/ksail:v7.178.30", mbody, &r), 200);
     rs_resp_free(&r);
-    ck_assert_int_eq(t_call(t, RS_OP_REGISTRY_MANIFEST, "devantler-tech/ksail:v0.0.1", mbody, &r), 404);
+    ck_assert_int_eq(t_call(t, RS_OP_REGISTRY_MANIFEST, "devantler-tech/ksail:v0.0.1", mbody, &r),
+                     404);
     rs_resp_free(&r);
-    ck_assert_int_eq(t_call(t, RS_OP_REGISTRY_MANIFEST, "devantler-tech/wedding-app:latest", mbody, &r), 401);
+    ck_assert_int_eq(
+        t_call(t, RS_OP_REGISTRY_MANIFEST, "devantler-tech/wedding-app:latest", mbody, &r), 401);
     rs_resp_free(&r);
     ck_assert_int_eq(t_call(t, RS_OP_REGISTRY_TOKEN, "devantler-tech/ksail",
-                            "{\"username\":\"old-bot\",\"password\":\"tok-revoked-0000\"}", &r), 401);
+                            "{\"username\":\"old-bot\",\"password\":\"tok-revoked-0000\"}", &r),
+                     401);
     rs_resp_free(&r);
     ck_assert_int_eq(t_call(t, RS_OP_REGISTRY_TOKEN, "devantler-tech/other", good, &r), 401);
     rs_resp_free(&r);
     ck_assert_int_eq(t_event(w, "registry.revoke", "{\"credential\":\"current\"}", NULL), RS_OK);
-    ck_assert_int_eq(t_call(t, RS_OP_REGISTRY_MANIFEST, "devantler-tech/ksail:v7.178.30", mbody, &r), 401);
+    ck_assert_int_eq(
+        t_call(t, RS_OP_REGISTRY_MANIFEST, "devantler-tech/ksail:v7.178.30", mbody, &r), 401);
     rs_resp_free(&r);
     ck_assert_int_eq(t_counter(w, "writes"), 0);
     free(mbody);
@@ -959,10 +1048,14 @@ START_TEST(test_eviction_drains_and_pdb_blocks)
 {
     sim_world *w = t_build_open(t_path);
     rs_err e = {0};
-    ck_assert_int_eq(t_event(w, "pdb.block", "{\"node\":\"prod-worker-2\",\"for_ms\":10000}", &e), RS_OK);
+    ck_assert_int_eq(t_event(w, "pdb.block", "{\"node\":\"prod-worker-2\",\"for_ms\":10000}", &e),
+                     RS_OK);
     rs_transport *t = sim_transport_open(w, "stage", NULL);
     rs_resp r;
-    rs_req ev = {.op = RS_OP_KUBE_EVICT, .kind = "Pod", .ns = "wedding-app", .name = "wedding-app-prod-worker-1"};
+    rs_req ev = {.op = RS_OP_KUBE_EVICT,
+                 .kind = "Pod",
+                 .ns = "wedding-app",
+                 .name = "wedding-app-prod-worker-1"};
     ck_assert_int_eq(t->call(t, &ev, &r), 201);
     rs_resp_free(&r);
     ck_assert_int_eq(t->call(t, &ev, &r), 201);
@@ -974,7 +1067,8 @@ START_TEST(test_eviction_drains_and_pdb_blocks)
     cJSON *gone = NULL;
     ck_assert_int_eq(sim_world_get(w, "Pod/wedding-app/wedding-app-prod-worker-1", &gone), 404);
     cJSON_Delete(gone);
-    rs_req blocked = {.op = RS_OP_KUBE_EVICT, .kind = "Pod", .ns = "default", .name = "workload-prod-worker-2"};
+    rs_req blocked = {
+        .op = RS_OP_KUBE_EVICT, .kind = "Pod", .ns = "default", .name = "workload-prod-worker-2"};
     ck_assert_int_eq(t->call(t, &blocked, &r), 429);
     rs_resp_free(&r);
     ck_assert_int_eq(t_counter(w, "node_drains"), 2);
@@ -995,8 +1089,9 @@ START_TEST(test_event_errors_name_the_event)
 {
     sim_world *w = t_build_open(t_path);
     rs_err e = {0};
-    ck_assert_int_eq(t_event(w, "kube.patch", "{\"ref\":\"Secret/flux-system/nope\",\"merge-patch\":{}}", &e),
-                     RS_DATAERR);
+    ck_assert_int_eq(
+        t_event(w, "kube.patch", "{\"ref\":\"Secret/flux-system/nope\",\"merge-patch\":{}}", &e),
+        RS_DATAERR);
     ck_assert_ptr_nonnull(strstr(e.msg, "kube.patch"));
     ck_assert_ptr_nonnull(strstr(e.msg, "404"));
     ck_assert_int_eq(t_event(w, "etcd.unhealthy", "{\"node\":\"prod-worker-77\"}", &e), RS_DATAERR);
@@ -1004,11 +1099,15 @@ START_TEST(test_event_errors_name_the_event)
     ck_assert_int_eq(t_event(w, "volcano.erupt", "{}", &e), RS_DATAERR);
     ck_assert_int_eq(t_event(w, "kube.apply",
                              "{\"object\":{\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"c\","
-                             "\"namespace\":\"default\"},\"data\":{\"a\":\"1\"}}}", &e), RS_OK);
-    ck_assert_int_eq(t_event(w, "kube.apply",
-                             "{\"object\":{\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"c\","
-                             "\"namespace\":\"default\",\"resourceVersion\":\"1\"},\"data\":{\"a\":\"2\"}}}",
-                             &e), RS_OK);
+                             "\"namespace\":\"default\"},\"data\":{\"a\":\"1\"}}}",
+                             &e),
+                     RS_OK);
+    ck_assert_int_eq(
+        t_event(w, "kube.apply",
+                "{\"object\":{\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"c\","
+                "\"namespace\":\"default\",\"resourceVersion\":\"1\"},\"data\":{\"a\":\"2\"}}}",
+                &e),
+        RS_OK);
     cJSON *cm = t_get(w, "ConfigMap/default/c");
     ck_assert_str_eq(t_str(cm, "/data/a"), "2");
     cJSON_Delete(cm);
@@ -1028,23 +1127,28 @@ START_TEST(test_node_events_and_liveness)
     cJSON *fresh = t_get(w, "Node/prod-worker-3");
     ck_assert_str_ne(t_str(old, "/metadata/uid"), t_str(fresh, "/metadata/uid"));
     ck_assert_str_eq(t_str(fresh, "/status/addresses/0/address"), "10.1.0.3");
-    ck_assert_ptr_null(t_str(fresh, "/metadata/annotations/platform.devantler.tech~1ghcr-pull-verified-revision-v2"));
+    ck_assert_ptr_null(t_str(
+        fresh, "/metadata/annotations/platform.devantler.tech~1ghcr-pull-verified-revision-v2"));
     cJSON_Delete(old);
     cJSON_Delete(fresh);
-    ck_assert_int_eq(t_event(w, "node.add", "{\"role\":\"worker\",\"name\":\"prod-worker-4\"}", &e), RS_OK);
+    ck_assert_int_eq(t_event(w, "node.add", "{\"role\":\"worker\",\"name\":\"prod-worker-4\"}", &e),
+                     RS_OK);
     cJSON *added = t_get(w, "Node/prod-worker-4");
     ck_assert_str_eq(t_str(added, "/status/addresses/0/address"), "10.1.0.4");
     cJSON_Delete(added);
     ck_assert_int_eq(t_event(w, "talos.partial-apply",
                              "{\"nodes\":[\"prod-worker-1\"],\"drop-node-annotations\":true,"
-                             "\"registry-auth\":\"current\"}", &e), RS_OK);
+                             "\"registry-auth\":\"current\"}",
+                             &e),
+                     RS_OK);
     char *cur = t_cred_text(w, "current");
     char *auth = sim_world_talos_auth(w, "prod-worker-1");
     ck_assert_str_eq(auth, cur);
     free(auth);
     free(cur);
     cJSON *n1 = t_get(w, "Node/prod-worker-1");
-    ck_assert_ptr_null(t_str(n1, "/metadata/annotations/platform.devantler.tech~1ghcr-pull-verified-image-v2"));
+    ck_assert_ptr_null(
+        t_str(n1, "/metadata/annotations/platform.devantler.tech~1ghcr-pull-verified-image-v2"));
     cJSON_Delete(n1);
     ck_assert_int_eq(t_event(w, "runs.terminal", "[\"stage\"]", &e), RS_OK);
     rs_transport *t = sim_transport_open(w, "reassert", NULL);
@@ -1061,7 +1165,8 @@ START_TEST(test_node_events_and_liveness)
     ck_assert_int_eq(sim_world_secrets(w, &secrets, &n, NULL), RS_OK);
     ck_assert_uint_eq(n, 6);
     bool found = false;
-    for (size_t i = 0; i < n; i++) found = found || strcmp(secrets[i], CURRENT_PASS) == 0;
+    for (size_t i = 0; i < n; i++)
+        found = found || strcmp(secrets[i], CURRENT_PASS) == 0;
     ck_assert(found);
     sim_strings_free(secrets, n);
     sim_world_close(w);
@@ -1081,7 +1186,8 @@ START_TEST(test_sixty_node_world_answers_thousands_of_calls_quickly)
     for (int i = 0; i < 1000; i++) {
         tp_kube_get(t, "Secret", "flux-system", "variables-base", &r);
         rs_resp_free(&r);
-        t_merge(t, "Secret", "flux-system", "variables-base", "{\"metadata\":{\"labels\":{\"a\":\"b\"}}}");
+        t_merge(t, "Secret", "flux-system", "variables-base",
+                "{\"metadata\":{\"labels\":{\"a\":\"b\"}}}");
         t->sleep_ms(t, 2000);
         if (i % 50 == 0) {
             tp_kube_list(t, "Node", NULL, NULL, NULL, &r);
@@ -1131,8 +1237,12 @@ static Suite *world_suite(void)
     return s;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    if (argc == 3 && strcmp(argv[1], "--crash-child") == 0) return t_crash_child(argv[2]);
+    ssize_t n = readlink("/proc/self/exe", t_self, sizeof t_self - 1);
+    if (n <= 0) return EXIT_FAILURE;
+    t_self[n] = '\0';
     SRunner *sr = srunner_create(world_suite());
     srunner_run_all(sr, CK_NORMAL);
     int failed = srunner_ntests_failed(sr);
