@@ -33,6 +33,9 @@ test-asan: deps $(ASAN_BUILD)/CMakeCache.txt
 
 test: test-plain test-asan
 
+bench: build
+	./$(BUILD)/reassert sim --compare eager,lazy scenarios/*.yaml
+
 valgrind: build
 	sh tests/valgrind.sh $(BUILD)
 

@@ -4,6 +4,7 @@
  */
 #include "core/options.h"
 #include "core/rs.h"
+#include "reports/compare.h"
 #include "sim/runner.h"
 
 #include <stdio.h>
@@ -50,6 +51,8 @@ int main(int argc, char **argv)
             fprintf(stderr, "reassert: `sim serve` is not built yet\n");
             return RS_USAGE;
         }
+        for (int i = 2; i < argc; i++)
+            if (strcmp(argv[i], "--compare") == 0) return reports_compare_main(argc - 2, argv + 2);
         return sim_main(argc - 2, argv + 2);
     }
     if (argc > 1 && (strcmp(argv[1], "sweep") == 0 || strcmp(argv[1], "replay") == 0)) {

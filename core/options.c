@@ -17,6 +17,7 @@ const char *const rs_usage_text =
     "                 [--openbao-token-file FILE] [--record CASSETTE]\n"
     "  reassert sim SCENARIO.yaml... [--strategy lazy|eager] [--seed N] [--json]\n"
     "                 [--junit FILE] [--report DIR] [--record DIR]\n"
+    "  reassert sim --compare eager,lazy SCENARIO.yaml...   (before/after table)\n"
     "  reassert sim serve --db FILE [--scenario FILE] [--listen 127.0.0.1:PORT]\n"
     "  reassert sweep SCENARIO.yaml [--run NAME]\n"
     "  reassert replay CASSETTE [--strict|--reseed] [--strategy lazy|eager] [--json]\n"
