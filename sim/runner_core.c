@@ -5,6 +5,7 @@
  */
 #include "core/cred.h"
 #include "core/txn.h"
+#include "sim/config_file.h"
 #include "sim/runner.h"
 #include "sim/world.h"
 
@@ -57,6 +58,7 @@ int sim_run_core(const char *db_path, const char *run_name, const sc_run *run,
     char *text = NULL, *ciphertext = NULL;
     int code = RS_OK;
     if (sim_world_config(w, &cfg, &e) != RS_OK ||
+        (args->config_path && config_file_load(args->config_path, &cfg, &e) != RS_OK) ||
         sim_world_credential(w, desired_name, &text, &ciphertext, &e) != RS_OK) {
         fprintf(out, "::error::%s\n", e.msg);
         code = e.code;

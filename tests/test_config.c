@@ -1,0 +1,96 @@
+/*
+ * test_config.c — `--config FILE`: every key applies, an unknown key or a bad
+ * value names file:line:column, and a failed load changes nothing.
+ */
+#include "core/config.h"
+#include "sim/config_file.h"
+
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static char *write_tmp(const char *text)
+{
+    char *path = strdup("/tmp/reassert-config-XXXXXX");
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+    close(fd);
+    return path;
+}
+
+START_TEST(test_config_keys_apply_nested_and_dotted)
+{
+    char *p = write_tmp("fanout-namespaces: [a, b]\n"
+                        "lease: {name: l2, duration-s: 90}\n"
+                        "sync.attempts: 7\n"
+                        "sync:\n  interval-s: 3\n"
+                        "drain-timeout: 10m\n"
+                        "operator-image: ghcr.io/x/y:1\n"
+                        "required-pull-targets: [x/y:1]\n"
+                        "openbao: {path: p/q}\n");
+    rs_config c;
+    rs_config_defaults(&c);
+    rs_err e;
+    rs_err_clear(&e);
+    ck_assert_msg(config_file_load(p, &c, &e) == RS_OK, "%s", e.msg);
+    ck_assert_uint_eq(c.n_fanout, 2);
+    ck_assert_str_eq(c.fanout_namespaces[1], "b");
+    ck_assert_str_eq(c.lease_name, "l2");
+    ck_assert_int_eq(c.lease_duration_s, 90);
+    ck_assert_int_eq(c.sync_attempts, 7);
+    ck_assert_int_eq(c.sync_interval_ms, 3000);
+    ck_assert_int_eq(c.drain_timeout_ms, 600000);
+    ck_assert_str_eq(c.operator_image, "ghcr.io/x/y:1");
+    ck_assert_uint_eq(c.n_pull_targets, 1);
+    ck_assert_str_eq(c.openbao_path, "p/q");
+    ck_assert_str_eq(c.openbao_mount, "secret");
+    rs_config_free(&c);
+    unlink(p);
+    free(p);
+}
+END_TEST
+
+static void expect_error(const char *text, const char *suffix)
+{
+    char *p = write_tmp(text);
+    rs_config c;
+    rs_config_defaults(&c);
+    rs_err e;
+    rs_err_clear(&e);
+    ck_assert_int_eq(config_file_load(p, &c, &e), RS_DATAERR);
+    ck_assert_msg(strncmp(e.msg, p, strlen(p)) == 0 && strstr(e.msg, suffix), "got: %s", e.msg);
+    /* Nothing half-applied. */
+    ck_assert_int_eq(c.sync_attempts, 60);
+    ck_assert_str_eq(c.lease_name, "ghcr-auth-refresh");
+    rs_config_free(&c);
+    unlink(p);
+    free(p);
+}
+
+START_TEST(test_config_errors_name_line_column_and_key)
+{
+    expect_error("sync.attempts: 9\nbogus: 1\n", ":2:1: bogus: unknown configuration key");
+    expect_error("lease:\n  name: x\n  colour: red\n", ":3:3: lease.colour: unknown configuration key");
+    expect_error("sync.attempts: 9\nsync: {attempts: zero}\n", ":2:18: sync.attempts: expected a positive integer");
+    expect_error("drain-timeout: 45 minutes\n", ":1:16: drain-timeout: expected a duration");
+    expect_error("fanout-namespaces: []\n", ":1:20: fanout-namespaces: expected a non-empty list");
+    expect_error("sync: [1\n", ":");
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("config");
+    TCase *tc = tcase_create("config");
+    tcase_add_test(tc, test_config_keys_apply_nested_and_dotted);
+    tcase_add_test(tc, test_config_errors_name_line_column_and_key);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
