@@ -3,12 +3,12 @@
 # something is missing, so `make` on a prepared machine does no network work.
 set -eu
 pkgs="build-essential cmake pkg-config libsqlite3-dev libcjson-dev libfyaml-dev \
-libssl-dev check libcurl4-openssl-dev libmicrohttpd-dev"
+libssl-dev check libcurl4-openssl-dev libmicrohttpd-dev valgrind"
 missing=""
 for mod in sqlite3 libcjson libfyaml libcrypto check libcurl libmicrohttpd; do
   pkg-config --exists "$mod" 2>/dev/null || missing="$missing $mod"
 done
-for tool in cmake cc pkg-config; do
+for tool in cmake cc pkg-config valgrind; do
   command -v "$tool" >/dev/null 2>&1 || missing="$missing $tool"
 done
 [ -z "$missing" ] && exit 0

@@ -54,7 +54,7 @@ int sim_run_core(const char *db_path, const char *run_name, const sc_run *run,
         return e.code;
     }
     rs_config cfg;
-    rs_config_defaults(&cfg);
+    memset(&cfg, 0, sizeof cfg); /* sim_world_config fills it */
     char *text = NULL, *ciphertext = NULL;
     int code = RS_OK;
     if (sim_world_config(w, &cfg, &e) != RS_OK ||
