@@ -1,0 +1,64 @@
+#!/bin/sh
+# The CLI contract (DESIGN.md §7): exclusivity rules and bad input exit 64 with
+# a sentence, bad scenarios exit 65 naming file:line:column, --help tells the
+# truth and exits 0, and the sim's exit status follows its scenarios.
+set -u
+bin=$1
+src=$2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+passes=0
+expect() { # expect CODE DESCRIPTION -- ARGS...
+  want=$1; what=$2; shift 3
+  "$bin" "$@" >"$tmp/out" 2>&1
+  got=$?
+  if [ "$got" -eq "$want" ]; then passes=$((passes + 1)); else
+    echo "FAIL: $what: expected exit $want, got $got: $(head -c 300 "$tmp/out")"; fails=$((fails + 1)); fi
+}
+expect_text() { # expect_text TEXT DESCRIPTION
+  if grep -qF -- "$1" "$tmp/out"; then passes=$((passes + 1)); else
+    echo "FAIL: $2: output lacks '$1': $(head -c 300 "$tmp/out")"; fails=$((fails + 1)); fi
+}
+
+expect 0 "help" -- --help
+expect_text "reassert sim SCENARIO.yaml" "help lists sim"
+expect_text "Exit codes" "help lists exit codes"
+expect 0 "version" -- --version
+expect 64 "unknown flag" -- run --bogus
+expect_text "unknown option '--bogus'" "unknown flag names it"
+expect 64 "missing value" -- run --strategy
+expect 64 "bad strategy" -- run --strategy fast
+expect 64 "fences + check-only" -- run --fences --check-only
+expect 64 "fences + allow-incomplete" -- run --fences --allow-incomplete-fanout
+expect 64 "recover + record proof" -- run --recover-fences --record-runtime-proof /tmp/p
+expect 64 "fences + recover" -- run --fences --recover-fences
+expect 64 "check-only + reuse proof" -- run --check-only --reuse-runtime-proof /tmp/p
+expect 64 "allow-incomplete + record proof" -- run --allow-incomplete-fanout --record-runtime-proof /tmp/p
+expect 64 "both proof flags" -- run --record-runtime-proof /tmp/a --reuse-runtime-proof /tmp/b
+expect 64 "relative proof path" -- run --record-runtime-proof proof.json
+expect_text "must be absolute" "relative proof path says why"
+expect 64 "desired without sim transport" -- run --desired current
+expect 64 "sim transport without desired" -- run --transport sim:/tmp/x.db
+expect 64 "sim without files" -- sim
+expect 64 "sim bad strategy" -- sim --strategy fast "$src/scenarios/registry-denial.yaml"
+expect 64 "sim --compare needs eager,lazy" -- sim --compare lazy "$src/scenarios/registry-denial.yaml"
+
+printf 'name: broken\nseed: 1\ncluster: {preset: prod, credential: previous}\ndesired: current\nruns:\n  - name: r\n    colour: red\n' >"$tmp/bad.yaml"
+expect 65 "unknown scenario key" -- sim "$tmp/bad.yaml"
+expect_text "bad.yaml:7:5: runs[0].colour" "scenario error names file:line:col and field"
+expect 65 "one bad among good scenarios" -- sim "$src/scenarios/registry-denial.yaml" "$tmp/bad.yaml"
+
+printf 'name: wrong\nseed: 1\ncluster: {preset: prod, credential: previous}\ndesired: current\nruns:\n  - name: r\n    expect: {exit: 1}\n' >"$tmp/wrong.yaml"
+expect 1 "a failing scenario" -- sim "$tmp/wrong.yaml"
+expect_text "exit: expected 1, got 0" "failure names the expectation"
+expect 0 "passing scenarios" -- sim "$src/scenarios/registry-denial.yaml" "$src/scenarios/malformed-credential.yaml"
+expect_text "2 passed, 0 failed" "closing line"
+
+# Deterministic: same scenario and seed => same bytes.
+"$bin" sim --json "$src/scenarios/two-run-stage-reassert.yaml" >"$tmp/a.json" 2>/dev/null
+"$bin" sim --json "$src/scenarios/two-run-stage-reassert.yaml" >"$tmp/b.json" 2>/dev/null
+if cmp -s "$tmp/a.json" "$tmp/b.json"; then passes=$((passes + 1)); else
+  echo "FAIL: two runs of the same scenario differ"; fails=$((fails + 1)); fi
+echo "cli: $passes passed, $fails failed"
+[ "$fails" -eq 0 ]
