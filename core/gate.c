@@ -68,6 +68,7 @@ int64_t gate_now_ms(rs_gate *g)
 
 void gate_sleep_ms(rs_gate *g, int64_t ms)
 {
+    if (g->ops.heartbeat && g->held != GATE_NEED_NONE) g->ops.heartbeat(g->owner);
     g->t->sleep_ms(g->t, ms);
 }
 

@@ -37,6 +37,9 @@ typedef struct rs_gate_ops {
     rs_code (*take)(void *owner, gate_need need, rs_err *e);
     /* Asserts the fence is still held before a mutation (renews if due). */
     rs_code (*check)(void *owner, rs_err *e);
+    /* Called before every wait: renews the Lease when its heartbeat is due, so
+     * a long drain or reboot wait never lets it lapse. May be NULL. */
+    void (*heartbeat)(void *owner);
 } rs_gate_ops;
 
 typedef struct rs_gate {

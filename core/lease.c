@@ -233,3 +233,15 @@ rs_code lease_release(rs_txn *tx, rs_err *e)
     return rs_fail(e, RS_FAILED, "releasing Lease %s/%s failed; it is retained by %s",
                    tx->cfg->lease_ns, tx->cfg->lease_name, tx->holder);
 }
+
+void lease_heartbeat(rs_txn *tx)
+{
+    if (!tx->lease_held) return;
+    int64_t heartbeat_ms = (int64_t)tx->cfg->lease_heartbeat_s * 1000;
+    if (gate_now_ms(&tx->gate) - tx->lease_renewed_ms < heartbeat_ms) return;
+    rs_err e;
+    rs_err_clear(&e);
+    /* A failed renewal is noticed (and fails closed) at the next mutation's
+     * lease_assert_held; a wait has nothing to undo. */
+    if (lease_renew(tx, &e) != RS_OK) out_warning(tx->out, "%s", e.msg);
+}

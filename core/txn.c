@@ -60,6 +60,11 @@ static rs_code txn_fence_check(void *owner, rs_err *e)
     return lease_assert_held((rs_txn *)owner, e);
 }
 
+static void txn_fence_heartbeat(void *owner)
+{
+    lease_heartbeat((rs_txn *)owner);
+}
+
 static void txn_holder(rs_txn *tx)
 {
     uint64_t rnd = gate_entropy(&tx->gate);
@@ -294,7 +299,8 @@ void txn_run(rs_transport *t, const rs_config *cfg, const rs_options *opt,
     tx->cfg = cfg;
     tx->opt = opt;
     tx->out = out;
-    rs_gate_ops ops = {.take = txn_fence_take, .check = txn_fence_check};
+    rs_gate_ops ops = {
+        .take = txn_fence_take, .check = txn_fence_check, .heartbeat = txn_fence_heartbeat};
     gate_init(&tx->gate, t, ops, tx, !opt->strategy->fence_first);
     res->exit = RS_OK;
     res->outcome = "failed";

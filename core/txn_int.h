@@ -96,6 +96,8 @@ void kobj_describe(const rs_resp *r, char *buf, size_t len);
 rs_code lease_acquire(rs_txn *tx, rs_err *e);
 rs_code lease_assert_held(rs_txn *tx, rs_err *e);
 rs_code lease_release(rs_txn *tx, rs_err *e);
+/* Renews the Lease if held and its heartbeat is due (before waits). */
+void lease_heartbeat(rs_txn *tx);
 
 /* fence.c */
 tx_status fence_policy_take(rs_txn *tx);
