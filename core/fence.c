@@ -132,12 +132,7 @@ static tx_status fence_pause(rs_txn *tx, const fence_ks *k)
         }
         cJSON *patch = fence_pause_patch(tx, k, r.body);
         rs_resp_free(&r);
-        rs_req req = {.op = RS_OP_KUBE_PATCH, .kind = "Kustomization", .ns = k->ns,
-                      .name = k->name, .patch_type = RS_PATCH_JSON, .body = patch};
-        rs_resp w;
-        int ws = gate_fence_write(&tx->gate, &req, &w);
-        cJSON_Delete(patch);
-        rs_resp_free(&w);
+        int ws = kobj_fence_patch(tx, "Kustomization", k->ns, k->name, patch);
         if (ws == 200) return TX_OK;
         if (ws != 0 && ws != 409 && ws != 422) {
             rs_fail(&tx->err, RS_FAILED, "pausing Kustomization %s/%s failed (HTTP %d)", k->ns,
@@ -218,12 +213,7 @@ static tx_status fence_restart_controller(rs_txn *tx)
     kobj_patch_op(patch, "add",
                   "/spec/template/metadata/annotations/kubectl.kubernetes.io~1restartedAt",
                   cJSON_CreateString(stamp));
-    rs_req req = {.op = RS_OP_KUBE_PATCH, .kind = "Deployment", .ns = c->controller_ns,
-                  .name = c->controller_name, .patch_type = RS_PATCH_JSON, .body = patch};
-    rs_resp w;
-    int ws = gate_fence_write(&tx->gate, &req, &w);
-    cJSON_Delete(patch);
-    rs_resp_free(&w);
+    int ws = kobj_fence_patch(tx, "Deployment", c->controller_ns, c->controller_name, patch);
     if (ws == 0) {
         rs_resp rr;
         int rs = kobj_get(tx, "Deployment", c->controller_ns, c->controller_name, &rr);
@@ -337,12 +327,7 @@ static rs_code fence_resume(rs_txn *tx, const fence_ks *k, const char *who, rs_e
         free(owner);
         free(rec);
         rs_resp_free(&r);
-        rs_req req = {.op = RS_OP_KUBE_PATCH, .kind = "Kustomization", .ns = k->ns,
-                      .name = k->name, .patch_type = RS_PATCH_JSON, .body = patch};
-        rs_resp w;
-        int ws = gate_fence_write(&tx->gate, &req, &w);
-        cJSON_Delete(patch);
-        rs_resp_free(&w);
+        int ws = kobj_fence_patch(tx, "Kustomization", k->ns, k->name, patch);
         if (ws == 200) return RS_OK;
         if (ws != 0 && ws != 409 && ws != 422) break;
     }

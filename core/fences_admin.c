@@ -216,12 +216,7 @@ static rs_code fa_release_lease(rs_txn *tx, const char *holder, rs_err *e)
     kobj_patch_op(patch, "test", "/metadata/resourceVersion", cJSON_CreateString(rv));
     kobj_patch_op(patch, "test", "/spec/holderIdentity", cJSON_CreateString(holder));
     kobj_patch_op(patch, "replace", "/spec/holderIdentity", cJSON_CreateString(""));
-    rs_req req = {.op = RS_OP_KUBE_PATCH, .kind = "Lease", .ns = tx->cfg->lease_ns,
-                  .name = tx->cfg->lease_name, .patch_type = RS_PATCH_JSON, .body = patch};
-    rs_resp w;
-    int ws = gate_fence_write(&tx->gate, &req, &w);
-    cJSON_Delete(patch);
-    rs_resp_free(&w);
+    int ws = kobj_fence_patch(tx, "Lease", tx->cfg->lease_ns, tx->cfg->lease_name, patch);
     if (ws == 200) return RS_OK;
     return rs_fail(e, RS_FAILED, "releasing the Lease held by %s failed (HTTP %d)", holder, ws);
 }

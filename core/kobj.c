@@ -352,3 +352,27 @@ bool kobj_bool(const cJSON *obj, const char *a, const char *b)
     const cJSON *x = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(obj, a), b);
     return cJSON_IsTrue(x);
 }
+
+int kobj_fence_patch(rs_txn *tx, const char *kind, const char *ns, const char *name, cJSON *patch)
+{
+    rs_req req = {.op = RS_OP_KUBE_PATCH, .kind = kind, .ns = ns, .name = name,
+                  .patch_type = RS_PATCH_JSON, .body = patch};
+    rs_resp w;
+    int st = gate_fence_write(&tx->gate, &req, &w);
+    cJSON_Delete(patch);
+    rs_resp_free(&w);
+    return st;
+}
+
+gate_result kobj_gated_patch(rs_txn *tx, gate_need need, const char *kind, const char *ns,
+                             const char *name, cJSON *patch, int *status)
+{
+    rs_req req = {.op = RS_OP_KUBE_PATCH, .kind = kind, .ns = ns, .name = name,
+                  .patch_type = RS_PATCH_JSON, .body = patch};
+    rs_resp w;
+    gate_result g = gate_write(&tx->gate, need, &req, &w, &tx->err);
+    cJSON_Delete(patch);
+    *status = w.status;
+    rs_resp_free(&w);
+    return g;
+}

@@ -120,13 +120,8 @@ static tx_status node_reclaim(rs_txn *tx, const node_info *n)
     kobj_patch_op(patch, "remove", phase, NULL);
     free(owner);
     free(phase);
-    rs_req req = {.op = RS_OP_KUBE_PATCH, .kind = "Node", .name = n->name,
-                  .patch_type = RS_PATCH_JSON, .body = patch};
-    rs_resp w;
-    gate_result g = gate_write(&tx->gate, GATE_NEED_FULL, &req, &w, &tx->err);
-    cJSON_Delete(patch);
-    int st = w.status;
-    rs_resp_free(&w);
+    int st = 0;
+    gate_result g = kobj_gated_patch(tx, GATE_NEED_FULL, "Node", NULL, n->name, patch, &st);
     if (g == GATE_FENCE_TAKEN) return TX_RESTART;
     if (g != GATE_WRITTEN) return TX_FAIL;
     if (st != 200 && st != 0) {

@@ -143,15 +143,9 @@ static tx_status node_claim(rs_txn *tx, const node_info *n)
     kobj_patch_op(patch, "add", pp, cJSON_CreateString("claimed"));
     free(po);
     free(pp);
-    if (!cJSON_IsObject(NULL)) { /* spec always exists on a Node */ }
     kobj_patch_op(patch, "add", "/spec/unschedulable", cJSON_CreateTrue());
-    rs_req req = {.op = RS_OP_KUBE_PATCH, .kind = "Node", .name = n->name,
-                  .patch_type = RS_PATCH_JSON, .body = patch};
-    rs_resp w;
-    gate_result g = gate_write(&tx->gate, GATE_NEED_FULL, &req, &w, &tx->err);
-    cJSON_Delete(patch);
-    int st = w.status;
-    rs_resp_free(&w);
+    int st = 0;
+    gate_result g = kobj_gated_patch(tx, GATE_NEED_FULL, "Node", NULL, n->name, patch, &st);
     if (g != GATE_WRITTEN) {
         free(taints);
         return g == GATE_FENCE_TAKEN ? TX_RESTART : TX_FAIL;
@@ -196,12 +190,7 @@ static tx_status node_claim_patch(rs_txn *tx, const char *name, bool release, bo
     }
     free(po);
     free(pp);
-    rs_req req = {.op = RS_OP_KUBE_PATCH, .kind = "Node", .name = name,
-                  .patch_type = RS_PATCH_JSON, .body = patch};
-    rs_resp w;
-    int st = gate_fence_write(&tx->gate, &req, &w);
-    cJSON_Delete(patch);
-    rs_resp_free(&w);
+    int st = kobj_fence_patch(tx, "Node", NULL, name, patch);
     if (st == 200) return TX_OK;
     if (st == 0) { /* lost: re-read decides */
         rs_resp r;

@@ -89,6 +89,13 @@ char *kobj_annotation_pointer(const char *key);
 int kobj_get(rs_txn *tx, const char *kind, const char *ns, const char *name, rs_resp *r);
 /* obj.a.b is JSON true. */
 bool kobj_bool(const cJSON *obj, const char *a, const char *b);
+/* A JSON Patch that is itself a fence write (Lease, policy fences, node
+ * claims). patch is consumed. Returns the HTTP status (0: transport error). */
+int kobj_fence_patch(rs_txn *tx, const char *kind, const char *ns, const char *name, cJSON *patch);
+/* A JSON Patch through the write gate (which may take the fence first).
+ * patch is consumed; *status is the HTTP status when GATE_WRITTEN. */
+gate_result kobj_gated_patch(rs_txn *tx, gate_need need, const char *kind, const char *ns,
+                             const char *name, cJSON *patch, int *status);
 /* A sentence for a failed call: "HTTP 409 (Conflict: ...)" or the transport error. */
 void kobj_describe(const rs_resp *r, char *buf, size_t len);
 
