@@ -16,8 +16,21 @@
 
 static const char *const cnt_names[] = {
     "controller_restarts", "lease_writes", "writes",          "fence_acquisitions", "policy_pauses",
-    "node_reboots",        "node_drains",  "talos_mutations", "api_calls",
+    "node_reboots",        "node_drains",  "talos_mutations", "api_calls",          "kube_calls",
+    "openbao_calls",       "talos_calls",  "registry_calls",
 };
+
+/* The per-service counter a call also bumps besides api_calls; NULL for the
+ * run-liveness oracle, which is no service of the cluster. */
+const char *cnt_service_of(rs_op op)
+{
+    const char *name = rs_op_name(op);
+    if (strncmp(name, "kube.", 5) == 0) return "kube_calls";
+    if (strncmp(name, "openbao.", 8) == 0) return "openbao_calls";
+    if (strncmp(name, "talos.", 6) == 0) return "talos_calls";
+    if (strncmp(name, "registry.", 9) == 0) return "registry_calls";
+    return NULL;
+}
 
 void cnt_add(sim_world *w, const char *name, int64_t delta)
 {

@@ -11,6 +11,7 @@
 #include "sim/runner.h"
 
 #include "sim/expect.h"
+#include "sim/invariants.h"
 #include "sim/world.h"
 
 #include <errno.h>
@@ -183,10 +184,12 @@ static bool run_one(const sc_scenario *sc, const sc_run *run, const rs_strategy 
     rs_err_clear(&e);
     sim_world *w = NULL;
     cJSON *before = NULL;
+    inv_mark mark = {0};
     if (sim_world_open(db, &w, &e) == RS_OK) {
         for (size_t i = 0; i < run->n_before && e.code == RS_OK; i++)
             sim_world_apply_event(w, &run->before[i], &e);
         before = sim_counters_snapshot(w);
+        inv_mark_take(w, &mark);
         sim_world_close(w);
     }
     if (e.code != RS_OK) cJSON_AddItemToArray(failures, cJSON_CreateString(e.msg));
@@ -204,7 +207,15 @@ static bool run_one(const sc_scenario *sc, const sc_run *run, const rs_strategy 
         delta = sim_counters_delta(before, after);
         cJSON *expect = sc_expect_for(run, expect_as);
         expect_check(expect, code, delta, output, w, sc, failures);
-        expect_no_plaintext(w, output, "the run's output", failures);
+        inv_run ir = {.name = run->name,
+                      .args = run->args,
+                      .n_args = run->n_args,
+                      .desired = sc->desired,
+                      .exit_code = code,
+                      .output = output,
+                      .off = run->invariants_off,
+                      .n_off = run->n_invariants_off};
+        inv_check(w, &mark, &ir, failures);
         cJSON_Delete(expect);
         sim_world_close(w);
     } else {
@@ -219,9 +230,16 @@ static bool run_one(const sc_scenario *sc, const sc_run *run, const rs_strategy 
     cJSON_AddItemToObject(r, "counters", after ? after : cJSON_CreateObject());
     cJSON_AddItemToObject(r, "delta", delta ? delta : cJSON_CreateObject());
     cJSON_AddItemToObject(r, "failures", failures);
+    if (run->n_invariants_off) {
+        cJSON_AddItemToObject(r, "invariants_off",
+                              cJSON_CreateIntArray(run->invariants_off, (int)run->n_invariants_off));
+        cJSON_AddStringToObject(r, "invariants_off_reason",
+                                run->invariants_reason ? run->invariants_reason : "");
+    }
     cJSON_AddStringToObject(r, "output", output);
     cJSON_AddItemToArray(runs, r);
     cJSON_Delete(before);
+    inv_mark_free(&mark);
     free(output);
     free(unfired);
     return passed;
@@ -276,6 +294,14 @@ static void print_run_row(const cJSON *r)
            DV("policy_pauses"), DV("node_reboots"), DV("api_calls"), vs != vs ? 0.0 : vs,
            cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r, "passed")) ? "PASS" : "FAIL");
 #undef DV
+    const cJSON *off = cJSON_GetObjectItemCaseSensitive(r, "invariants_off");
+    if (cJSON_GetArraySize(off) > 0) {
+        printf("      invariants off:");
+        const cJSON *n;
+        cJSON_ArrayForEach(n, off) printf(" %d", n->valueint);
+        printf(" (reason: %s)\n", cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
+                                      r, "invariants_off_reason")));
+    }
     const cJSON *f;
     cJSON_ArrayForEach(f, cJSON_GetObjectItemCaseSensitive(r, "failures"))
         printf("      FAIL: %s\n", f->valuestring);

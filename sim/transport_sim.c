@@ -36,6 +36,9 @@ typedef struct simt_ctx {
     char **during_error;
     long long fence_rev; /* store revision at the last fence evaluation */
     int pid;             /* this run's simulated process id */
+    long long held_rev;  /* store revision lease_held/fences_held were read at */
+    bool lease_held;     /* this run holds the Lease (invariant 1) */
+    bool fences_held;    /* this run holds both policy fences (invariants 1, 3) */
 } simt_ctx;
 
 /* What a performed call did to the world, for counting. */
@@ -110,10 +113,16 @@ static void simt_count_kube(sim_world *w, const rs_req *req, const cJSON *before
 
 /* ---- kube ---- */
 
-static int simt_kube(sim_world *w, const rs_req *req, rs_resp *resp, simt_effect *fx)
+static bool is_node_patch(const rs_req *req)
+{
+    return req->op == RS_OP_KUBE_PATCH && str_eq(req->kind, "Node");
+}
+
+static int simt_kube(sim_world *w, const char *run_name, const rs_req *req, rs_resp *resp,
+                     simt_effect *fx)
 {
     sqlite3 *db = w->db;
-    bool tracked = is_policy_object(w, req) || is_controller(w, req);
+    bool tracked = is_policy_object(w, req) || is_controller(w, req) || is_node_patch(req);
     cJSON *before = tracked && req->name ? simw_get(w, req->kind, req->ns, req->name) : NULL;
     int status = 0;
     switch (req->op) {
@@ -143,6 +152,7 @@ static int simt_kube(sim_world *w, const rs_req *req, rs_resp *resp, simt_effect
         const char *name = req->name ? req->name : simw_json_str(req->body, npath, 2);
         cJSON *after = req->op == RS_OP_KUBE_DELETE ? NULL : resp->body;
         simt_count_kube(w, req, before, after);
+        if (is_node_patch(req)) inv_at_node_patch(w, run_name, req->name, before, after);
         ctl_after_write(w, req->kind, req->ns, name);
     }
     cJSON_Delete(before);
@@ -341,7 +351,8 @@ static int talos_etcd(sim_world *w, const rs_req *req, const char *node, rs_resp
     return 200;
 }
 
-static int simt_talos(sim_world *w, const rs_req *req, rs_resp *resp, simt_effect *fx)
+static int simt_talos(sim_world *w, const char *run_name, const rs_req *req, rs_resp *resp,
+                      simt_effect *fx)
 {
     const char *node = req->target ? req->target : "";
     if (!simw_talos_exists(w, node)) {
@@ -355,6 +366,7 @@ static int simt_talos(sim_world *w, const rs_req *req, rs_resp *resp, simt_effec
         status = talos_patch(w, node, req->body, resp);
         break;
     case RS_OP_TALOS_REBOOT:
+        inv_at_reboot(w, run_name, node);
         ctl_talos_reboot(w, node);
         cnt_add(w, "node_reboots", 1);
         resp->body = cJSON_CreateObject();
@@ -453,15 +465,16 @@ static int simt_liveness(sim_world *w, const rs_req *req, rs_resp *resp)
     return 200;
 }
 
-static int simt_perform(sim_world *w, const rs_req *req, rs_resp *resp, simt_effect *fx)
+static int simt_perform(simt_ctx *c, const rs_req *req, rs_resp *resp, simt_effect *fx)
 {
+    sim_world *w = c->w;
     switch (req->op) {
     case RS_OP_KUBE_GET:
     case RS_OP_KUBE_LIST:
     case RS_OP_KUBE_CREATE:
     case RS_OP_KUBE_PATCH:
     case RS_OP_KUBE_DELETE:
-        return simt_kube(w, req, resp, fx);
+        return simt_kube(w, c->run_name, req, resp, fx);
     case RS_OP_KUBE_EVICT:
         return simt_evict(w, req, resp, fx);
     case RS_OP_OPENBAO_READ:
@@ -475,7 +488,7 @@ static int simt_perform(sim_world *w, const rs_req *req, rs_resp *resp, simt_eff
     case RS_OP_COUNT:
         return 400;
     default:
-        return simt_talos(w, req, resp, fx);
+        return simt_talos(w, c->run_name, req, resp, fx);
     }
 }
 
@@ -545,14 +558,17 @@ static const char *status_reason(int code)
 static void simt_log(simt_ctx *c, const rs_req *req, int status, bool applied)
 {
     char *target = rs_req_target(req);
-    sqlite3_stmt *st = simw_stmt(c->w, "INSERT INTO call_log(run, op, target, status, applied,"
-                                       " vt_ms) VALUES(?1, ?2, ?3, ?4, ?5, ?6)");
+    sqlite3_stmt *st =
+        simw_stmt(c->w, "INSERT INTO call_log(run, op, target, status, applied, vt_ms,"
+                        " lease_held, fences_held) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
     sqlite3_bind_text(st, 1, c->run_name, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 2, rs_op_name(req->op), -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 3, target, -1, SQLITE_STATIC);
     sqlite3_bind_int(st, 4, status);
     sqlite3_bind_int(st, 5, applied);
     sqlite3_bind_int64(st, 6, simw_now(c->w));
+    sqlite3_bind_int(st, 7, c->lease_held);
+    sqlite3_bind_int(st, 8, c->fences_held);
     simw_step_done(c->w, st);
     free(target);
 }
@@ -594,6 +610,18 @@ static void simt_fence_check(simt_ctx *c)
     if (held != was) simw_meta_set_int(c->w, "run.fence_held", held);
 }
 
+/* Whether this run holds the Lease and both policy fences as the call is
+ * about to be performed (after any `during:` event), so the call log says
+ * what protected each write when it happened — the post-run state cannot.
+ * Re-read only when the store moved. */
+static void simt_held_refresh(simt_ctx *c)
+{
+    long long rev = store_revision(c->w->db);
+    if (rev == c->held_rev) return;
+    c->held_rev = rev;
+    inv_fence_flags(c->w, c->run_name, &c->lease_held, &c->fences_held);
+}
+
 /* ---- entry points ---- */
 
 static int simt_call(rs_transport *t, const rs_req *req, rs_resp *resp)
@@ -607,7 +635,10 @@ static int simt_call(rs_transport *t, const rs_req *req, rs_resp *resp)
     simt_during(c, opname);
     const sc_fault *f = simt_fault(c, opname);
     free(opname);
+    simt_held_refresh(c);
     cnt_add(w, "api_calls", 1);
+    const char *service = cnt_service_of(req->op);
+    if (service) cnt_add(w, service, 1);
     simt_effect fx = {0};
     int status = 0;
     if (f && f->effect == SC_FAULT_CRASH) {
@@ -621,7 +652,7 @@ static int simt_call(rs_transport *t, const rs_req *req, rs_resp *resp)
         ctl_advance_to(w, simw_now(w) + SIM_TIMEOUT_MS);
         snprintf(resp->error, sizeof resp->error, "timeout");
     } else {
-        status = simt_perform(w, req, resp, &fx);
+        status = simt_perform(c, req, resp, &fx);
         if (f && f->effect == SC_FAULT_LOST_RESPONSE) {
             ctl_advance_to(w, simw_now(w) + SIM_TIMEOUT_MS);
             cJSON_Delete(resp->body);
@@ -716,11 +747,13 @@ rs_transport *sim_transport_open(sim_world *w, const char *run_name, const sc_ru
     c->during_fired = rs_xcalloc(nd + 1, sizeof *c->during_fired);
     c->during_error = rs_xcalloc(nd + 1, sizeof *c->during_error);
     c->fence_rev = -1;
+    c->held_rev = -1;
     c->pid = simt_derive_pid(w, c->run_name);
     simw_begin(w);
     simw_meta_set(w, "run", c->run_name);
     simw_meta_set(w, "run.restarted_at", "");
     simw_meta_set_int(w, "run.fence_held", 0);
+    inv_run_begin(w, c->run_name);
     simw_commit(w);
     c->t = (rs_transport){.version = RS_TRANSPORT_VERSION,
                           .name = "sim",

@@ -34,7 +34,15 @@ static const char *const simw_schema =
     "CREATE TABLE writes_by_kind(kind TEXT PRIMARY KEY, value INTEGER NOT NULL);"
     "CREATE TABLE call_log(seq INTEGER PRIMARY KEY, run TEXT NOT NULL, op TEXT NOT NULL,"
     " target TEXT NOT NULL, status INTEGER NOT NULL, applied INTEGER NOT NULL,"
-    " vt_ms INTEGER NOT NULL);"
+    " vt_ms INTEGER NOT NULL, lease_held INTEGER NOT NULL DEFAULT 0,"
+    " fences_held INTEGER NOT NULL DEFAULT 0);"
+    "CREATE INDEX call_log_run ON call_log(run, seq);"
+    /* Violations the transport sees at call time (invariant 4): only then is
+     * the world's state before the call still observable. */
+    "CREATE TABLE violations(seq INTEGER PRIMARY KEY, run TEXT NOT NULL,"
+    " invariant INTEGER NOT NULL, message TEXT NOT NULL);"
+    "CREATE INDEX violations_run ON violations(run, seq);"
+    "CREATE TABLE cordons(run TEXT NOT NULL, node TEXT NOT NULL, PRIMARY KEY(run, node));"
     "CREATE TABLE eso_state(ref TEXT PRIMARY KEY, force_sync TEXT NOT NULL);"
     "CREATE TABLE flux_state(ref TEXT PRIMARY KEY, suspended INTEGER NOT NULL,"
     " requested_at TEXT NOT NULL, reconciling INTEGER NOT NULL);"

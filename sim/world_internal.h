@@ -1,6 +1,6 @@
 /*
  * world_internal.h — what the world's own files (world*.c, controllers.c,
- * transport_sim.c, counters.c) share and nobody else sees.
+ * transport_sim.c, counters.c, invariants.c) share and nobody else sees.
  *
  * The one idea: the sim_world handle holds only a database connection, a
  * cache of prepared statements and the configuration derived once at open;
@@ -32,6 +32,7 @@
 #define SIMW_ANN_RESTARTED_AT "kubectl.kubernetes.io/restartedAt"
 #define SIMW_ANN_FORCE_SYNC "force-sync"
 #define SIMW_ANN_REQUESTED_AT "reconcile.fluxcd.io/requestedAt"
+#define SIMW_ANN_DRAIN_OWNER "platform.devantler.tech/ghcr-auth-drain-owner"
 #define SIMW_TAINT_NOT_READY "node.kubernetes.io/not-ready"
 
 struct sim_world {
@@ -141,8 +142,24 @@ void ctl_rollout_status_refresh(sim_world *w);
 void cnt_add(sim_world *w, const char *name, int64_t delta);
 void cnt_kind_add(sim_world *w, const char *kind, int64_t delta);
 int64_t cnt_get(sim_world *w, const char *name);
+/* "kube_calls", "openbao_calls", "talos_calls", "registry_calls", or NULL. */
+const char *cnt_service_of(rs_op op);
 /* Whether the run holding identity run_ref holds the full fence right now. */
 bool cnt_fence_held(sim_world *w, const char *restarted_at_by_run);
+
+/* ---- invariants observed at call time (invariants.c) ---- */
+/* Forgets the cordons a previous run of the same name made. */
+void inv_run_begin(sim_world *w, const char *run_name);
+/* Whether run_name holds the Lease, and both policy fences (owner
+ * annotations naming one of its holders, spec.suspend true), right now. */
+void inv_fence_flags(sim_world *w, const char *run_name, bool *lease_held, bool *fences_held);
+/* After an applied Node patch (before/after the write): remembers a cordon
+ * this run made; records a violation for an uncordon it had no right to. */
+void inv_at_node_patch(sim_world *w, const char *run_name, const char *node, const cJSON *before,
+                       const cJSON *after);
+/* Before a talos.reboot is applied: records a violation when another node is
+ * still rebooting, or when node is a control plane and a peer is unhealthy. */
+void inv_at_reboot(sim_world *w, const char *run_name, const char *node);
 
 /* ---- events (world_events.c) ---- */
 rs_code simw_apply_event(sim_world *w, const sc_event *ev, rs_err *e);
