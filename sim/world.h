@@ -70,7 +70,9 @@ void sim_strings_free(char **v, size_t n);
  * {"controller_restarts": N, "lease_rv": "<rv>", "lease_writes": N, "writes": N,
  *  "writes_by_kind": {...}, "fence_acquisitions": N, "policy_pauses": N,
  *  "node_reboots": N, "node_drains": N, "talos_mutations": N, "api_calls": N,
- *  "virtual_seconds": <ms/1000 as a number>}. Caller frees. */
+ *  "kube_calls": N, "openbao_calls": N, "talos_calls": N, "registry_calls": N,
+ *  "virtual_seconds": <ms/1000 as a number>}. The four per-service call counts
+ *  extend §4 (same rules as api_calls). Caller frees. */
 cJSON *sim_counters_snapshot(sim_world *w);
 /* delta = after - before per counter; writes_by_kind as an object of deltas;
  * lease_rv replaced by "lease_rv_moved": bool. Caller frees. */
