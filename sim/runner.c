@@ -157,6 +157,8 @@ static int run_child(const char *db, const sc_scenario *sc, const sc_run *run,
                                 unfired_path);
         }
         fflush(stdout);
+        for (size_t i = 0; i < run->n_args; i++) free(argv[i]);
+        free(argv);
         _exit(code);
     }
     int status = 0;
