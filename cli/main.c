@@ -29,8 +29,8 @@ static int cmd_run(int argc, char **argv)
             fprintf(stderr, "reassert: --transport sim:FILE.db needs --desired NAME\n");
             return RS_USAGE;
         }
-        return sim_run_core(args.transport + 4, "cli", NULL, &args, NULL, args.desired_name,
-                            stdout, NULL);
+        return sim_run_core(args.transport + 4, "cli", NULL, &args, NULL, args.desired_name, stdout,
+                            NULL);
     }
     fprintf(stderr, "reassert: the live transport is not built yet; use --transport sim:FILE.db\n");
     return RS_USAGE;

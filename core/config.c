@@ -31,7 +31,8 @@ void rs_config_set_list(char **list, size_t *n, const char *const *values, size_
         list[i] = NULL;
     }
     if (count > RS_CONFIG_LIST_MAX) count = RS_CONFIG_LIST_MAX;
-    for (size_t i = 0; i < count; i++) list[i] = rs_xstrdup(values[i]);
+    for (size_t i = 0; i < count; i++)
+        list[i] = rs_xstrdup(values[i]);
     *n = count;
 }
 
@@ -77,14 +78,30 @@ void rs_config_defaults(rs_config *cfg)
 
 void rs_config_free(rs_config *cfg)
 {
-    char **strs[] = {&cfg->lease_ns,         &cfg->lease_name,         &cfg->parent_ns,
-                     &cfg->parent_name,      &cfg->child_ns,           &cfg->child_name,
-                     &cfg->controller_ns,    &cfg->controller_name,    &cfg->controller_selector,
-                     &cfg->operator_image,   &cfg->registry_host,      &cfg->openbao_mount,
-                     &cfg->openbao_path,     &cfg->openbao_property,   &cfg->variables_ns,
-                     &cfg->variables_name,   &cfg->variables_key,      &cfg->pushsecret_ns,
-                     &cfg->pushsecret_name,  &cfg->externalsecret_name, &cfg->consumer_name,
-                     &cfg->consumer_key,     &cfg->root_ns,            &cfg->root_name,
+    char **strs[] = {&cfg->lease_ns,
+                     &cfg->lease_name,
+                     &cfg->parent_ns,
+                     &cfg->parent_name,
+                     &cfg->child_ns,
+                     &cfg->child_name,
+                     &cfg->controller_ns,
+                     &cfg->controller_name,
+                     &cfg->controller_selector,
+                     &cfg->operator_image,
+                     &cfg->registry_host,
+                     &cfg->openbao_mount,
+                     &cfg->openbao_path,
+                     &cfg->openbao_property,
+                     &cfg->variables_ns,
+                     &cfg->variables_name,
+                     &cfg->variables_key,
+                     &cfg->pushsecret_ns,
+                     &cfg->pushsecret_name,
+                     &cfg->externalsecret_name,
+                     &cfg->consumer_name,
+                     &cfg->consumer_key,
+                     &cfg->root_ns,
+                     &cfg->root_name,
                      &cfg->root_key};
     for (size_t i = 0; i < RS_ARRAY_LEN(strs); i++) {
         free(*strs[i]);

@@ -40,11 +40,13 @@ typedef struct rs_config {
     char *openbao_mount, *openbao_path, *openbao_property;
 
     /* The chain's objects (§1). */
-    char *variables_ns, *variables_name, *variables_key; /* flux-system/variables-base ghcr_dockerconfigjson */
-    char *pushsecret_ns, *pushsecret_name;               /* flux-system/seed-ghcr */
-    char *externalsecret_name;                           /* <ns>/ghcr-auth */
-    char *consumer_name, *consumer_key;                  /* <ns>/ghcr-auth .dockerconfigjson */
-    char *root_ns, *root_name, *root_key; /* flux-system/ksail-registry-credentials .dockerconfigjson */
+    char *variables_ns, *variables_name,
+        *variables_key;                    /* flux-system/variables-base ghcr_dockerconfigjson */
+    char *pushsecret_ns, *pushsecret_name; /* flux-system/seed-ghcr */
+    char *externalsecret_name;             /* <ns>/ghcr-auth */
+    char *consumer_name, *consumer_key;    /* <ns>/ghcr-auth .dockerconfigjson */
+    char *root_ns, *root_name,
+        *root_key; /* flux-system/ksail-registry-credentials .dockerconfigjson */
 } rs_config;
 
 /* Fills cfg with the production defaults (strings are owned by cfg). */

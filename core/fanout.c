@@ -29,7 +29,9 @@ tx_status fanout_discover(rs_txn *tx, fanout_discovery *d)
     };
     bool crds_all = true;
     for (size_t i = 0; i < RS_ARRAY_LEN(probes); i++) {
-        rs_req req = {.op = RS_OP_KUBE_GET, .kind = probes[i].kind, .ns = probes[i].ns,
+        rs_req req = {.op = RS_OP_KUBE_GET,
+                      .kind = probes[i].kind,
+                      .ns = probes[i].ns,
                       .name = probes[i].name};
         rs_resp r;
         int st = gate_read(&tx->gate, &req, &r);
@@ -87,9 +89,8 @@ tx_status fanout_discover(rs_txn *tx, fanout_discovery *d)
 }
 
 /* Reads an ESO object; fills its refreshTime (may be empty) and readiness. */
-static int eso_read(rs_txn *tx, const char *kind, const char *ns, const char *name,
-                    char *refresh, size_t refresh_len, char rv[TX_RV_MAX], bool *ready,
-                    char **annotation)
+static int eso_read(rs_txn *tx, const char *kind, const char *ns, const char *name, char *refresh,
+                    size_t refresh_len, char rv[TX_RV_MAX], bool *ready, char **annotation)
 {
     rs_req req = {.op = RS_OP_KUBE_GET, .kind = kind, .ns = ns, .name = name};
     rs_resp r;
@@ -112,16 +113,20 @@ static int eso_read(rs_txn *tx, const char *kind, const char *ns, const char *na
 
 /* Annotates force-sync=<stamp>, resolving a lost response. Fills the
  * resourceVersion the annotate call returned (or the adopted re-read's). */
-static tx_status force_sync_annotate(rs_txn *tx, const char *kind, const char *ns,
-                                     const char *name, const char *stamp, char rv_out[TX_RV_MAX])
+static tx_status force_sync_annotate(rs_txn *tx, const char *kind, const char *ns, const char *name,
+                                     const char *stamp, char rv_out[TX_RV_MAX])
 {
     for (int attempt = 0; attempt < TX_CAS_ATTEMPTS_MAX; attempt++) {
         cJSON *patch = cJSON_CreateObject();
-        cJSON *ann = cJSON_AddObjectToObject(cJSON_AddObjectToObject(patch, "metadata"),
-                                             "annotations");
+        cJSON *ann =
+            cJSON_AddObjectToObject(cJSON_AddObjectToObject(patch, "metadata"), "annotations");
         cJSON_AddStringToObject(ann, "force-sync", stamp);
-        rs_req req = {.op = RS_OP_KUBE_PATCH, .kind = kind, .ns = ns, .name = name,
-                      .patch_type = RS_PATCH_MERGE, .body = patch};
+        rs_req req = {.op = RS_OP_KUBE_PATCH,
+                      .kind = kind,
+                      .ns = ns,
+                      .name = name,
+                      .patch_type = RS_PATCH_MERGE,
+                      .body = patch};
         rs_resp r;
         gate_result g = gate_write(&tx->gate, GATE_NEED_FULL, &req, &r, &tx->err);
         cJSON_Delete(patch);
@@ -148,14 +153,18 @@ static tx_status force_sync_annotate(rs_txn *tx, const char *kind, const char *n
         bool ours = rst == 200 && seen && strcmp(seen, stamp) == 0;
         free(seen);
         if (ours) {
-            out_info(tx->out, "%s %s/%s: force-sync response lost; our annotation is present, "
-                     "adopted", kind, ns, name);
+            out_info(tx->out,
+                     "%s %s/%s: force-sync response lost; our annotation is present, "
+                     "adopted",
+                     kind, ns, name);
             return TX_OK;
         }
         if (rst != 200) break;
     }
-    rs_fail(&tx->err, RS_FAILED, "force-sync of %s %s/%s: annotation could not be confirmed; "
-            "failing closed", kind, ns, name);
+    rs_fail(&tx->err, RS_FAILED,
+            "force-sync of %s %s/%s: annotation could not be confirmed; "
+            "failing closed",
+            kind, ns, name);
     return TX_FAIL;
 }
 
@@ -182,8 +191,10 @@ tx_status fanout_force_sync(rs_txn *tx, const char *kind, const char *ns, const 
         if (st == 200 && ready && (strcmp(refresh, before) != 0 || strcmp(rv, annotated_rv) != 0))
             return TX_OK;
     }
-    rs_fail(&tx->err, RS_FAILED, "force-sync of %s %s/%s did not complete within %d attempts "
-            "at %d ms", kind, ns, name, tx->cfg->sync_attempts, tx->cfg->sync_interval_ms);
+    rs_fail(&tx->err, RS_FAILED,
+            "force-sync of %s %s/%s did not complete within %d attempts "
+            "at %d ms",
+            kind, ns, name, tx->cfg->sync_attempts, tx->cfg->sync_interval_ms);
     return TX_FAIL;
 }
 
@@ -286,8 +297,10 @@ static tx_status fanout_consumers(rs_txn *tx, bool lazy, bool pushed)
         if (a != 200 || b != 200) {
             rs_resp_free(&consumers);
             rs_resp_free(&externals);
-            rs_fail(&tx->err, RS_FAILED, "listing consumer Secrets / ExternalSecrets failed "
-                    "(HTTP %d / %d)", a, b);
+            rs_fail(&tx->err, RS_FAILED,
+                    "listing consumer Secrets / ExternalSecrets failed "
+                    "(HTTP %d / %d)",
+                    a, b);
             return TX_FAIL;
         }
     }
@@ -340,7 +353,8 @@ tx_status fanout_converge(rs_txn *tx)
     tx_status s = fanout_variables(tx, lazy, &wrote);
     if (s == TX_OK) s = fanout_seed(tx, lazy, wrote, &pushed);
     if (s == TX_OK) s = fanout_consumers(tx, lazy, pushed);
-    if (s == TX_OK) out_info(tx->out, "fan-out verified: every consumer holds the desired credential");
+    if (s == TX_OK)
+        out_info(tx->out, "fan-out verified: every consumer holds the desired credential");
     out_group_end(tx->out);
     return s;
 }

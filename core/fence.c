@@ -85,8 +85,9 @@ static cJSON *fence_pause_patch(rs_txn *tx, const fence_ks *k, const cJSON *obj)
 {
     cJSON *patch = cJSON_CreateArray();
     kobj_patch_op(patch, "test", "/metadata/resourceVersion", cJSON_CreateString(kobj_rv(obj)));
-    kobj_patch_op(patch, "test", "/metadata/uid",
-                  cJSON_CreateString(kobj_str(obj, "metadata.uid") ? kobj_str(obj, "metadata.uid") : ""));
+    kobj_patch_op(
+        patch, "test", "/metadata/uid",
+        cJSON_CreateString(kobj_str(obj, "metadata.uid") ? kobj_str(obj, "metadata.uid") : ""));
     const cJSON *md = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
     if (!cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(md, "annotations")))
         kobj_patch_op(patch, "add", "/metadata/annotations", cJSON_CreateObject());
@@ -115,7 +116,8 @@ static tx_status fence_pause(rs_txn *tx, const fence_ks *k)
             return TX_FAIL;
         }
         char uid[128];
-        snprintf(uid, sizeof uid, "%s", kobj_str(r.body, "metadata.uid") ? kobj_str(r.body, "metadata.uid") : "");
+        snprintf(uid, sizeof uid, "%s",
+                 kobj_str(r.body, "metadata.uid") ? kobj_str(r.body, "metadata.uid") : "");
         if (fence_tuple_ours(tx, k, r.body, uid)) {
             rs_resp_free(&r);
             return TX_OK;
@@ -147,11 +149,13 @@ static tx_status fence_pause(rs_txn *tx, const fence_ks *k)
 }
 
 /* Collects the UIDs of the controller's pods. Returns the HTTP status. */
-static int controller_pods(rs_txn *tx, char uids[][64], int *n, int *ready_new,
-                           char old[][64], int n_old, int *old_left)
+static int controller_pods(rs_txn *tx, char uids[][64], int *n, int *ready_new, char old[][64],
+                           int n_old, int *old_left)
 {
     rs_resp r;
-    rs_req req = {.op = RS_OP_KUBE_LIST, .kind = "Pod", .ns = tx->cfg->controller_ns,
+    rs_req req = {.op = RS_OP_KUBE_LIST,
+                  .kind = "Pod",
+                  .ns = tx->cfg->controller_ns,
                   .label_selector = tx->cfg->controller_selector};
     int st = gate_read(&tx->gate, &req, &r);
     *n = 0;
@@ -164,7 +168,8 @@ static int controller_pods(rs_txn *tx, char uids[][64], int *n, int *ready_new,
         const char *uid = kobj_str(it, "metadata.uid");
         if (!uid || *n >= FENCE_POD_PAGE_MAX) continue;
         bool is_old = false;
-        for (int i = 0; i < n_old; i++) is_old = is_old || strcmp(old[i], uid) == 0;
+        for (int i = 0; i < n_old; i++)
+            is_old = is_old || strcmp(old[i], uid) == 0;
         if (is_old && old_left) (*old_left)++;
         bool terminating = kobj_str(it, "metadata.deletionTimestamp") != NULL;
         if (!is_old && !terminating && kobj_condition_true(it, "Ready") && ready_new)
@@ -190,8 +195,8 @@ static tx_status fence_restart_controller(rs_txn *tx)
     int st = kobj_get(tx, "Deployment", c->controller_ns, c->controller_name, &r);
     if (st != 200 || !r.body) {
         rs_resp_free(&r);
-        rs_fail(&tx->err, RS_FAILED, "reading Deployment %s/%s failed (HTTP %d)",
-                c->controller_ns, c->controller_name, st);
+        rs_fail(&tx->err, RS_FAILED, "reading Deployment %s/%s failed (HTTP %d)", c->controller_ns,
+                c->controller_name, st);
         return TX_FAIL;
     }
     const cJSON *spec = cJSON_GetObjectItemCaseSensitive(r.body, "spec");
@@ -217,14 +222,14 @@ static tx_status fence_restart_controller(rs_txn *tx)
     if (ws == 0) {
         rs_resp rr;
         int rs = kobj_get(tx, "Deployment", c->controller_ns, c->controller_name, &rr);
-        const cJSON *ann = rs == 200 ? cJSON_GetObjectItemCaseSensitive(
-                                           cJSON_GetObjectItemCaseSensitive(
-                                               cJSON_GetObjectItemCaseSensitive(
-                                                   cJSON_GetObjectItemCaseSensitive(rr.body, "spec"),
-                                                   "template"),
-                                               "metadata"),
-                                           "annotations")
-                                     : NULL;
+        const cJSON *ann =
+            rs == 200 ? cJSON_GetObjectItemCaseSensitive(
+                            cJSON_GetObjectItemCaseSensitive(
+                                cJSON_GetObjectItemCaseSensitive(
+                                    cJSON_GetObjectItemCaseSensitive(rr.body, "spec"), "template"),
+                                "metadata"),
+                            "annotations")
+                      : NULL;
         const cJSON *v = cJSON_GetObjectItemCaseSensitive(ann, FENCE_RESTARTED_AT);
         ws = cJSON_IsString(v) && strcmp(v->valuestring, stamp) == 0 ? 200 : 0;
         rs_resp_free(&rr);
@@ -236,7 +241,8 @@ static tx_status fence_restart_controller(rs_txn *tx)
     }
     out_info(tx->out, "restarted %s/%s; waiting for every pre-restart pod to be replaced",
              c->controller_ns, c->controller_name);
-    int attempts = (c->rollout_timeout_s * 1000) / (c->sync_interval_ms > 0 ? c->sync_interval_ms : 1000);
+    int attempts =
+        (c->rollout_timeout_s * 1000) / (c->sync_interval_ms > 0 ? c->sync_interval_ms : 1000);
     for (int attempt = 0; attempt < attempts; attempt++) {
         gate_sleep_ms(&tx->gate, c->sync_interval_ms);
         char now[FENCE_POD_PAGE_MAX][64];
@@ -245,8 +251,10 @@ static tx_status fence_restart_controller(rs_txn *tx)
             old_left == 0 && ready_new >= want)
             return TX_OK;
     }
-    rs_fail(&tx->err, RS_FAILED, "kustomize-controller rollout did not replace every pod within "
-            "%d s; root auth unchanged", c->rollout_timeout_s);
+    rs_fail(&tx->err, RS_FAILED,
+            "kustomize-controller rollout did not replace every pod within "
+            "%d s; root auth unchanged",
+            c->rollout_timeout_s);
     return TX_FAIL;
 }
 
@@ -258,14 +266,16 @@ static tx_status fence_child_settled(rs_txn *tx, const fence_ks *k)
         rs_resp r;
         int st = kobj_get(tx, "Kustomization", k->ns, k->name, &r);
         char uid[128];
-        snprintf(uid, sizeof uid, "%s", st == 200 && kobj_str(r.body, "metadata.uid") ? kobj_str(r.body, "metadata.uid") : "");
+        snprintf(uid, sizeof uid, "%s",
+                 st == 200 && kobj_str(r.body, "metadata.uid") ? kobj_str(r.body, "metadata.uid")
+                                                               : "");
         bool ours = st == 200 && fence_tuple_ours(tx, k, r.body, uid);
         char rv[TX_RV_MAX];
         snprintf(rv, sizeof rv, "%s", st == 200 ? kobj_rv(r.body) : "");
         rs_resp_free(&r);
         if (!ours) {
-            rs_fail(&tx->err, RS_FAILED, "Kustomization %s/%s lost our fence while settling",
-                    k->ns, k->name);
+            rs_fail(&tx->err, RS_FAILED, "Kustomization %s/%s lost our fence while settling", k->ns,
+                    k->name);
             return TX_FAIL;
         }
         if (last[0] && strcmp(last, rv) == 0) return TX_OK;
@@ -306,13 +316,16 @@ static rs_code fence_resume(rs_txn *tx, const fence_ks *k, const char *who, rs_e
                            k->ns, k->name, st);
         }
         char uid[128];
-        snprintf(uid, sizeof uid, "%s", kobj_str(r.body, "metadata.uid") ? kobj_str(r.body, "metadata.uid") : "");
+        snprintf(uid, sizeof uid, "%s",
+                 kobj_str(r.body, "metadata.uid") ? kobj_str(r.body, "metadata.uid") : "");
         if (!fence_tuple_is(k, r.body, uid, who)) {
             bool free_now = fence_ks_free(k, r.body);
             rs_resp_free(&r);
             if (free_now && attempt > 0) return RS_OK; /* our lost resume was applied */
-            return rs_fail(e, RS_FAILED, "Kustomization %s/%s no longer carries our fence; "
-                           "not resuming it", k->ns, k->name);
+            return rs_fail(e, RS_FAILED,
+                           "Kustomization %s/%s no longer carries our fence; "
+                           "not resuming it",
+                           k->ns, k->name);
         }
         cJSON *patch = cJSON_CreateArray();
         kobj_patch_op(patch, "test", "/metadata/uid", cJSON_CreateString(uid));
@@ -353,8 +366,10 @@ void fence_policy_release(rs_txn *tx, rs_result *res)
     if (tx->child_held) {
         /* Resuming the parent while the child is still fenced would let Flux
          * re-apply the child's owner annotations away: keep both. */
-        out_error(tx->out, "parent fence %s/%s retained because the child fence is retained "
-                  "(owner %s); see `reassert --fences`", parent.ns, parent.name, tx->holder);
+        out_error(tx->out,
+                  "parent fence %s/%s retained because the child fence is retained "
+                  "(owner %s); see `reassert --fences`",
+                  parent.ns, parent.name, tx->holder);
         res->exit = rs_code_worst(res->exit, RS_FAILED);
         res->outcome = "failed";
         return;
@@ -380,8 +395,8 @@ bool fence_policy_residual(rs_txn *tx, char *what, size_t len)
         bool residual = st != 200 || !fence_ks_free(&ks[i], r.body);
         if (residual && !what[0]) {
             const char *owner = st == 200 ? kobj_annotation(r.body, ks[i].owner_key) : NULL;
-            snprintf(what, len, "Kustomization %s/%s (owner %s, suspend %s)", ks[i].ns,
-                     ks[i].name, owner ? owner : "none",
+            snprintf(what, len, "Kustomization %s/%s (owner %s, suspend %s)", ks[i].ns, ks[i].name,
+                     owner ? owner : "none",
                      st == 200 && kobj_bool(r.body, "spec", "suspend") ? "true" : "false");
         }
         rs_resp_free(&r);

@@ -40,7 +40,8 @@ static bool holder_run_ref(const char *holder, char *out, size_t len)
     const char *last = strrchr(holder, '-');
     if (!first || !last || last == first) return false;
     const char *pid = last - 1;
-    while (pid > first && *pid != '-') pid--;
+    while (pid > first && *pid != '-')
+        pid--;
     if (pid <= first) return false;
     size_t n = (size_t)(pid - first - 1);
     if (n == 0 || n >= len) return false;
@@ -60,8 +61,8 @@ static int fa_liveness(rs_txn *tx, const char *run_ref)
     return verdict;
 }
 
-static void fa_add(rs_txn *tx, fa_report *rep, fa_kind kind, const char *object,
-                   const char *holder, const char *detail)
+static void fa_add(rs_txn *tx, fa_report *rep, fa_kind kind, const char *object, const char *holder,
+                   const char *detail)
 {
     if (rep->n >= FA_MAX) return;
     fa_fence *f = &rep->f[rep->n++];
@@ -92,8 +93,10 @@ static void fa_collect(rs_txn *tx, fa_report *rep)
     struct {
         fa_kind kind;
         const char *ns, *name, *key;
-    } ks[] = {{FA_PARENT, c->parent_ns, c->parent_name, "platform.devantler.tech/ghcr-policy-parent-owner"},
-              {FA_CHILD, c->child_ns, c->child_name, "platform.devantler.tech/ghcr-policy-handoff-owner"}};
+    } ks[] = {{FA_PARENT, c->parent_ns, c->parent_name,
+               "platform.devantler.tech/ghcr-policy-parent-owner"},
+              {FA_CHILD, c->child_ns, c->child_name,
+               "platform.devantler.tech/ghcr-policy-handoff-owner"}};
     for (size_t i = 0; i < 2; i++) {
         st = kobj_get(tx, "Kustomization", ks[i].ns, ks[i].name, &r);
         if (st == 200) {
@@ -143,31 +146,38 @@ static void fa_release_command(rs_txn *tx, const fa_fence *f, char *buf, size_t 
     const rs_config *c = tx->cfg;
     switch (f->kind) {
     case FA_LEASE:
-        snprintf(buf, len, "kubectl -n %s patch lease %s --type=json -p '[{\"op\":\"test\",\"path\":"
+        snprintf(buf, len,
+                 "kubectl -n %s patch lease %s --type=json -p '[{\"op\":\"test\",\"path\":"
                  "\"/spec/holderIdentity\",\"value\":\"%s\"},{\"op\":\"replace\",\"path\":"
-                 "\"/spec/holderIdentity\",\"value\":\"\"}]'", c->lease_ns, c->lease_name, f->holder);
+                 "\"/spec/holderIdentity\",\"value\":\"\"}]'",
+                 c->lease_ns, c->lease_name, f->holder);
         break;
     case FA_PARENT:
     case FA_CHILD: {
         bool child = f->kind == FA_CHILD;
-        snprintf(buf, len, "kubectl -n %s patch kustomization %s --type=json -p '[{\"op\":\"test\","
-                 "\"path\":\"/metadata/annotations/platform.devantler.tech~1ghcr-policy-%s-owner\","
-                 "\"value\":\"%s\"},{\"op\":\"replace\",\"path\":\"/spec/suspend\",\"value\":false},"
-                 "{\"op\":\"remove\",\"path\":\"/metadata/annotations/platform.devantler.tech~1ghcr-"
-                 "policy-%s-owner\"}%s]'", child ? c->child_ns : c->parent_ns,
-                 child ? c->child_name : c->parent_name, child ? "handoff" : "parent", f->holder,
-                 child ? "handoff" : "parent",
-                 child ? ",{\"op\":\"remove\",\"path\":\"/metadata/annotations/"
-                         "kustomize.toolkit.fluxcd.io~1reconcile\"}" : "");
+        snprintf(
+            buf, len,
+            "kubectl -n %s patch kustomization %s --type=json -p '[{\"op\":\"test\","
+            "\"path\":\"/metadata/annotations/platform.devantler.tech~1ghcr-policy-%s-owner\","
+            "\"value\":\"%s\"},{\"op\":\"replace\",\"path\":\"/spec/suspend\",\"value\":false},"
+            "{\"op\":\"remove\",\"path\":\"/metadata/annotations/platform.devantler.tech~1ghcr-"
+            "policy-%s-owner\"}%s]'",
+            child ? c->child_ns : c->parent_ns, child ? c->child_name : c->parent_name,
+            child ? "handoff" : "parent", f->holder, child ? "handoff" : "parent",
+            child ? ",{\"op\":\"remove\",\"path\":\"/metadata/annotations/"
+                    "kustomize.toolkit.fluxcd.io~1reconcile\"}"
+                  : "");
         break;
     }
     case FA_NODE:
-        snprintf(buf, len, "inspect the node first; then: kubectl patch node %s --type=json -p "
-                 "'[{\"op\":\"test\",\"path\":\"/metadata/annotations/platform.devantler.tech~1"
-                 "ghcr-auth-drain-owner\",\"value\":\"%s\"},{\"op\":\"remove\",\"path\":\"/metadata/"
-                 "annotations/platform.devantler.tech~1ghcr-auth-drain-owner\"},{\"op\":\"remove\","
-                 "\"path\":\"/metadata/annotations/platform.devantler.tech~1ghcr-auth-drain-phase\"}]'",
-                 f->object + 5, f->holder);
+        snprintf(
+            buf, len,
+            "inspect the node first; then: kubectl patch node %s --type=json -p "
+            "'[{\"op\":\"test\",\"path\":\"/metadata/annotations/platform.devantler.tech~1"
+            "ghcr-auth-drain-owner\",\"value\":\"%s\"},{\"op\":\"remove\",\"path\":\"/metadata/"
+            "annotations/platform.devantler.tech~1ghcr-auth-drain-owner\"},{\"op\":\"remove\","
+            "\"path\":\"/metadata/annotations/platform.devantler.tech~1ghcr-auth-drain-phase\"}]'",
+            f->object + 5, f->holder);
         break;
     }
 }
@@ -244,7 +254,8 @@ void fences_recover(rs_txn *tx, rs_result *res)
     }
     if (lease && (parent || child)) {
         refuse = true;
-        snprintf(why, sizeof why, "the Lease and policy fences are both held; release them by hand");
+        snprintf(why, sizeof why,
+                 "the Lease and policy fences are both held; release them by hand");
     }
     rs_err e;
     rs_err_clear(&e);
@@ -253,7 +264,8 @@ void fences_recover(rs_txn *tx, rs_result *res)
         if (rep->n == 0 && !rep->read_failed) {
             res->outcome = "recovered";
         } else {
-            out_error(tx->out, "refusing to recover fences: %s", why[0] ? why : "fence objects could not be read");
+            out_error(tx->out, "refusing to recover fences: %s",
+                      why[0] ? why : "fence objects could not be read");
             res->exit = RS_FAILED;
             res->outcome = "failed";
         }

@@ -150,7 +150,8 @@ static int secret_classify(rs_txn *tx, const char *ns, const char *name, const c
         if (cJSON_IsString(v)) {
             size_t len = 0;
             char *text = (char *)base64_decode(v->valuestring, &len);
-            *state = text && cred_matches_text(&tx->cred, text, len) ? SECRET_DESIRED : SECRET_OTHER;
+            *state =
+                text && cred_matches_text(&tx->cred, text, len) ? SECRET_DESIRED : SECRET_OTHER;
             free(text);
         }
     }
@@ -161,8 +162,8 @@ static int secret_classify(rs_txn *tx, const char *ns, const char *name, const c
 /* Creates a missing Secret holding the credential (bootstrap of a fresh
  * cluster's root secret). A lost response is adopted only if the re-read
  * shows our value. */
-static tx_status secret_create_desired(rs_txn *tx, gate_need need, const char *ns,
-                                       const char *name, const char *key, const char *b64)
+static tx_status secret_create_desired(rs_txn *tx, gate_need need, const char *ns, const char *name,
+                                       const char *key, const char *b64)
 {
     cJSON *obj = cJSON_CreateObject();
     cJSON_AddStringToObject(obj, "apiVersion", "v1");
@@ -170,9 +171,9 @@ static tx_status secret_create_desired(rs_txn *tx, gate_need need, const char *n
     cJSON *md = cJSON_AddObjectToObject(obj, "metadata");
     cJSON_AddStringToObject(md, "name", name);
     cJSON_AddStringToObject(md, "namespace", ns);
-    cJSON_AddStringToObject(obj, "type", strcmp(key, ".dockerconfigjson") == 0
-                                             ? "kubernetes.io/dockerconfigjson"
-                                             : "Opaque");
+    cJSON_AddStringToObject(obj, "type",
+                            strcmp(key, ".dockerconfigjson") == 0 ? "kubernetes.io/dockerconfigjson"
+                                                                  : "Opaque");
     cJSON_AddStringToObject(cJSON_AddObjectToObject(obj, "data"), key, b64);
     rs_req req = {.op = RS_OP_KUBE_CREATE, .kind = "Secret", .ns = ns, .body = obj};
     rs_resp r;
@@ -191,8 +192,7 @@ static tx_status secret_create_desired(rs_txn *tx, gate_need need, const char *n
         char rv[TX_RV_MAX];
         bool has_data;
         secret_state now;
-        if (secret_classify(tx, ns, name, key, rv, &has_data, &now) == 200 &&
-            now == SECRET_DESIRED)
+        if (secret_classify(tx, ns, name, key, rv, &has_data, &now) == 200 && now == SECRET_DESIRED)
             return TX_OK;
     }
     rs_fail(&tx->err, RS_FAILED, "creating Secret %s/%s: %s", ns, name, why);
@@ -221,8 +221,12 @@ tx_status kobj_secret_put_desired(rs_txn *tx, gate_need need, const char *ns, co
         }
         if (attempt == 0) before = state;
         cJSON *patch = secret_patch(rv, key, b64, has_data);
-        rs_req req = {.op = RS_OP_KUBE_PATCH, .kind = "Secret", .ns = ns, .name = name,
-                      .patch_type = RS_PATCH_JSON, .body = patch};
+        rs_req req = {.op = RS_OP_KUBE_PATCH,
+                      .kind = "Secret",
+                      .ns = ns,
+                      .name = name,
+                      .patch_type = RS_PATCH_JSON,
+                      .body = patch};
         rs_resp r;
         gate_result g = gate_write(&tx->gate, need, &req, &r, &tx->err);
         cJSON_Delete(patch);
@@ -249,8 +253,8 @@ tx_status kobj_secret_put_desired(rs_txn *tx, gate_need need, const char *ns, co
         secret_state now;
         if (secret_classify(tx, ns, name, key, rv2, &has_data, &now) != 200) {
             rs_fail(&tx->err, RS_FAILED,
-                    "Secret %s/%s: write response lost and the re-read failed; failing closed",
-                    ns, name);
+                    "Secret %s/%s: write response lost and the re-read failed; failing closed", ns,
+                    name);
             break;
         }
         if (now == SECRET_DESIRED) {
@@ -277,8 +281,11 @@ tx_status kobj_secret_put_desired(rs_txn *tx, gate_need need, const char *ns, co
 int kobj_list(rs_txn *tx, const char *kind, const char *ns, const char *label_selector,
               const char *field_selector, rs_resp *r)
 {
-    rs_req req = {.op = RS_OP_KUBE_LIST, .kind = kind, .ns = ns,
-                  .label_selector = label_selector, .field_selector = field_selector};
+    rs_req req = {.op = RS_OP_KUBE_LIST,
+                  .kind = kind,
+                  .ns = ns,
+                  .label_selector = label_selector,
+                  .field_selector = field_selector};
     return gate_read(&tx->gate, &req, r);
 }
 
@@ -355,8 +362,12 @@ bool kobj_bool(const cJSON *obj, const char *a, const char *b)
 
 int kobj_fence_patch(rs_txn *tx, const char *kind, const char *ns, const char *name, cJSON *patch)
 {
-    rs_req req = {.op = RS_OP_KUBE_PATCH, .kind = kind, .ns = ns, .name = name,
-                  .patch_type = RS_PATCH_JSON, .body = patch};
+    rs_req req = {.op = RS_OP_KUBE_PATCH,
+                  .kind = kind,
+                  .ns = ns,
+                  .name = name,
+                  .patch_type = RS_PATCH_JSON,
+                  .body = patch};
     rs_resp w;
     int st = gate_fence_write(&tx->gate, &req, &w);
     cJSON_Delete(patch);
@@ -367,8 +378,12 @@ int kobj_fence_patch(rs_txn *tx, const char *kind, const char *ns, const char *n
 gate_result kobj_gated_patch(rs_txn *tx, gate_need need, const char *kind, const char *ns,
                              const char *name, cJSON *patch, int *status)
 {
-    rs_req req = {.op = RS_OP_KUBE_PATCH, .kind = kind, .ns = ns, .name = name,
-                  .patch_type = RS_PATCH_JSON, .body = patch};
+    rs_req req = {.op = RS_OP_KUBE_PATCH,
+                  .kind = kind,
+                  .ns = ns,
+                  .name = name,
+                  .patch_type = RS_PATCH_JSON,
+                  .body = patch};
     rs_resp w;
     gate_result g = gate_write(&tx->gate, need, &req, &w, &tx->err);
     cJSON_Delete(patch);

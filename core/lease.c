@@ -34,7 +34,9 @@ static const char *lease_holder(const cJSON *lease, bool *present)
 
 static int lease_get(rs_txn *tx, rs_resp *r)
 {
-    rs_req req = {.op = RS_OP_KUBE_GET, .kind = "Lease", .ns = tx->cfg->lease_ns,
+    rs_req req = {.op = RS_OP_KUBE_GET,
+                  .kind = "Lease",
+                  .ns = tx->cfg->lease_ns,
                   .name = tx->cfg->lease_name};
     return gate_read(&tx->gate, &req, r);
 }
@@ -50,8 +52,12 @@ static void add_op(cJSON *patch, const char *op, const char *path, const char *v
 
 static int lease_patch(rs_txn *tx, cJSON *patch, rs_resp *r)
 {
-    rs_req req = {.op = RS_OP_KUBE_PATCH, .kind = "Lease", .ns = tx->cfg->lease_ns,
-                  .name = tx->cfg->lease_name, .patch_type = RS_PATCH_JSON, .body = patch};
+    rs_req req = {.op = RS_OP_KUBE_PATCH,
+                  .kind = "Lease",
+                  .ns = tx->cfg->lease_ns,
+                  .name = tx->cfg->lease_name,
+                  .patch_type = RS_PATCH_JSON,
+                  .body = patch};
     int st = gate_fence_write(&tx->gate, &req, r);
     cJSON_Delete(patch);
     return st;
@@ -101,8 +107,8 @@ static rs_code lease_create(rs_txn *tx, rs_err *e)
     kobj_describe(&r, why, sizeof why);
     rs_resp_free(&r);
     if (st == 201 || st == 200 || (st == 0 && lease_reread_ours(tx) == 1)) return RS_OK;
-    return rs_fail(e, RS_FAILED, "creating Lease %s/%s: %s", tx->cfg->lease_ns,
-                   tx->cfg->lease_name, why);
+    return rs_fail(e, RS_FAILED, "creating Lease %s/%s: %s", tx->cfg->lease_ns, tx->cfg->lease_name,
+                   why);
 }
 
 rs_code lease_acquire(rs_txn *tx, rs_err *e)
@@ -199,7 +205,8 @@ rs_code lease_assert_held(rs_txn *tx, rs_err *e)
     rs_resp_free(&r);
     if (!ours) {
         tx->lease_held = false;
-        return rs_fail(e, RS_FAILED, "Lease %s/%s is no longer held by this run (HTTP %d); "
+        return rs_fail(e, RS_FAILED,
+                       "Lease %s/%s is no longer held by this run (HTTP %d); "
                        "refusing to write",
                        tx->cfg->lease_ns, tx->cfg->lease_name, st);
     }

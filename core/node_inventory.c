@@ -16,7 +16,8 @@
 
 void node_inventory_free(node_inventory *inv)
 {
-    for (size_t i = 0; i < inv->n; i++) free(inv->nodes[i].taints);
+    for (size_t i = 0; i < inv->n; i++)
+        free(inv->nodes[i].taints);
     free(inv->nodes);
     cJSON_Delete(inv->list);
     memset(inv, 0, sizeof *inv);
@@ -31,15 +32,15 @@ static const char *str_at(const cJSON *o, const char *a, const char *b)
 static const char *annotation(const cJSON *node, const char *key)
 {
     const cJSON *md = cJSON_GetObjectItemCaseSensitive(node, "metadata");
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(
-        cJSON_GetObjectItemCaseSensitive(md, "annotations"), key);
+    const cJSON *v =
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(md, "annotations"), key);
     return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
 char *node_taints_signature(const cJSON *node)
 {
-    const cJSON *taints = cJSON_GetObjectItemCaseSensitive(
-        cJSON_GetObjectItemCaseSensitive(node, "spec"), "taints");
+    const cJSON *taints =
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(node, "spec"), "taints");
     cJSON *keep = cJSON_CreateArray();
     const cJSON *t;
     cJSON_ArrayForEach(t, taints)

@@ -42,8 +42,10 @@ static int node_auth_matches(rs_txn *tx, const node_info *n)
         tx->auth_cache[tx->auth_cache_n++].verdict = verdict;
     }
     if (verdict < 0)
-        out_warning(tx->out, "Talos auth of node %s could not be read; deciding on its "
-                    "annotations alone", n->name);
+        out_warning(tx->out,
+                    "Talos auth of node %s could not be read; deciding on its "
+                    "annotations alone",
+                    n->name);
     return verdict;
 }
 
@@ -71,10 +73,14 @@ static node_mode node_target_mode(rs_txn *tx, const node_info *n)
 static const char *mode_name(node_mode m)
 {
     switch (m) {
-    case NODE_PROOF_ONLY: return "proof-only";
-    case NODE_IMAGE_ONLY: return "image-only";
-    case NODE_REBOOT: return "reboot";
-    default: return "none";
+    case NODE_PROOF_ONLY:
+        return "proof-only";
+    case NODE_IMAGE_ONLY:
+        return "image-only";
+    case NODE_REBOOT:
+        return "reboot";
+    default:
+        return "none";
     }
 }
 
@@ -130,8 +136,10 @@ static tx_status node_reclaim(rs_txn *tx, const node_info *n)
         return TX_FAIL;
     }
     if (n->unschedulable)
-        out_warning(tx->out, "Node %s: orphaned fence reclaimed; the node is left cordoned on "
-                    "purpose (its pre-claim schedulability is unknown)", n->name);
+        out_warning(tx->out,
+                    "Node %s: orphaned fence reclaimed; the node is left cordoned on "
+                    "purpose (its pre-claim schedulability is unknown)",
+                    n->name);
     return TX_OK;
 }
 
@@ -151,14 +159,16 @@ static tx_status node_fences_check(rs_txn *tx, const node_inventory *inv, bool *
             continue;
         }
         size_t used = strlen(names);
-        snprintf(names + used, sizeof names - used, "%s%s (owner %s, phase %s%s)",
-                 used ? ", " : "", n->name, n->owner ? n->owner : "none",
-                 n->phase ? n->phase : "missing", n->journal ? ", recovery journal" : "");
+        snprintf(names + used, sizeof names - used, "%s%s (owner %s, phase %s%s)", used ? ", " : "",
+                 n->name, n->owner ? n->owner : "none", n->phase ? n->phase : "missing",
+                 n->journal ? ", recovery journal" : "");
     }
     if (tx->lease_held) tx->reclaim_done = true;
     if (names[0]) {
-        rs_fail(&tx->err, RS_FAILED, "residual node fences: %s; failing closed (see "
-                "`reassert --fences`)", names);
+        rs_fail(&tx->err, RS_FAILED,
+                "residual node fences: %s; failing closed (see "
+                "`reassert --fences`)",
+                names);
         return TX_FAIL;
     }
     return TX_OK;
@@ -190,7 +200,8 @@ tx_status node_pass(rs_txn *tx, bool *processed)
         for (size_t i = 0; i < inv.n && s == TX_OK; i++) {
             node_info *n = &inv.nodes[i];
             bool done = false;
-            for (size_t j = 0; j < n_seen; j++) done = done || strcmp(seen[j], n->uid) == 0;
+            for (size_t j = 0; j < n_seen; j++)
+                done = done || strcmp(seen[j], n->uid) == 0;
             node_mode m = node_target_mode(tx, n);
             if (m == NODE_OK) continue;
             any = true;
@@ -203,8 +214,7 @@ tx_status node_pass(rs_txn *tx, bool *processed)
             node_auth_forget(tx, n->uid);
             if (s == TX_OK) {
                 *processed = true;
-                if (n_seen < NODE_SEEN_MAX)
-                    snprintf(seen[n_seen++], NODE_UID_MAX, "%s", n->uid);
+                if (n_seen < NODE_SEEN_MAX) snprintf(seen[n_seen++], NODE_UID_MAX, "%s", n->uid);
             }
         }
         node_inventory_free(&inv);

@@ -43,11 +43,15 @@ static tx_status node_revalidate(rs_txn *tx, const node_info *n, cJSON **fresh)
     const node_info *m = ok ? &inv.nodes[0] : NULL;
     bool same = ok && strcmp(m->uid, n->uid) == 0 && strcmp(m->ip, n->ip) == 0 &&
                 m->control_plane == n->control_plane;
-    if (same && fresh) *fresh = cJSON_Duplicate(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(inv.list, "items"), 0), 1);
+    if (same && fresh)
+        *fresh = cJSON_Duplicate(
+            cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(inv.list, "items"), 0), 1);
     node_inventory_free(&inv);
     if (!same) {
-        rs_fail(&tx->err, RS_FAILED, "Node %s changed identity (UID/InternalIP/role) since the "
-                "inventory; refusing to mutate it (replaced mid-roll?)", n->name);
+        rs_fail(&tx->err, RS_FAILED,
+                "Node %s changed identity (UID/InternalIP/role) since the "
+                "inventory; refusing to mutate it (replaced mid-roll?)",
+                n->name);
         return TX_FAIL;
     }
     return TX_OK;
@@ -80,16 +84,19 @@ static tx_status node_talos_write(rs_txn *tx, const node_info *n, rs_op op, cJSO
 /* Every other control plane Ready, etcd healthy, not a learner, no alarms. */
 static tx_status node_quorum(rs_txn *tx, const node_info *n, const char *when)
 {
-    rs_req req = {.op = RS_OP_KUBE_LIST, .kind = "Node",
+    rs_req req = {.op = RS_OP_KUBE_LIST,
+                  .kind = "Node",
                   .label_selector = "node-role.kubernetes.io/control-plane"};
     rs_resp r;
     int st = gate_read(&tx->gate, &req, &r);
     node_inventory inv;
     char err[256];
     if (st != 200 || !node_inventory_parse(r.body, &inv, err, sizeof err)) {
-        if (st == 200) node_inventory_free(&inv); else rs_resp_free(&r);
-        rs_fail(&tx->err, RS_FAILED, "quorum proof for %s: listing control planes failed",
-                n->name);
+        if (st == 200)
+            node_inventory_free(&inv);
+        else
+            rs_resp_free(&r);
+        rs_fail(&tx->err, RS_FAILED, "quorum proof for %s: listing control planes failed", n->name);
         return TX_FAIL;
     }
     r.body = NULL;
@@ -102,15 +109,19 @@ static tx_status node_quorum(rs_txn *tx, const node_info *n, const char *when)
         rs_resp sr, ar;
         int s1 = gate_read(&tx->gate, &es, &sr);
         int s2 = gate_read(&tx->gate, &ea, &ar);
-        bool healthy = s1 == 200 && cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(sr.body, "healthy")) &&
+        bool healthy = s1 == 200 &&
+                       cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(sr.body, "healthy")) &&
                        !cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(sr.body, "learner"));
-        bool alarms = s2 != 200 || cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(ar.body, "alarms")) > 0;
+        bool alarms = s2 != 200 ||
+                      cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(ar.body, "alarms")) > 0;
         rs_resp_free(&sr);
         rs_resp_free(&ar);
         if (!p->ready || !healthy || alarms) {
             rs_fail(&tx->err, RS_FAILED, "refusing to reboot control plane %s %s: peer %s is %s",
                     n->name, when, p->name,
-                    !p->ready ? "not Ready" : !healthy ? "not a healthy etcd voter" : "raising etcd alarms");
+                    !p->ready  ? "not Ready"
+                    : !healthy ? "not a healthy etcd voter"
+                               : "raising etcd alarms");
             s = TX_FAIL;
         }
     }
@@ -135,10 +146,12 @@ static tx_status node_claim(rs_txn *tx, const node_info *n)
     cJSON *patch = cJSON_CreateArray();
     kobj_patch_op(patch, "test", "/metadata/resourceVersion", cJSON_CreateString(kobj_rv(fresh)));
     kobj_patch_op(patch, "test", "/metadata/uid", cJSON_CreateString(n->uid));
-    if (!cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(fresh, "metadata"), "annotations")))
+    if (!cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(
+            cJSON_GetObjectItemCaseSensitive(fresh, "metadata"), "annotations")))
         kobj_patch_op(patch, "add", "/metadata/annotations", cJSON_CreateObject());
     cJSON_Delete(fresh);
-    char *po = kobj_annotation_pointer(NODE_ANN_OWNER), *pp = kobj_annotation_pointer(NODE_ANN_PHASE);
+    char *po = kobj_annotation_pointer(NODE_ANN_OWNER),
+         *pp = kobj_annotation_pointer(NODE_ANN_PHASE);
     kobj_patch_op(patch, "add", po, cJSON_CreateString(tx->holder));
     kobj_patch_op(patch, "add", pp, cJSON_CreateString("claimed"));
     free(po);
@@ -160,8 +173,10 @@ static tx_status node_claim(rs_txn *tx, const node_info *n)
     }
     if (st != 200) {
         free(taints);
-        rs_fail(&tx->err, RS_FAILED, "claiming the cordon on Node %s failed (HTTP %d%s); failing "
-                "closed", n->name, st, st == 422 ? ": it changed since it was read — replaced?" : "");
+        rs_fail(&tx->err, RS_FAILED,
+                "claiming the cordon on Node %s failed (HTTP %d%s); failing "
+                "closed",
+                n->name, st, st == 422 ? ": it changed since it was read — replaced?" : "");
         return TX_FAIL;
     }
     snprintf(tx->claimed_node, sizeof tx->claimed_node, "%s", n->name);
@@ -177,7 +192,8 @@ static tx_status node_claim(rs_txn *tx, const node_info *n)
 static tx_status node_claim_patch(rs_txn *tx, const char *name, bool release, bool uncordon)
 {
     cJSON *patch = cJSON_CreateArray();
-    char *po = kobj_annotation_pointer(NODE_ANN_OWNER), *pp = kobj_annotation_pointer(NODE_ANN_PHASE);
+    char *po = kobj_annotation_pointer(NODE_ANN_OWNER),
+         *pp = kobj_annotation_pointer(NODE_ANN_PHASE);
     kobj_patch_op(patch, "test", "/metadata/uid", cJSON_CreateString(tx->claimed_uid));
     kobj_patch_op(patch, "test", po, cJSON_CreateString(tx->holder));
     if (release) {
@@ -265,7 +281,8 @@ static tx_status node_drain(rs_txn *tx, const node_info *n)
         int st = kobj_list(tx, "Pod", NULL, NULL, selector, &r);
         if (st != 200) {
             rs_resp_free(&r);
-            rs_fail(&tx->err, RS_FAILED, "drain of %s: listing its pods failed (HTTP %d)", n->name, st);
+            rs_fail(&tx->err, RS_FAILED, "drain of %s: listing its pods failed (HTTP %d)", n->name,
+                    st);
             return TX_FAIL;
         }
         int remaining = 0;
@@ -275,7 +292,8 @@ static tx_status node_drain(rs_txn *tx, const node_info *n)
         {
             if (pod_is_daemonset(pod) || kobj_str(pod, "metadata.deletionTimestamp")) continue;
             remaining++;
-            rs_req ev = {.op = RS_OP_KUBE_EVICT, .kind = "Pod",
+            rs_req ev = {.op = RS_OP_KUBE_EVICT,
+                         .kind = "Pod",
                          .ns = kobj_str(pod, "metadata.namespace"),
                          .name = kobj_str(pod, "metadata.name")};
             rs_resp w;
@@ -301,15 +319,18 @@ static tx_status node_drain(rs_txn *tx, const node_info *n)
         if (gate_now_ms(&tx->gate) >= deadline) break;
         gate_sleep_ms(&tx->gate, NODE_DRAIN_POLL_MS);
     }
-    rs_fail(&tx->err, RS_FAILED, "drain of %s did not finish within the drain timeout "
-            "(PodDisruptionBudget?)", n->name);
+    rs_fail(&tx->err, RS_FAILED,
+            "drain of %s did not finish within the drain timeout "
+            "(PodDisruptionBudget?)",
+            n->name);
     return TX_FAIL;
 }
 
 static bool node_lifecycle_tainted(const cJSON *node)
 {
     const cJSON *t;
-    cJSON_ArrayForEach(t, cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(node, "spec"), "taints"))
+    cJSON_ArrayForEach(t, cJSON_GetObjectItemCaseSensitive(
+                              cJSON_GetObjectItemCaseSensitive(node, "spec"), "taints"))
     {
         const char *k = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(t, "key"));
         if (k && strncmp(k, "node.kubernetes.io/", 19) == 0 &&
@@ -344,7 +365,8 @@ static cJSON *talos_auth_patch(rs_txn *tx)
     cJSON *p = cJSON_CreateObject();
     cJSON *cfg = cJSON_AddObjectToObject(
         cJSON_AddObjectToObject(cJSON_AddObjectToObject(p, "machine"), "registries"), "config");
-    cJSON *auth = cJSON_AddObjectToObject(cJSON_AddObjectToObject(cfg, tx->cfg->registry_host), "auth");
+    cJSON *auth =
+        cJSON_AddObjectToObject(cJSON_AddObjectToObject(cfg, tx->cfg->registry_host), "auth");
     cJSON_AddStringToObject(auth, "username", tx->cred.username);
     cJSON_AddStringToObject(auth, "password", tx->cred.password);
     return p;
@@ -394,7 +416,8 @@ tx_status node_process(rs_txn *tx, const node_info *n, int mode_i)
     if (s != TX_OK) return s;
     tx->claimed_mutating = true;
     if (mode == NODE_REBOOT) {
-        s = node_talos_write(tx, n, RS_OP_TALOS_PATCH, talos_auth_patch(tx), "RegistryAuthConfig patch");
+        s = node_talos_write(tx, n, RS_OP_TALOS_PATCH, talos_auth_patch(tx),
+                             "RegistryAuthConfig patch");
         if (s == TX_OK) s = node_drain(tx, n);
         if (s == TX_OK && cp_reboot) s = node_quorum(tx, n, "after the drain");
         if (s == TX_OK) {
@@ -406,7 +429,8 @@ tx_status node_process(rs_txn *tx, const node_info *n, int mode_i)
     }
     if (s == TX_OK && mode != NODE_PROOF_ONLY) {
         s = node_talos_write(tx, n, RS_OP_TALOS_IMAGE_REMOVE, image_body(tx), "image remove");
-        if (s == TX_OK) s = node_talos_write(tx, n, RS_OP_TALOS_IMAGE_PULL, image_body(tx), "image pull");
+        if (s == TX_OK)
+            s = node_talos_write(tx, n, RS_OP_TALOS_IMAGE_PULL, image_body(tx), "image pull");
     }
     if (s == TX_OK) s = node_mark_verified(tx, n);
     if (s != TX_OK) return s;
@@ -421,7 +445,8 @@ void node_cleanup(rs_txn *tx, rs_result *res)
         /* A reboot was issued and the node never proved Ready: its state is
          * unknown, so keep the self-describing fence (owner + phase mutating)
          * for a human rather than uncordon a machine we cannot vouch for. */
-        out_error(tx->out, "Node %s retained its fence (owner %s, phase mutating): a reboot was "
+        out_error(tx->out,
+                  "Node %s retained its fence (owner %s, phase mutating): a reboot was "
                   "issued and not confirmed — inspect it, then see `reassert --fences`",
                   tx->claimed_node, tx->holder);
         res->exit = rs_code_worst(res->exit, RS_FAILED);

@@ -32,10 +32,20 @@ const char *const rs_usage_text =
 
 static bool takes_value(const char *flag)
 {
-    static const char *const valued[] = {
-        "--record-runtime-proof", "--reuse-runtime-proof", "--strategy", "--config",
-        "--output", "--transport", "--desired", "--kubeconfig", "--context", "--talosconfig",
-        "--secret-file", "--decrypt-command", "--openbao-token-file", "--record"};
+    static const char *const valued[] = {"--record-runtime-proof",
+                                         "--reuse-runtime-proof",
+                                         "--strategy",
+                                         "--config",
+                                         "--output",
+                                         "--transport",
+                                         "--desired",
+                                         "--kubeconfig",
+                                         "--context",
+                                         "--talosconfig",
+                                         "--secret-file",
+                                         "--decrypt-command",
+                                         "--openbao-token-file",
+                                         "--record"};
     for (size_t i = 0; i < RS_ARRAY_LEN(valued); i++)
         if (strcmp(flag, valued[i]) == 0) return true;
     return false;
@@ -43,13 +53,16 @@ static bool takes_value(const char *flag)
 
 static rs_code set_value(rs_run_args *a, const char *flag, const char *v, rs_err *e)
 {
-    if (strcmp(flag, "--record-runtime-proof") == 0) a->opt.record_proof_path = v;
-    else if (strcmp(flag, "--reuse-runtime-proof") == 0) a->opt.reuse_proof_path = v;
+    if (strcmp(flag, "--record-runtime-proof") == 0)
+        a->opt.record_proof_path = v;
+    else if (strcmp(flag, "--reuse-runtime-proof") == 0)
+        a->opt.reuse_proof_path = v;
     else if (strcmp(flag, "--strategy") == 0) {
         if (strcmp(v, "lazy") != 0 && strcmp(v, "eager") != 0)
             return rs_fail(e, RS_USAGE, "--strategy: expected lazy or eager, got '%s'", v);
         a->strategy_name = v;
-    } else if (strcmp(flag, "--config") == 0) a->config_path = v;
+    } else if (strcmp(flag, "--config") == 0)
+        a->config_path = v;
     else if (strcmp(flag, "--output") == 0) {
         if (strcmp(v, "text") != 0 && strcmp(v, "json") != 0)
             return rs_fail(e, RS_USAGE, "--output: expected text or json, got '%s'", v);
@@ -58,14 +71,22 @@ static rs_code set_value(rs_run_args *a, const char *flag, const char *v, rs_err
         if (strcmp(v, "live") != 0 && strncmp(v, "sim:", 4) != 0)
             return rs_fail(e, RS_USAGE, "--transport: expected live or sim:FILE.db, got '%s'", v);
         a->transport = v;
-    } else if (strcmp(flag, "--desired") == 0) a->desired_name = v;
-    else if (strcmp(flag, "--kubeconfig") == 0) a->kubeconfig = v;
-    else if (strcmp(flag, "--context") == 0) a->context = v;
-    else if (strcmp(flag, "--talosconfig") == 0) a->talosconfig = v;
-    else if (strcmp(flag, "--secret-file") == 0) a->secret_file = v;
-    else if (strcmp(flag, "--decrypt-command") == 0) a->decrypt_command = v;
-    else if (strcmp(flag, "--openbao-token-file") == 0) a->openbao_token_file = v;
-    else if (strcmp(flag, "--record") == 0) a->record = v;
+    } else if (strcmp(flag, "--desired") == 0)
+        a->desired_name = v;
+    else if (strcmp(flag, "--kubeconfig") == 0)
+        a->kubeconfig = v;
+    else if (strcmp(flag, "--context") == 0)
+        a->context = v;
+    else if (strcmp(flag, "--talosconfig") == 0)
+        a->talosconfig = v;
+    else if (strcmp(flag, "--secret-file") == 0)
+        a->secret_file = v;
+    else if (strcmp(flag, "--decrypt-command") == 0)
+        a->decrypt_command = v;
+    else if (strcmp(flag, "--openbao-token-file") == 0)
+        a->openbao_token_file = v;
+    else if (strcmp(flag, "--record") == 0)
+        a->record = v;
     return RS_OK;
 }
 
@@ -83,17 +104,21 @@ static rs_code check_exclusive(const rs_run_args *a, rs_err *e)
     bool proof = a->opt.record_proof_path || a->opt.reuse_proof_path;
     bool fences = a->opt.mode == RS_MODE_FENCES || a->opt.mode == RS_MODE_RECOVER_FENCES;
     if (fences && (a->opt.allow_incomplete_fanout || proof))
-        return rs_fail(e, RS_USAGE, "--fences/--recover-fences cannot be combined with "
+        return rs_fail(e, RS_USAGE,
+                       "--fences/--recover-fences cannot be combined with "
                        "--allow-incomplete-fanout or a runtime-proof flag");
     if ((a->opt.mode == RS_MODE_CHECK_ONLY || a->opt.allow_incomplete_fanout) && proof)
-        return rs_fail(e, RS_USAGE, "--check-only/--allow-incomplete-fanout cannot be combined "
+        return rs_fail(e, RS_USAGE,
+                       "--check-only/--allow-incomplete-fanout cannot be combined "
                        "with a runtime-proof flag");
     if (a->opt.mode == RS_MODE_CHECK_ONLY && a->opt.allow_incomplete_fanout)
-        return rs_fail(e, RS_USAGE, "--check-only cannot be combined with --allow-incomplete-fanout");
+        return rs_fail(e, RS_USAGE,
+                       "--check-only cannot be combined with --allow-incomplete-fanout");
     if (fences && a->opt.mode == RS_MODE_CHECK_ONLY)
         return rs_fail(e, RS_USAGE, "--fences cannot be combined with --check-only");
     if (a->opt.record_proof_path && a->opt.reuse_proof_path)
-        return rs_fail(e, RS_USAGE, "--record-runtime-proof and --reuse-runtime-proof are "
+        return rs_fail(e, RS_USAGE,
+                       "--record-runtime-proof and --reuse-runtime-proof are "
                        "mutually exclusive");
     const char *p = a->opt.record_proof_path ? a->opt.record_proof_path : a->opt.reuse_proof_path;
     if (p && p[0] != '/')
@@ -108,7 +133,8 @@ static void run_ref_from_env(rs_run_args *a)
     const char *id = getenv("GITHUB_RUN_ID");
     const char *attempt = getenv("GITHUB_RUN_ATTEMPT");
     if (id && id[0])
-        snprintf(a->run_ref, sizeof a->run_ref, "gh%s.%s", id, attempt && attempt[0] ? attempt : "1");
+        snprintf(a->run_ref, sizeof a->run_ref, "gh%s.%s", id,
+                 attempt && attempt[0] ? attempt : "1");
     else
         snprintf(a->run_ref, sizeof a->run_ref, "local");
 }
@@ -121,10 +147,14 @@ rs_code run_args_parse(int argc, char **argv, rs_run_args *a, rs_err *e)
     for (int i = 0; i < argc; i++) {
         const char *f = argv[i];
         rs_code c = RS_OK;
-        if (strcmp(f, "--check-only") == 0) c = set_mode(a, RS_MODE_CHECK_ONLY, f, e);
-        else if (strcmp(f, "--fences") == 0) c = set_mode(a, RS_MODE_FENCES, f, e);
-        else if (strcmp(f, "--recover-fences") == 0) c = set_mode(a, RS_MODE_RECOVER_FENCES, f, e);
-        else if (strcmp(f, "--allow-incomplete-fanout") == 0) a->opt.allow_incomplete_fanout = true;
+        if (strcmp(f, "--check-only") == 0)
+            c = set_mode(a, RS_MODE_CHECK_ONLY, f, e);
+        else if (strcmp(f, "--fences") == 0)
+            c = set_mode(a, RS_MODE_FENCES, f, e);
+        else if (strcmp(f, "--recover-fences") == 0)
+            c = set_mode(a, RS_MODE_RECOVER_FENCES, f, e);
+        else if (strcmp(f, "--allow-incomplete-fanout") == 0)
+            a->opt.allow_incomplete_fanout = true;
         else if (takes_value(f)) {
             if (i + 1 >= argc) return rs_fail(e, RS_USAGE, "%s needs a value", f);
             c = set_value(a, f, argv[++i], e);

@@ -79,8 +79,10 @@ bool proof_excuses(rs_txn *tx, const node_info *n)
         const char *uid = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "uid"));
         if (name && uid && strcmp(name, n->name) == 0) {
             if (strcmp(uid, n->uid) == 0) return true;
-            out_warning(tx->out, "runtime proof names Node %s with another UID (replaced?); "
-                        "not excused", n->name);
+            out_warning(tx->out,
+                        "runtime proof names Node %s with another UID (replaced?); "
+                        "not excused",
+                        n->name);
             return false;
         }
     }
@@ -98,7 +100,10 @@ tx_status proof_record(rs_txn *tx)
     node_inventory inv;
     char err[256];
     if (st != 200 || !node_inventory_parse(r.body, &inv, err, sizeof err)) {
-        if (st == 200) node_inventory_free(&inv); else rs_resp_free(&r);
+        if (st == 200)
+            node_inventory_free(&inv);
+        else
+            rs_resp_free(&r);
         rs_fail(&tx->err, RS_FAILED, "recording the runtime proof: listing Nodes failed");
         return TX_FAIL;
     }
@@ -121,8 +126,10 @@ tx_status proof_record(rs_txn *tx)
     int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0644);
     tx_status s = TX_OK;
     if (fd < 0) {
-        rs_fail(&tx->err, RS_FAILED, "recording the runtime proof: cannot create %s (%s; an "
-                "existing file is never overwritten)", path, strerror(errno));
+        rs_fail(&tx->err, RS_FAILED,
+                "recording the runtime proof: cannot create %s (%s; an "
+                "existing file is never overwritten)",
+                path, strerror(errno));
         s = TX_FAIL;
     } else {
         size_t len = strlen(text);

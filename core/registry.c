@@ -69,8 +69,7 @@ static tx_status registry_prove_one(rs_txn *tx, const char *target)
 
 tx_status registry_prove(rs_txn *tx)
 {
-    out_group_begin(tx->out, "Registry proof: %zu required pull targets",
-                    tx->cfg->n_pull_targets);
+    out_group_begin(tx->out, "Registry proof: %zu required pull targets", tx->cfg->n_pull_targets);
     tx_status st = TX_OK;
     for (size_t i = 0; i < tx->cfg->n_pull_targets && st == TX_OK; i++)
         st = registry_prove_one(tx, tx->cfg->pull_targets[i]);

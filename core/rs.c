@@ -51,11 +51,16 @@ void rs_err_clear(rs_err *e)
 static int code_rank(rs_code c)
 {
     switch (c) {
-    case RS_USAGE: return 4;
-    case RS_DATAERR: return 3;
-    case RS_CRASHED: return 2;
-    case RS_FAILED: return 1;
-    default: return 0;
+    case RS_USAGE:
+        return 4;
+    case RS_DATAERR:
+        return 3;
+    case RS_CRASHED:
+        return 2;
+    case RS_FAILED:
+        return 1;
+    default:
+        return 0;
     }
 }
 

@@ -53,8 +53,10 @@ bool rs_op_is_write(rs_op op)
     case RS_OP_TALOS_PATCH:
     case RS_OP_TALOS_REBOOT:
     case RS_OP_TALOS_IMAGE_REMOVE:
-    case RS_OP_TALOS_IMAGE_PULL: return true;
-    default: return false;
+    case RS_OP_TALOS_IMAGE_PULL:
+        return true;
+    default:
+        return false;
     }
 }
 

@@ -85,8 +85,8 @@ typedef struct rs_req {
 #define RS_RESP_ERROR_MAX 256
 
 typedef struct rs_resp {
-    int status;   /* HTTP-like; 0 = transport error */
-    cJSON *body;  /* owned by the caller after `call`; NULL when none */
+    int status;  /* HTTP-like; 0 = transport error */
+    cJSON *body; /* owned by the caller after `call`; NULL when none */
     char error[RS_RESP_ERROR_MAX];
 } rs_resp;
 

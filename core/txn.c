@@ -69,8 +69,7 @@ static void txn_holder(rs_txn *tx)
 {
     uint64_t rnd = gate_entropy(&tx->gate);
     snprintf(tx->holder, sizeof tx->holder, "%.16s-%s-%d-%08" PRIx64, tx->revision,
-             tx->opt->run_ref ? tx->opt->run_ref : "local", gate_pid(&tx->gate),
-             rnd & 0xffffffffu);
+             tx->opt->run_ref ? tx->opt->run_ref : "local", gate_pid(&tx->gate), rnd & 0xffffffffu);
 }
 
 static tx_status txn_preflight(rs_txn *tx, const rs_desired *d)
@@ -97,13 +96,16 @@ static tx_status txn_bootstrap(rs_txn *tx, const fanout_discovery *d, bool *done
     if (d->variables_base && d->eso_crds && d->pushsecret && d->externalsecrets) return TX_OK;
     *done = true;
     if (!tx->opt->allow_incomplete_fanout) {
-        rs_fail(&tx->err, RS_FAILED, "fan-out not initialized (%s is absent); root auth "
+        rs_fail(&tx->err, RS_FAILED,
+                "fan-out not initialized (%s is absent); root auth "
                 "unchanged (pass --allow-incomplete-fanout to write the root secret only)",
                 d->missing);
         return TX_FAIL;
     }
-    out_warning(tx->out, "fan-out incomplete (%s is absent); --allow-incomplete-fanout: "
-                "bootstrapping the root secret", d->missing);
+    out_warning(tx->out,
+                "fan-out incomplete (%s is absent); --allow-incomplete-fanout: "
+                "bootstrapping the root secret",
+                d->missing);
     tx_status s = txn_put_if_drifted(tx, GATE_NEED_LEASE, c->root_ns, c->root_name, c->root_key,
                                      "root secret");
     if (s == TX_OK && d->variables_base) {
@@ -221,9 +223,10 @@ static tx_status lazy_start(rs_txn *tx, char rv[TX_RV_MAX])
     snprintf(rv, TX_RV_MAX, "%s", st == 200 ? kobj_rv(r.body) : "");
     bool held = holder && holder[0];
     if (held)
-        rs_fail(&tx->err, RS_FAILED, "Lease %s/%s is held by %s; a concurrent transaction is "
-                "running or leaked (see `reassert --fences`)", tx->cfg->lease_ns,
-                tx->cfg->lease_name, holder);
+        rs_fail(&tx->err, RS_FAILED,
+                "Lease %s/%s is held by %s; a concurrent transaction is "
+                "running or leaked (see `reassert --fences`)",
+                tx->cfg->lease_ns, tx->cfg->lease_name, holder);
     rs_resp_free(&r);
     if (held) return TX_FAIL;
     if (st != 200 && st != 404) {
@@ -233,8 +236,10 @@ static tx_status lazy_start(rs_txn *tx, char rv[TX_RV_MAX])
     }
     char what[400];
     if (fence_policy_residual(tx, what, sizeof what)) {
-        rs_fail(&tx->err, RS_FAILED, "residual policy fence: %s; refusing to report converged "
-                "(see `reassert --fences`, then `reassert --recover-fences`)", what);
+        rs_fail(&tx->err, RS_FAILED,
+                "residual policy fence: %s; refusing to report converged "
+                "(see `reassert --fences`, then `reassert --recover-fences`)",
+                what);
         return TX_FAIL;
     }
     return TX_OK;
@@ -273,8 +278,10 @@ void txn_repair(rs_txn *tx, rs_result *res)
         s = lazy_lease_unmoved(tx, rv_start, &moved);
         if (s != TX_OK || !moved) break;
         if (quiet + 1 >= TX_QUIET_ATTEMPTS_MAX) {
-            rs_fail(&tx->err, RS_FAILED, "concurrent transaction: Lease %s/%s moved during %d "
-                    "read-only passes", tx->cfg->lease_ns, tx->cfg->lease_name, quiet + 1);
+            rs_fail(&tx->err, RS_FAILED,
+                    "concurrent transaction: Lease %s/%s moved during %d "
+                    "read-only passes",
+                    tx->cfg->lease_ns, tx->cfg->lease_name, quiet + 1);
             s = TX_FAIL;
             break;
         }
@@ -286,8 +293,10 @@ void txn_repair(rs_txn *tx, rs_result *res)
         out_error(tx->out, "%s", tx->err.msg);
         return;
     }
-    if (bootstrapped) res->outcome = "bootstrapped";
-    else res->outcome = tx->gate.writes > 0 ? "repaired" : "converged";
+    if (bootstrapped)
+        res->outcome = "bootstrapped";
+    else
+        res->outcome = tx->gate.writes > 0 ? "repaired" : "converged";
     if (!bootstrapped && tx->gate.writes == 0)
         out_info(tx->out, "converged: nothing drifted; no fence taken, nothing written");
 }
@@ -313,8 +322,10 @@ void txn_run(rs_transport *t, const rs_config *cfg, const rs_options *opt,
             revision_of_ciphertext(desired->ciphertext, tx->revision, NULL) != RS_OK)
             snprintf(tx->revision, sizeof tx->revision, "%s", "recovery00000000");
         txn_holder(tx);
-        if (opt->mode == RS_MODE_FENCES) fences_report(tx, res);
-        else fences_recover(tx, res);
+        if (opt->mode == RS_MODE_FENCES)
+            fences_report(tx, res);
+        else
+            fences_recover(tx, res);
     } else if (txn_preflight(tx, desired) != TX_OK) {
         res->exit = tx->err.code == RS_OK ? RS_FAILED : tx->err.code;
         out_error(out, "%s", tx->err.msg);

@@ -58,7 +58,7 @@ typedef struct rs_options {
 typedef struct rs_desired {
     const char *dockerconfigjson; /* the decrypted docker config (secret) */
     size_t len;
-    const char *ciphertext;       /* the SOPS ciphertext scalar */
+    const char *ciphertext; /* the SOPS ciphertext scalar */
 } rs_desired;
 
 struct rs_result {

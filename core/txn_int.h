@@ -13,7 +13,7 @@
 #include "core/gate.h"
 #include "core/txn.h"
 
-#define TX_CAS_ATTEMPTS_MAX 3   /* re-read + retry after a 409/422 or a lost old-value write */
+#define TX_CAS_ATTEMPTS_MAX 3 /* re-read + retry after a 409/422 or a lost old-value write */
 #define TX_ROUNDS_MIN 3
 #define TX_HOLDER_MAX 160
 #define TX_RV_MAX 32
@@ -45,14 +45,14 @@ struct rs_txn {
         int verdict;
     } auth_cache[1024];
     size_t auth_cache_n;
-    bool reclaim_done;       /* orphaned node fences were reclaimed under the Lease */
-    char claimed_node[254];  /* the node this run currently holds a cordon claim on */
+    bool reclaim_done;      /* orphaned node fences were reclaimed under the Lease */
+    char claimed_node[254]; /* the node this run currently holds a cordon claim on */
     char claimed_uid[128];
     bool claimed_mutating;
     bool claimed_rebooting;
     bool claimed_was_cordoned;
     char *claimed_taints;
-    cJSON *proof;            /* a reusable runtime proof, or NULL */
+    cJSON *proof; /* a reusable runtime proof, or NULL */
     int force_sync_seq;
 };
 

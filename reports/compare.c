@@ -15,10 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const cols[] = {"virtual_seconds", "api_calls", "writes",
-                                   "controller_restarts", "lease_writes"};
-static const char *const heads[] = {"virtual s", "api calls", "writes", "restarts",
-                                    "lease writes"};
+static const char *const cols[] = {"virtual_seconds", "api_calls", "writes", "controller_restarts",
+                                   "lease_writes"};
+static const char *const heads[] = {"virtual s", "api calls", "writes", "restarts", "lease writes"};
 
 static double delta_of(const cJSON *run, const char *key)
 {
@@ -40,18 +39,24 @@ static const cJSON *run_named(const cJSON *runs, const char *name)
 static void print_cell(double e, double l, bool seconds)
 {
     char ratio[32];
-    if (e > 0) snprintf(ratio, sizeof ratio, "%.2f", l / e);
-    else snprintf(ratio, sizeof ratio, "%s", l > 0 ? "inf" : "-");
-    if (seconds) printf(" %.3f / %.3f (%s) |", e, l, ratio);
-    else printf(" %.0f / %.0f (%s) |", e, l, ratio);
+    if (e > 0)
+        snprintf(ratio, sizeof ratio, "%.2f", l / e);
+    else
+        snprintf(ratio, sizeof ratio, "%s", l > 0 ? "inf" : "-");
+    if (seconds)
+        printf(" %.3f / %.3f (%s) |", e, l, ratio);
+    else
+        printf(" %.0f / %.0f (%s) |", e, l, ratio);
 }
 
 static void print_header(void)
 {
     printf("| scenario | run |");
-    for (size_t i = 0; i < 5; i++) printf(" %s eager / lazy (ratio) |", heads[i]);
+    for (size_t i = 0; i < 5; i++)
+        printf(" %s eager / lazy (ratio) |", heads[i]);
     printf("\n|---|---|");
-    for (size_t i = 0; i < 5; i++) printf("---|");
+    for (size_t i = 0; i < 5; i++)
+        printf("---|");
     printf("\n");
 }
 

@@ -10,9 +10,9 @@
 #include "sim/scenario.h"
 #include "sim/scenario_yaml.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <stddef.h>
 #include <string.h>
 
 typedef enum cf_type { CF_STR, CF_INT_POS, CF_SECONDS, CF_DURATION, CF_LIST } cf_type;
@@ -20,7 +20,7 @@ typedef enum cf_type { CF_STR, CF_INT_POS, CF_SECONDS, CF_DURATION, CF_LIST } cf
 typedef struct cf_key {
     const char *name;
     cf_type type;
-    size_t offset; /* of the char * / int / int64_t field in rs_config */
+    size_t offset;       /* of the char * / int / int64_t field in rs_config */
     size_t count_offset; /* CF_LIST only */
 } cf_key;
 
@@ -98,8 +98,7 @@ static rs_code cf_apply(const sy_doc *d, const char *path, const cf_key *k, cons
         *(int64_t *)(base + k->offset) = ms;
         return RS_OK;
     }
-    if (!cJSON_IsNumber(v) || !sy_is_int(d, v) || v->valuedouble < 1 ||
-        v->valuedouble > CF_INT_MAX)
+    if (!cJSON_IsNumber(v) || !sy_is_int(d, v) || v->valuedouble < 1 || v->valuedouble > CF_INT_MAX)
         return cf_fail(e, path, sy_pos(d, v), k->name, "expected a positive integer");
     int n = (int)v->valuedouble;
     *(int *)(base + k->offset) = k->type == CF_SECONDS ? n * 1000 : n;
@@ -120,9 +119,12 @@ static rs_code cf_walk(const sy_doc *d, const char *path, const cJSON *map, cons
         for (size_t i = 0; i < RS_ARRAY_LEN(cf_keys) && !k; i++)
             if (strcmp(cf_keys[i].name, key) == 0) k = &cf_keys[i];
         rs_code c;
-        if (k) c = cf_apply(d, path, k, it, cfg, e);
-        else if (cJSON_IsObject(it)) c = cf_walk(d, path, it, key, depth + 1, cfg, e);
-        else c = cf_fail(e, path, sy_key_pos(d, it), key, "unknown configuration key");
+        if (k)
+            c = cf_apply(d, path, k, it, cfg, e);
+        else if (cJSON_IsObject(it))
+            c = cf_walk(d, path, it, key, depth + 1, cfg, e);
+        else
+            c = cf_fail(e, path, sy_key_pos(d, it), key, "unknown configuration key");
         if (c != RS_OK) return c;
     }
     return RS_OK;
@@ -145,8 +147,10 @@ rs_code config_file_load(const char *path, rs_config *cfg, rs_err *e)
     /* Start from the caller's values (e.g. the sim's fan-out namespaces). */
     rs_config_set_list(scratch.fanout_namespaces, &scratch.n_fanout,
                        (const char *const *)cfg->fanout_namespaces, cfg->n_fanout);
-    if (!cJSON_IsObject(root)) c = cf_fail(e, path, sy_pos(d, root), "(top)", "expected a map");
-    else c = cf_walk(d, path, root, "", 0, &scratch, e);
+    if (!cJSON_IsObject(root))
+        c = cf_fail(e, path, sy_pos(d, root), "(top)", "expected a map");
+    else
+        c = cf_walk(d, path, root, "", 0, &scratch, e);
     sy_free(d);
     if (c != RS_OK) {
         rs_config_free(&scratch);

@@ -10,8 +10,8 @@
 #include "sim/jsonpatch.h"
 
 #include <math.h>
-#include <stdio.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -40,17 +40,26 @@ bool expect_compare(const cJSON *want, double got, char *desc, size_t desclen)
     snprintf(desc, desclen, "%s", s);
     const char *num = s;
     int op = 0; /* 1 >=, 2 <=, 3 >, 4 < */
-    if (strncmp(s, ">=", 2) == 0) op = 1, num = s + 2;
-    else if (strncmp(s, "<=", 2) == 0) op = 2, num = s + 2;
-    else if (s[0] == '>') op = 3, num = s + 1;
-    else if (s[0] == '<') op = 4, num = s + 1;
+    if (strncmp(s, ">=", 2) == 0)
+        op = 1, num = s + 2;
+    else if (strncmp(s, "<=", 2) == 0)
+        op = 2, num = s + 2;
+    else if (s[0] == '>')
+        op = 3, num = s + 1;
+    else if (s[0] == '<')
+        op = 4, num = s + 1;
     double n = strtod(num, NULL);
     switch (op) {
-    case 1: return got >= n - 1e-9;
-    case 2: return got <= n + 1e-9;
-    case 3: return got > n + 1e-9;
-    case 4: return got < n - 1e-9;
-    default: return fabs(got - n) < 1e-9;
+    case 1:
+        return got >= n - 1e-9;
+    case 2:
+        return got <= n + 1e-9;
+    case 3:
+        return got > n + 1e-9;
+    case 4:
+        return got < n - 1e-9;
+    default:
+        return fabs(got - n) < 1e-9;
     }
 }
 
@@ -74,8 +83,8 @@ static void check_delta(const cJSON *want, const cJSON *delta, cJSON *failures)
                 const cJSON *gk = cJSON_GetObjectItemCaseSensitive(got, k->string);
                 double g = cJSON_IsNumber(gk) ? gk->valuedouble : 0;
                 if (!expect_compare(k, g, desc, sizeof desc))
-                    fail(failures, "delta.writes_by_kind.%s: expected %s, got %g", k->string,
-                         desc, g);
+                    fail(failures, "delta.writes_by_kind.%s: expected %s, got %g", k->string, desc,
+                         g);
             }
         } else {
             double g = cJSON_IsNumber(got) ? got->valuedouble : 0;
@@ -156,7 +165,9 @@ static void check_state_one(const cJSON *chk, sim_world *w, cJSON *failures)
         char *v = st == 200 ? secret_docker_config(obj) : NULL;
         if (!credential_is(w, cred, v))
             fail(failures, "state %s: expected credential %s, found %s", ref, cred,
-                 st != 200 ? "no object" : v ? "another value" : "no docker config");
+                 st != 200 ? "no object"
+                 : v       ? "another value"
+                           : "no docker config");
         free(v);
     } else {
         const cJSON *node = st == 200 ? jsonpointer_get(obj, path) : NULL;
@@ -168,8 +179,8 @@ static void check_state_one(const cJSON *chk, sim_world *w, cJSON *failures)
             free(s);
         } else if (!absent && equals) {
             /* A missing boolean reads as false, as Kubernetes defaults it. */
-            bool ok = node ? cJSON_Compare(node, equals, true)
-                           : (st == 200 && cJSON_IsFalse(equals));
+            bool ok =
+                node ? cJSON_Compare(node, equals, true) : (st == 200 && cJSON_IsFalse(equals));
             if (!ok) {
                 char *want = cJSON_PrintUnformatted(equals);
                 char *got = node ? cJSON_PrintUnformatted(node) : NULL;

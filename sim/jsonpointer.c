@@ -16,9 +16,12 @@ static bool token_decode(const char *start, size_t len, char *buf, size_t buflen
         if (o + 1 >= buflen) return false;
         if (start[i] == '~') {
             if (i + 1 >= len) return false;
-            if (start[i + 1] == '0') buf[o++] = '~';
-            else if (start[i + 1] == '1') buf[o++] = '/';
-            else return false;
+            if (start[i + 1] == '0')
+                buf[o++] = '~';
+            else if (start[i + 1] == '1')
+                buf[o++] = '/';
+            else
+                return false;
             i++;
         } else {
             buf[o++] = start[i];

@@ -62,7 +62,8 @@ static int sim_cli_parse(int argc, char **argv, sim_cli *c)
                 char *end = NULL;
                 errno = 0;
                 unsigned long long n = strtoull(v, &end, 10);
-                if (errno || !end || *end || v[0] == '-') return usage_error("--seed: expected a non-negative integer");
+                if (errno || !end || *end || v[0] == '-')
+                    return usage_error("--seed: expected a non-negative integer");
                 c->seed = n;
                 c->seed_set = true;
             } else if (strcmp(a, "--junit") == 0) {
@@ -112,7 +113,8 @@ static char *read_file(const char *path)
 static char *subst_tmp(const char *arg, const char *tmp)
 {
     size_t cap = strlen(arg) + 1;
-    for (const char *p = strstr(arg, "{tmp}"); p; p = strstr(p + 5, "{tmp}")) cap += strlen(tmp);
+    for (const char *p = strstr(arg, "{tmp}"); p; p = strstr(p + 5, "{tmp}"))
+        cap += strlen(tmp);
     char *out = rs_xmalloc(cap);
     char *o = out;
     for (const char *p = arg; *p;) {
@@ -144,7 +146,8 @@ static int run_child(const char *db, const sc_scenario *sc, const sc_run *run,
         dup2(fd, 2);
         close(fd);
         char **argv = rs_xcalloc(run->n_args + 1, sizeof *argv);
-        for (size_t i = 0; i < run->n_args; i++) argv[i] = subst_tmp(run->args[i], tmp);
+        for (size_t i = 0; i < run->n_args; i++)
+            argv[i] = subst_tmp(run->args[i], tmp);
         rs_run_args args;
         rs_err e;
         rs_err_clear(&e);
@@ -157,7 +160,8 @@ static int run_child(const char *db, const sc_scenario *sc, const sc_run *run,
                                 unfired_path);
         }
         fflush(stdout);
-        for (size_t i = 0; i < run->n_args; i++) free(argv[i]);
+        for (size_t i = 0; i < run->n_args; i++)
+            free(argv[i]);
         free(argv);
         _exit(code);
     }
@@ -233,8 +237,9 @@ static bool run_one(const sc_scenario *sc, const sc_run *run, const rs_strategy 
     cJSON_AddItemToObject(r, "delta", delta ? delta : cJSON_CreateObject());
     cJSON_AddItemToObject(r, "failures", failures);
     if (run->n_invariants_off) {
-        cJSON_AddItemToObject(r, "invariants_off",
-                              cJSON_CreateIntArray(run->invariants_off, (int)run->n_invariants_off));
+        cJSON_AddItemToObject(
+            r, "invariants_off",
+            cJSON_CreateIntArray(run->invariants_off, (int)run->n_invariants_off));
         cJSON_AddStringToObject(r, "invariants_off_reason",
                                 run->invariants_reason ? run->invariants_reason : "");
     }
@@ -255,8 +260,8 @@ static bool scenario_strategy(const sc_scenario *sc, const rs_strategy *strategy
     if (!mkdtemp(tmp)) {
         cJSON *r = cJSON_CreateObject();
         cJSON_AddStringToObject(r, "strategy", strategy->name);
-        cJSON_AddItemToObject(r, "failures", cJSON_CreateStringArray(
-                                                 (const char *[]){"cannot create {tmp}"}, 1));
+        cJSON_AddItemToObject(r, "failures",
+                              cJSON_CreateStringArray((const char *[]){"cannot create {tmp}"}, 1));
         cJSON_AddItemToArray(runs, r);
         return false;
     }
@@ -301,8 +306,8 @@ static void print_run_row(const cJSON *r)
         printf("      invariants off:");
         const cJSON *n;
         cJSON_ArrayForEach(n, off) printf(" %d", n->valueint);
-        printf(" (reason: %s)\n", cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
-                                      r, "invariants_off_reason")));
+        printf(" (reason: %s)\n",
+               cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r, "invariants_off_reason")));
     }
     const cJSON *f;
     cJSON_ArrayForEach(f, cJSON_GetObjectItemCaseSensitive(r, "failures"))
@@ -340,11 +345,20 @@ static void xml_escape(FILE *f, const char *s)
 {
     for (; s && *s; s++) {
         switch (*s) {
-        case '<': fputs("&lt;", f); break;
-        case '>': fputs("&gt;", f); break;
-        case '&': fputs("&amp;", f); break;
-        case '"': fputs("&quot;", f); break;
-        default: fputc(*s, f);
+        case '<':
+            fputs("&lt;", f);
+            break;
+        case '>':
+            fputs("&gt;", f);
+            break;
+        case '&':
+            fputs("&amp;", f);
+            break;
+        case '"':
+            fputs("&quot;", f);
+            break;
+        default:
+            fputc(*s, f);
         }
     }
 }
@@ -399,9 +413,12 @@ static cJSON *scenario_run(sc_scenario *sc, const sim_cli *c)
     for (size_t i = 0; i < RS_ARRAY_LEN(all_strategies); i++) {
         const char *st = all_strategies[i];
         const char *reason = NULL;
-        if (c->strategy && strcmp(c->strategy, st) != 0) reason = "not selected by --strategy";
-        else if (!strategy_applies(sc, st)) reason = "the scenario does not apply to it";
-        else if (!rs_strategy_find(st)) reason = "not available in this build";
+        if (c->strategy && strcmp(c->strategy, st) != 0)
+            reason = "not selected by --strategy";
+        else if (!strategy_applies(sc, st))
+            reason = "the scenario does not apply to it";
+        else if (!rs_strategy_find(st))
+            reason = "not available in this build";
         if (reason) {
             cJSON *k = cJSON_CreateObject();
             cJSON_AddStringToObject(k, "strategy", st);
@@ -476,7 +493,9 @@ bool sim_scenario_run(const sc_scenario *sc, const rs_strategy *strategy, const 
 {
     cJSON *runs = cJSON_CreateArray();
     bool passed = scenario_strategy(sc, strategy, expect_as, runs);
-    if (runs_out) *runs_out = runs;
-    else cJSON_Delete(runs);
+    if (runs_out)
+        *runs_out = runs;
+    else
+        cJSON_Delete(runs);
     return passed;
 }

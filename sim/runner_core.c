@@ -20,7 +20,8 @@ static void print_json_result(FILE *out, const rs_result *res, const rs_options 
     cJSON_AddStringToObject(doc, "outcome", res->outcome);
     cJSON_AddStringToObject(doc, "strategy", opt->strategy->name);
     cJSON_AddBoolToObject(doc, "fence_taken", res->fence_taken);
-    cJSON_AddItemToObject(doc, "counters", delta ? cJSON_Duplicate(delta, 1) : cJSON_CreateObject());
+    cJSON_AddItemToObject(doc, "counters",
+                          delta ? cJSON_Duplicate(delta, 1) : cJSON_CreateObject());
     cJSON_AddItemToObject(doc, "errors", cJSON_Duplicate(o->errors, 1));
     cJSON_AddItemToObject(doc, "warnings", cJSON_Duplicate(o->warnings, 1));
     char *s = cJSON_PrintUnformatted(doc);
@@ -36,7 +37,8 @@ static void write_unfired(rs_transport *t, const char *path)
     char **v = sim_transport_unfired(t, &n);
     FILE *f = fopen(path, "w");
     if (f) {
-        for (size_t i = 0; i < n; i++) fprintf(f, "%s\n", v[i]);
+        for (size_t i = 0; i < n; i++)
+            fprintf(f, "%s\n", v[i]);
         fclose(f);
     }
     sim_strings_free(v, n);
@@ -65,8 +67,8 @@ int sim_run_core(const char *db_path, const char *run_name, const sc_run *run,
     } else {
         rs_options opt = args->opt;
         opt.strategy = args->strategy_name ? rs_strategy_find(args->strategy_name)
-                       : fallback            ? fallback
-                                             : rs_strategy_default();
+                       : fallback          ? fallback
+                                           : rs_strategy_default();
         char ref[128];
         snprintf(ref, sizeof ref, "sim.%s", run_name);
         opt.run_ref = ref;

@@ -31,20 +31,20 @@ typedef struct sc_pos {
  * are always present; the file's `catalogue:` extends or overrides them. */
 typedef struct sc_cred {
     char *name;
-    char *username;         /* set with password, or NULL when dockerconfigjson is given */
+    char *username; /* set with password, or NULL when dockerconfigjson is given */
     char *password;
     char *dockerconfigjson; /* raw text when given as such, else NULL */
     char *ciphertext;       /* always set: the file's, or the deterministic default */
     bool revoked;
-    char **pulls;           /* targets this credential can pull; NULL = all required */
+    char **pulls; /* targets this credential can pull; NULL = all required */
     size_t n_pulls;
     sc_pos pos;
 } sc_cred;
 
 typedef struct sc_cluster {
-    char *preset;     /* "prod" */
-    int control_planes; /* default 3 */
-    int workers;        /* default 3 */
+    char *preset;             /* "prod" */
+    int control_planes;       /* default 3 */
+    int workers;              /* default 3 */
     char **fanout_namespaces; /* resolved list (N => the three defaults, tenant-4, ...) */
     size_t n_fanout;
     char *credential; /* catalogue name the whole cluster holds at start */
@@ -67,8 +67,8 @@ typedef enum sc_fault_effect {
 } sc_fault_effect;
 
 typedef struct sc_fault {
-    char *on;  /* operation glob, normalised "<verb> <target>" (* globs; target default *) */
-    int nth;   /* >= 1, default 1 */
+    char *on; /* operation glob, normalised "<verb> <target>" (* globs; target default *) */
+    int nth;  /* >= 1, default 1 */
     bool and_after;
     sc_fault_effect effect;
     int fail_status; /* for SC_FAULT_FAIL */
@@ -109,8 +109,8 @@ typedef struct sc_run {
 typedef struct sc_scenario {
     char *file;
     char *name;
-    char *about; /* may be NULL */
-    uint64_t seed; /* default 1 */
+    char *about;       /* may be NULL */
+    uint64_t seed;     /* default 1 */
     char **strategies; /* default {"lazy", "eager"} */
     size_t n_strategies;
     sc_cluster cluster;

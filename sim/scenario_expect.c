@@ -17,10 +17,23 @@
 #define LD_INVARIANT_MAX 6 /* DESIGN.md §6 numbers its invariants 1..6 */
 
 static const char *const scl_counters[] = {
-    "controller_restarts", "lease_writes",   "writes",      "writes_by_kind",  "fence_acquisitions",
-    "policy_pauses",       "node_reboots",   "node_drains", "talos_mutations", "api_calls",
-    "virtual_seconds",     "lease_rv_moved", "kube_calls",  "openbao_calls",   "talos_calls",
-    "registry_calls",      NULL,
+    "controller_restarts",
+    "lease_writes",
+    "writes",
+    "writes_by_kind",
+    "fence_acquisitions",
+    "policy_pauses",
+    "node_reboots",
+    "node_drains",
+    "talos_mutations",
+    "api_calls",
+    "virtual_seconds",
+    "lease_rv_moved",
+    "kube_calls",
+    "openbao_calls",
+    "talos_calls",
+    "registry_calls",
+    NULL,
 };
 
 bool sc_counter_known(const char *name)
@@ -170,8 +183,8 @@ static bool scl_state_check(sc_ld *ld, const cJSON *c, const char *path)
 /* exit, delta, output-contains, state: the keys by-strategy may override. */
 static bool scl_expect_body(sc_ld *ld, const cJSON *ex, const char *path, bool top)
 {
-    static const char *const top_keys[] = {"exit",  "delta",       "output-contains",
-                                           "output-in-order", "state", "by-strategy", NULL};
+    static const char *const top_keys[] = {
+        "exit", "delta", "output-contains", "output-in-order", "state", "by-strategy", NULL};
     char kp[SC_PATH_MAX];
     const cJSON *f;
     if (!scl_want_map(ld, ex, path) || !scl_keys(ld, ex, path, top_keys)) return false;

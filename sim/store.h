@@ -39,10 +39,10 @@ int store_list(sqlite3 *db, const char *kind, const char *ns, const char *label_
 /* obj must carry metadata.name; its namespace comes from ns. 201 on success. */
 int store_create(sqlite3 *db, const char *kind, const char *ns, const cJSON *obj, cJSON **out);
 /* PUT: 409 if obj carries a resourceVersion other than the current one. */
-int store_replace(sqlite3 *db, const char *kind, const char *ns, const char *name,
-                  const cJSON *obj, cJSON **out);
-int store_patch(sqlite3 *db, const char *kind, const char *ns, const char *name,
-                rs_patch_type type, const cJSON *patch, cJSON **out);
+int store_replace(sqlite3 *db, const char *kind, const char *ns, const char *name, const cJSON *obj,
+                  cJSON **out);
+int store_patch(sqlite3 *db, const char *kind, const char *ns, const char *name, rs_patch_type type,
+                const cJSON *patch, cJSON **out);
 int store_delete(sqlite3 *db, const char *kind, const char *ns, const char *name, cJSON **out);
 
 /* The current global revision. */

@@ -73,8 +73,10 @@ static void expect_error(const char *text, const char *suffix)
 START_TEST(test_config_errors_name_line_column_and_key)
 {
     expect_error("sync.attempts: 9\nbogus: 1\n", ":2:1: bogus: unknown configuration key");
-    expect_error("lease:\n  name: x\n  colour: red\n", ":3:3: lease.colour: unknown configuration key");
-    expect_error("sync.attempts: 9\nsync: {attempts: zero}\n", ":2:18: sync.attempts: expected a positive integer");
+    expect_error("lease:\n  name: x\n  colour: red\n",
+                 ":3:3: lease.colour: unknown configuration key");
+    expect_error("sync.attempts: 9\nsync: {attempts: zero}\n",
+                 ":2:18: sync.attempts: expected a positive integer");
     expect_error("drain-timeout: 45 minutes\n", ":1:16: drain-timeout: expected a duration");
     expect_error("fanout-namespaces: []\n", ":1:20: fanout-namespaces: expected a non-empty list");
     expect_error("sync: [1\n", ":");

@@ -36,13 +36,13 @@ static bool probe_sees_no_drift(rs_txn *tx)
     const rs_config *c = tx->cfg;
     char *text = NULL;
     size_t len = 0;
-    int st = kobj_secret_read(tx, c->variables_ns, c->variables_name, c->variables_key, &text,
-                              &len, NULL);
+    int st = kobj_secret_read(tx, c->variables_ns, c->variables_name, c->variables_key, &text, &len,
+                              NULL);
     bool ok = st == 200 && text && cred_matches_text(&tx->cred, text, len);
     free(text);
     for (size_t i = 0; ok && i < c->n_fanout; i++) {
-        st = kobj_secret_read(tx, c->fanout_namespaces[i], c->consumer_name, c->consumer_key,
-                              &text, &len, NULL);
+        st = kobj_secret_read(tx, c->fanout_namespaces[i], c->consumer_name, c->consumer_key, &text,
+                              &len, NULL);
         ok = st == 200 && text && cred_matches_text(&tx->cred, text, len);
         free(text);
     }
@@ -107,8 +107,8 @@ END_TEST
 
 START_TEST(test_check_only_first_fails_the_hazard_scenarios)
 {
-    ck_assert_msg(!passes_under(hazards[_i], &check_only_first),
-                  "%s passed under check-only-first", hazards[_i]);
+    ck_assert_msg(!passes_under(hazards[_i], &check_only_first), "%s passed under check-only-first",
+                  hazards[_i]);
 }
 END_TEST
 
