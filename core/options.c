@@ -28,7 +28,11 @@ const char *const rs_usage_text =
     "fenced transaction (Lease + Flux policy fences + kustomize-controller restart).\n"
     "\n"
     "Exit codes: 0 success; 1 failed closed; 64 usage error; 65 bad input data;\n"
-    "137 recorded for a run ended by a `crash` fault.\n";
+    "137 recorded for a run ended by a `crash` fault.\n"
+    "\n"
+    "Not built yet (they exit 64 saying so): --transport live, --record, sim serve,\n"
+    "sim --report/--record, sweep, replay. Today runs go through --transport\n"
+    "sim:FILE.db or `reassert sim`.\n";
 
 static bool takes_value(const char *flag)
 {
@@ -86,7 +90,7 @@ static rs_code set_value(rs_run_args *a, const char *flag, const char *v, rs_err
     else if (strcmp(flag, "--openbao-token-file") == 0)
         a->openbao_token_file = v;
     else if (strcmp(flag, "--record") == 0)
-        a->record = v;
+        return rs_fail(e, RS_USAGE, "--record: the recorder is not built yet; nothing was run");
     return RS_OK;
 }
 
