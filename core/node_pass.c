@@ -84,15 +84,15 @@ static const char *mode_name(node_mode m)
     }
 }
 
-/* Reads one inventory. TX_FAIL on a failed list or an invalid inventory. */
-static tx_status node_inventory_read(rs_txn *tx, node_inventory *inv)
+tx_status node_inventory_read(rs_txn *tx, const char *label_selector, node_inventory *inv)
 {
-    rs_req req = {.op = RS_OP_KUBE_LIST, .kind = "Node"};
+    rs_req req = {.op = RS_OP_KUBE_LIST, .kind = "Node", .label_selector = label_selector};
     rs_resp r;
     int st = gate_read(&tx->gate, &req, &r);
     if (st != 200 || !r.body) {
         rs_resp_free(&r);
-        rs_fail(&tx->err, RS_FAILED, "listing Nodes failed (HTTP %d)", st);
+        rs_fail(&tx->err, RS_FAILED, "listing Nodes%s%s failed (HTTP %d)",
+                label_selector ? " with " : "", label_selector ? label_selector : "", st);
         return TX_FAIL;
     }
     char err[512];
@@ -187,7 +187,7 @@ tx_status node_pass(rs_txn *tx, bool *processed)
     for (int inv_i = 0; inv_i < inventories_max && s == TX_OK; inv_i++) {
         if (inv_i > 0) gate_sleep_ms(&tx->gate, tx->cfg->sync_interval_ms);
         node_inventory inv;
-        s = node_inventory_read(tx, &inv);
+        s = node_inventory_read(tx, NULL, &inv);
         if (s != TX_OK) break;
         bool again = false;
         s = node_fences_check(tx, &inv, &again);
@@ -217,6 +217,7 @@ tx_status node_pass(rs_txn *tx, bool *processed)
                 if (n_seen < NODE_SEEN_MAX) snprintf(seen[n_seen++], NODE_UID_MAX, "%s", n->uid);
             }
         }
+        if (s == TX_OK && !any) proof_remember(tx, &inv);
         node_inventory_free(&inv);
         if (s != TX_OK) break;
         clean_streak = any ? 0 : clean_streak + 1;

@@ -84,22 +84,11 @@ static tx_status node_talos_write(rs_txn *tx, const node_info *n, rs_op op, cJSO
 /* Every other control plane Ready, etcd healthy, not a learner, no alarms. */
 static tx_status node_quorum(rs_txn *tx, const node_info *n, const char *when)
 {
-    rs_req req = {.op = RS_OP_KUBE_LIST,
-                  .kind = "Node",
-                  .label_selector = "node-role.kubernetes.io/control-plane"};
-    rs_resp r;
-    int st = gate_read(&tx->gate, &req, &r);
     node_inventory inv;
-    char err[256];
-    if (st != 200 || !node_inventory_parse(r.body, &inv, err, sizeof err)) {
-        if (st == 200)
-            node_inventory_free(&inv);
-        else
-            rs_resp_free(&r);
-        rs_fail(&tx->err, RS_FAILED, "quorum proof for %s: listing control planes failed", n->name);
+    if (node_inventory_read(tx, "node-role.kubernetes.io/control-plane", &inv) != TX_OK) {
+        rs_wrap(&tx->err, "quorum proof for %s", n->name);
         return TX_FAIL;
     }
-    r.body = NULL;
     tx_status s = TX_OK;
     for (size_t i = 0; i < inv.n && s == TX_OK; i++) {
         const node_info *p = &inv.nodes[i];

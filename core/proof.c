@@ -89,38 +89,35 @@ bool proof_excuses(rs_txn *tx, const node_info *n)
     return false;
 }
 
-/* Written only after convergence; refuses to overwrite or follow a symlink. */
+void proof_remember(rs_txn *tx, const node_inventory *inv)
+{
+    cJSON *nodes = cJSON_CreateArray();
+    for (size_t i = 0; i < inv->n; i++) {
+        cJSON *e = cJSON_CreateObject();
+        cJSON_AddStringToObject(e, "name", inv->nodes[i].name);
+        cJSON_AddStringToObject(e, "uid", inv->nodes[i].uid);
+        cJSON_AddItemToArray(nodes, e);
+    }
+    cJSON_Delete(tx->proof_nodes);
+    tx->proof_nodes = nodes;
+}
+
+/* Binds the last clean inventory (names and UIDs in pass order), so the proof
+ * says exactly which machines were proven. Written only after convergence; refuses to overwrite or
+ * follow a symlink. */
 tx_status proof_record(rs_txn *tx)
 {
     const char *path = tx->opt->record_proof_path;
     if (!path) return TX_OK;
-    rs_req req = {.op = RS_OP_KUBE_LIST, .kind = "Node"};
-    rs_resp r;
-    int st = gate_read(&tx->gate, &req, &r);
-    node_inventory inv;
-    char err[256];
-    if (st != 200 || !node_inventory_parse(r.body, &inv, err, sizeof err)) {
-        if (st == 200)
-            node_inventory_free(&inv);
-        else
-            rs_resp_free(&r);
-        rs_fail(&tx->err, RS_FAILED, "recording the runtime proof: listing Nodes failed");
+    if (!tx->proof_nodes) {
+        rs_fail(&tx->err, RS_FAILED, "recording the runtime proof: no clean inventory to bind");
         return TX_FAIL;
     }
-    r.body = NULL;
-    node_inventory_sort(&inv);
     cJSON *doc = cJSON_CreateObject();
     cJSON_AddNumberToObject(doc, "version", PROOF_VERSION);
     cJSON_AddStringToObject(doc, "revision", tx->revision);
     cJSON_AddStringToObject(doc, "image", tx->cfg->operator_image);
-    cJSON *arr = cJSON_AddArrayToObject(doc, "nodes");
-    for (size_t i = 0; i < inv.n; i++) {
-        cJSON *e = cJSON_CreateObject();
-        cJSON_AddStringToObject(e, "name", inv.nodes[i].name);
-        cJSON_AddStringToObject(e, "uid", inv.nodes[i].uid);
-        cJSON_AddItemToArray(arr, e);
-    }
-    node_inventory_free(&inv);
+    cJSON_AddItemToObject(doc, "nodes", cJSON_Duplicate(tx->proof_nodes, 1));
     char *text = cJSON_Print(doc);
     cJSON_Delete(doc);
     int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0644);

@@ -344,6 +344,7 @@ void txn_run(rs_transport *t, const rs_config *cfg, const rs_options *opt,
     res->wrote = tx->gate.writes > 0;
     cred_free(&tx->cred);
     cJSON_Delete(tx->proof);
+    cJSON_Delete(tx->proof_nodes);
     free(tx->claimed_taints);
     free(tx);
 }

@@ -52,7 +52,8 @@ struct rs_txn {
     bool claimed_rebooting;
     bool claimed_was_cordoned;
     char *claimed_taints;
-    cJSON *proof; /* a reusable runtime proof, or NULL */
+    cJSON *proof;       /* a reusable runtime proof, or NULL */
+    cJSON *proof_nodes; /* names+UIDs of the last target-free inventory */
     int force_sync_seq;
 };
 
@@ -121,6 +122,11 @@ tx_status node_process(rs_txn *tx, const struct node_info *n, int mode);
 /* Releases a claim left by a failed node procedure (cleanup path). */
 void node_cleanup(rs_txn *tx, rs_result *res);
 bool proof_excuses(rs_txn *tx, const struct node_info *n);
+struct node_inventory;
+/* Remembers a target-free inventory for the runtime proof. */
+void proof_remember(rs_txn *tx, const struct node_inventory *inv);
+/* Lists Nodes (optionally by label), validates and orders them. */
+tx_status node_inventory_read(rs_txn *tx, const char *label_selector, struct node_inventory *inv);
 void proof_load(rs_txn *tx);
 tx_status proof_record(rs_txn *tx);
 
