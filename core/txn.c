@@ -89,7 +89,7 @@ static tx_status txn_put_if_drifted(rs_txn *tx, gate_need need, const char *ns, 
 
 /* §3.2: a partially initialised fan-out. Returns TX_OK with *done set when the
  * run ends here. */
-static tx_status txn_bootstrap(rs_txn *tx, const fanout_discovery *d, bool *done, bool *wrote)
+static tx_status txn_bootstrap(rs_txn *tx, const fanout_discovery *d, bool *done)
 {
     const rs_config *c = tx->cfg;
     *done = false;
@@ -117,7 +117,6 @@ static tx_status txn_bootstrap(rs_txn *tx, const fanout_discovery *d, bool *done
             s = txn_put_if_drifted(tx, GATE_NEED_LEASE, c->root_ns, c->root_name, c->root_key,
                                    "root secret");
     }
-    if (s == TX_OK) *wrote = true;
     return s;
 }
 
@@ -197,9 +196,8 @@ static tx_status txn_attempt(rs_txn *tx, bool *bootstrapped)
     *bootstrapped = false;
     for (int attempt = 0; attempt < TX_CAS_ATTEMPTS_MAX; attempt++) {
         fanout_discovery d;
-        bool wrote = false;
         tx_status s = fanout_discover(tx, &d);
-        if (s == TX_OK) s = txn_bootstrap(tx, &d, bootstrapped, &wrote);
+        if (s == TX_OK) s = txn_bootstrap(tx, &d, bootstrapped);
         if (s == TX_RESTART) continue; /* lazy took the Lease: re-read discovery under it */
         if (s != TX_OK || *bootstrapped) return s;
         if (tx->opt->strategy->fence_first &&

@@ -195,9 +195,8 @@ static void check_state_one(const cJSON *chk, sim_world *w, cJSON *failures)
 }
 
 void expect_check(const cJSON *expect, int exit_code, const cJSON *delta, const char *output,
-                  sim_world *w, const sc_scenario *sc, cJSON *failures)
+                  sim_world *w, cJSON *failures)
 {
-    (void)sc;
     const cJSON *ex = cJSON_GetObjectItemCaseSensitive(expect, "exit");
     if (cJSON_IsNumber(ex) && ex->valueint != exit_code)
         fail(failures, "exit: expected %d, got %d", ex->valueint, exit_code);

@@ -12,7 +12,7 @@
 
 /* Appends one sentence per unmet expectation to failures (a JSON array). */
 void expect_check(const cJSON *expect, int exit_code, const cJSON *delta, const char *output,
-                  sim_world *w, const sc_scenario *sc, cJSON *failures);
+                  sim_world *w, cJSON *failures);
 
 /* Appends a failure for every catalogue secret found in output (raw, base64 or
  * JSON-escaped). The failure names the credential, never the value. */

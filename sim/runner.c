@@ -212,7 +212,7 @@ static bool run_one(const sc_scenario *sc, const sc_run *run, const rs_strategy 
         after = sim_counters_snapshot(w);
         delta = sim_counters_delta(before, after);
         cJSON *expect = sc_expect_for(run, expect_as);
-        expect_check(expect, code, delta, output, w, sc, failures);
+        expect_check(expect, code, delta, output, w, failures);
         inv_run ir = {.name = run->name,
                       .args = run->args,
                       .n_args = run->n_args,
