@@ -129,6 +129,26 @@ static char *subst_tmp(const char *arg, const char *tmp)
     return out;
 }
 
+/* Replaces the execution's private directory by "{tmp}" in text (consumed),
+ * so a report is byte-for-byte the same on every execution. */
+static char *untmp(char *text, const char *tmp)
+{
+    size_t n = strlen(tmp);
+    char *out = rs_xmalloc(strlen(text) + 1 + 8 * (strlen(text) / (n ? n : 1) + 1));
+    char *o = out;
+    for (const char *p = text; *p;) {
+        if (strncmp(p, tmp, n) == 0) {
+            o += sprintf(o, "{tmp}");
+            p += n;
+        } else {
+            *o++ = *p++;
+        }
+    }
+    *o = '\0';
+    free(text);
+    return out;
+}
+
 /* Runs the core for one run in a forked child. Returns the exit code (128+sig
  * when the child died of a signal). */
 static int run_child(const char *db, const sc_scenario *sc, const sc_run *run,
@@ -203,7 +223,7 @@ static bool run_one(const sc_scenario *sc, const sc_run *run, const rs_strategy 
     snprintf(out_path, sizeof out_path, "%s/%s.out", tmp, run->name);
     snprintf(unfired_path, sizeof unfired_path, "%s/%s.unfired", tmp, run->name);
     int code = run_child(db, sc, run, strategy, tmp, out_path, unfired_path);
-    char *output = read_file(out_path);
+    char *output = untmp(read_file(out_path), tmp);
     char *unfired = read_file(unfired_path);
     for (char *line = strtok(unfired, "\n"); line; line = strtok(NULL, "\n"))
         cJSON_AddItemToArray(failures, cJSON_CreateString(line));
