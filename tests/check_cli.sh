@@ -62,5 +62,10 @@ expect_text "2 passed, 0 failed" "closing line"
 "$bin" sim --json "$src/scenarios/two-run-stage-reassert.yaml" >"$tmp/b.json" 2>/dev/null
 if cmp -s "$tmp/a.json" "$tmp/b.json"; then passes=$((passes + 1)); else
   echo "FAIL: two runs of the same scenario differ"; fails=$((fails + 1)); fi
+"$bin" sim "$src/scenarios/failed-fence-resume.yaml" "$tmp/wrong.yaml" >"$tmp/a.txt" 2>&1
+"$bin" sim "$src/scenarios/failed-fence-resume.yaml" "$tmp/wrong.yaml" >"$tmp/b.txt" 2>&1
+if cmp -s "$tmp/a.txt" "$tmp/b.txt"; then passes=$((passes + 1)); else
+  echo "FAIL: two text reports of the same scenarios differ"; fails=$((fails + 1)); fi
+
 echo "cli: $passes passed, $fails failed"
 [ "$fails" -eq 0 ]
