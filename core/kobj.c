@@ -221,24 +221,13 @@ tx_status kobj_secret_put_desired(rs_txn *tx, gate_need need, const char *ns, co
         }
         if (attempt == 0) before = state;
         cJSON *patch = secret_patch(rv, key, b64, has_data);
-        rs_req req = {.op = RS_OP_KUBE_PATCH,
-                      .kind = "Secret",
-                      .ns = ns,
-                      .name = name,
-                      .patch_type = RS_PATCH_JSON,
-                      .body = patch};
-        rs_resp r;
-        gate_result g = gate_write(&tx->gate, need, &req, &r, &tx->err);
-        cJSON_Delete(patch);
+        int ws = 0;
+        char why[256];
+        gate_result g = kobj_gated_patch(tx, need, "Secret", ns, name, patch, &ws, why, sizeof why);
         if (g != GATE_WRITTEN) {
-            rs_resp_free(&r);
             result = g == GATE_FENCE_TAKEN ? TX_RESTART : TX_FAIL;
             break;
         }
-        int ws = r.status;
-        char why[256];
-        kobj_describe(&r, why, sizeof why);
-        rs_resp_free(&r);
         if (ws == 200) {
             result = TX_OK;
             break;
@@ -376,7 +365,7 @@ int kobj_fence_patch(rs_txn *tx, const char *kind, const char *ns, const char *n
 }
 
 gate_result kobj_gated_patch(rs_txn *tx, gate_need need, const char *kind, const char *ns,
-                             const char *name, cJSON *patch, int *status)
+                             const char *name, cJSON *patch, int *status, char *why, size_t whylen)
 {
     rs_req req = {.op = RS_OP_KUBE_PATCH,
                   .kind = kind,
@@ -388,6 +377,7 @@ gate_result kobj_gated_patch(rs_txn *tx, gate_need need, const char *kind, const
     gate_result g = gate_write(&tx->gate, need, &req, &w, &tx->err);
     cJSON_Delete(patch);
     *status = w.status;
+    if (why) kobj_describe(&w, why, whylen);
     rs_resp_free(&w);
     return g;
 }

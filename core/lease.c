@@ -83,6 +83,20 @@ static int lease_reread_ours(rs_txn *tx)
     return verdict;
 }
 
+/* A CAS write that leaves the Lease ours (acquire, renew): on success or an
+ * adopted lost response, remembers its resourceVersion and the renewal time. */
+static bool lease_write_ours(rs_txn *tx, cJSON *patch, int *status)
+{
+    rs_resp w;
+    int ws = lease_patch(tx, patch, &w);
+    if (ws == 200) snprintf(tx->lease_rv, sizeof tx->lease_rv, "%s", kobj_rv(w.body));
+    rs_resp_free(&w);
+    *status = ws;
+    bool ours = ws == 200 || (ws == 0 && lease_reread_ours(tx) == 1);
+    if (ours) tx->lease_renewed_ms = gate_now_ms(&tx->gate);
+    return ours;
+}
+
 static rs_code lease_create(rs_txn *tx, rs_err *e)
 {
     char now[48];
@@ -153,13 +167,9 @@ rs_code lease_acquire(rs_txn *tx, rs_err *e)
         add_op(patch, "add", "/spec/holderIdentity", tx->holder);
         add_op(patch, "add", "/spec/acquireTime", now);
         add_op(patch, "add", "/spec/renewTime", now);
-        rs_resp w;
-        int ws = lease_patch(tx, patch, &w);
-        if (ws == 200) snprintf(tx->lease_rv, sizeof tx->lease_rv, "%s", kobj_rv(w.body));
-        rs_resp_free(&w);
-        if (ws == 200 || (ws == 0 && lease_reread_ours(tx) == 1)) {
+        int ws = 0;
+        if (lease_write_ours(tx, patch, &ws)) {
             tx->lease_held = true;
-            tx->lease_renewed_ms = gate_now_ms(&tx->gate);
             return RS_OK;
         }
         if (ws != 409 && ws != 422 && ws != 0)
@@ -178,14 +188,8 @@ static rs_code lease_renew(rs_txn *tx, rs_err *e)
     add_op(patch, "test", "/metadata/resourceVersion", tx->lease_rv);
     add_op(patch, "test", "/spec/holderIdentity", tx->holder);
     add_op(patch, "add", "/spec/renewTime", now);
-    rs_resp w;
-    int ws = lease_patch(tx, patch, &w);
-    if (ws == 200) snprintf(tx->lease_rv, sizeof tx->lease_rv, "%s", kobj_rv(w.body));
-    rs_resp_free(&w);
-    if (ws == 200 || (ws == 0 && lease_reread_ours(tx) == 1)) {
-        tx->lease_renewed_ms = gate_now_ms(&tx->gate);
-        return RS_OK;
-    }
+    int ws = 0;
+    if (lease_write_ours(tx, patch, &ws)) return RS_OK;
     tx->lease_held = false;
     return rs_fail(e, RS_FAILED, "renewing Lease %s/%s failed (HTTP %d); the fence is lost",
                    tx->cfg->lease_ns, tx->cfg->lease_name, ws);

@@ -6,6 +6,7 @@
  * every Talos mutation depends on (name, UID, InternalIP) meaning one machine.
  */
 #include "core/node.h"
+#include "core/txn_int.h"
 
 #include "core/cred.h"
 #include "core/rs.h"
@@ -21,20 +22,6 @@ void node_inventory_free(node_inventory *inv)
     free(inv->nodes);
     cJSON_Delete(inv->list);
     memset(inv, 0, sizeof *inv);
-}
-
-static const char *str_at(const cJSON *o, const char *a, const char *b)
-{
-    const cJSON *x = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(o, a), b);
-    return cJSON_IsString(x) ? x->valuestring : NULL;
-}
-
-static const char *annotation(const cJSON *node, const char *key)
-{
-    const cJSON *md = cJSON_GetObjectItemCaseSensitive(node, "metadata");
-    const cJSON *v =
-        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(md, "annotations"), key);
-    return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
 char *node_taints_signature(const cJSON *node)
@@ -53,20 +40,6 @@ char *node_taints_signature(const cJSON *node)
     char *sig = json_canonical(keep);
     cJSON_Delete(keep);
     return sig;
-}
-
-static bool node_ready(const cJSON *node)
-{
-    const cJSON *conds = cJSON_GetObjectItemCaseSensitive(
-        cJSON_GetObjectItemCaseSensitive(node, "status"), "conditions");
-    const cJSON *c;
-    cJSON_ArrayForEach(c, conds)
-    {
-        const char *type = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(c, "type"));
-        const char *st = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(c, "status"));
-        if (type && strcmp(type, "Ready") == 0) return st && strcmp(st, "True") == 0;
-    }
-    return false;
 }
 
 /* Exactly one unique InternalIP. */
@@ -89,8 +62,8 @@ static bool node_internal_ip(const cJSON *node, char *ip, size_t len)
 
 static bool node_fill(const cJSON *item, node_info *n, char *err, size_t errlen)
 {
-    const char *name = str_at(item, "metadata", "name");
-    const char *uid = str_at(item, "metadata", "uid");
+    const char *name = kobj_str(item, "metadata.name");
+    const char *uid = kobj_str(item, "metadata.uid");
     if (!name || !name[0]) {
         snprintf(err, errlen, "a Node without a name");
         return false;
@@ -110,13 +83,13 @@ static bool node_fill(const cJSON *item, node_info *n, char *err, size_t errlen)
     n->control_plane = cJSON_HasObjectItem(labels, "node-role.kubernetes.io/control-plane");
     n->unschedulable = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(
         cJSON_GetObjectItemCaseSensitive(item, "spec"), "unschedulable"));
-    n->ready = node_ready(item);
-    n->revision = annotation(item, NODE_ANN_REVISION);
-    n->image = annotation(item, NODE_ANN_IMAGE);
-    n->owner = annotation(item, NODE_ANN_OWNER);
-    n->phase = annotation(item, NODE_ANN_PHASE);
-    n->journal = annotation(item, NODE_ANN_JOURNAL) != NULL;
-    const char *rv = str_at(item, "metadata", "resourceVersion");
+    n->ready = kobj_condition_true(item, "Ready");
+    n->revision = kobj_annotation(item, NODE_ANN_REVISION);
+    n->image = kobj_annotation(item, NODE_ANN_IMAGE);
+    n->owner = kobj_annotation(item, NODE_ANN_OWNER);
+    n->phase = kobj_annotation(item, NODE_ANN_PHASE);
+    n->journal = kobj_annotation(item, NODE_ANN_JOURNAL) != NULL;
+    const char *rv = kobj_str(item, "metadata.resourceVersion");
     snprintf(n->rv, sizeof n->rv, "%s", rv ? rv : "");
     n->taints = node_taints_signature(item);
     return true;

@@ -127,7 +127,8 @@ static tx_status node_reclaim(rs_txn *tx, const node_info *n)
     free(owner);
     free(phase);
     int st = 0;
-    gate_result g = kobj_gated_patch(tx, GATE_NEED_FULL, "Node", NULL, n->name, patch, &st);
+    gate_result g =
+        kobj_gated_patch(tx, GATE_NEED_FULL, "Node", NULL, n->name, patch, &st, NULL, 0);
     if (g == GATE_FENCE_TAKEN) return TX_RESTART;
     if (g != GATE_WRITTEN) return TX_FAIL;
     if (st != 200 && st != 0) {

@@ -147,7 +147,8 @@ static tx_status node_claim(rs_txn *tx, const node_info *n)
     free(pp);
     kobj_patch_op(patch, "add", "/spec/unschedulable", cJSON_CreateTrue());
     int st = 0;
-    gate_result g = kobj_gated_patch(tx, GATE_NEED_FULL, "Node", NULL, n->name, patch, &st);
+    gate_result g =
+        kobj_gated_patch(tx, GATE_NEED_FULL, "Node", NULL, n->name, patch, &st, NULL, 0);
     if (g != GATE_WRITTEN) {
         free(taints);
         return g == GATE_FENCE_TAKEN ? TX_RESTART : TX_FAIL;

@@ -94,9 +94,10 @@ bool kobj_bool(const cJSON *obj, const char *a, const char *b);
  * claims). patch is consumed. Returns the HTTP status (0: transport error). */
 int kobj_fence_patch(rs_txn *tx, const char *kind, const char *ns, const char *name, cJSON *patch);
 /* A JSON Patch through the write gate (which may take the fence first).
- * patch is consumed; *status is the HTTP status when GATE_WRITTEN. */
+ * patch is consumed; *status is the HTTP status when GATE_WRITTEN; why (may
+ * be NULL) receives kobj_describe's sentence for the answer. */
 gate_result kobj_gated_patch(rs_txn *tx, gate_need need, const char *kind, const char *ns,
-                             const char *name, cJSON *patch, int *status);
+                             const char *name, cJSON *patch, int *status, char *why, size_t whylen);
 /* A sentence for a failed call: "HTTP 409 (Conflict: ...)" or the transport error. */
 void kobj_describe(const rs_resp *r, char *buf, size_t len);
 
