@@ -136,7 +136,7 @@ static void eso_push_sync(sim_world *w, const char *ns, const char *name)
     cJSON *src = simw_get(w, "Secret", ns, src_name);
     const char *b64 = obj_str(src, "data", key, NULL);
     size_t len = 0;
-    unsigned char *value = b64 ? simw_unb64(b64, &len) : NULL;
+    unsigned char *value = b64 ? base64_decode(b64, &len) : NULL;
     cJSON *status = cJSON_CreateObject();
     char ts[32];
     simw_rfc3339(now, ts);
@@ -173,7 +173,7 @@ static void eso_push_sync(sim_world *w, const char *ns, const char *name)
 static void eso_consumer_write(sim_world *w, const cJSON *es, const char *ns, const char *target,
                                const char *key, const char *value)
 {
-    char *b64 = simw_b64(value, strlen(value));
+    char *b64 = base64_encode(value, strlen(value));
     cJSON *consumer = simw_get(w, "Secret", ns, target);
     if (!consumer) {
         const char *type_path[] = {"spec", "target", "template", "type"};
@@ -409,7 +409,7 @@ static void rollout_hash(int64_t seq, char out[11])
 {
     char *seed = rs_xasprintf("kustomize-controller-rollout-%lld", (long long)seq);
     char hex[65];
-    simw_sha256_hex(seed, strlen(seed), hex);
+    sha256_hex(seed, strlen(seed), hex);
     free(seed);
     memcpy(out, hex, 10);
     out[10] = '\0';
@@ -422,7 +422,7 @@ static void rollout_pods_create(sim_world *w, const char *hash, bool ready)
     for (int i = 0; i < CTL_ROLLOUT_REPLICAS; i++) {
         char *seed = rs_xasprintf("%s-%d", hash, i);
         char hex[65];
-        simw_sha256_hex(seed, strlen(seed), hex);
+        sha256_hex(seed, strlen(seed), hex);
         free(seed);
         char *name = rs_xasprintf("%s-%s-%.5s", c->controller_name, hash, hex);
         cJSON *pod = cJSON_CreateObject();

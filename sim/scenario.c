@@ -11,12 +11,12 @@
  * final length before they are filled, so sc_free can release a scenario that
  * failed half-way through.
  */
+#include "core/cred.h"
 #include "sim/scenario_int.h"
 
 #include <ctype.h>
 #include <errno.h>
 #include <openssl/crypto.h>
-#include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -192,13 +192,9 @@ void sc_free(sc_scenario *sc)
 static char *sc_default_ciphertext(const char *name)
 {
     char *seed = rs_xasprintf("reassert-sim:%s", name);
-    unsigned char md[EVP_MAX_MD_SIZE];
-    unsigned int md_len = 0;
-    if (!EVP_Digest(seed, strlen(seed), md, &md_len, EVP_sha256(), NULL) || md_len != 32) abort();
-    free(seed);
     char hex[65];
-    for (unsigned int i = 0; i < md_len; i++)
-        snprintf(hex + 2 * i, 3, "%02x", md[i]);
+    sha256_hex(seed, strlen(seed), hex);
+    free(seed);
     return rs_xasprintf("ENC[AES256_GCM,data:%.32s,iv:%.16s,tag:sim,type:str]", hex, hex + 32);
 }
 

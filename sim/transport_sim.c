@@ -249,12 +249,7 @@ static cJSON *talos_patch_auth(const cJSON *body)
         cJSON_Delete(cfg);
     }
     if (!user) return NULL;
-    cJSON *out = cJSON_CreateObject();
-    cJSON_AddStringToObject(out, "username", user);
-    cJSON_AddStringToObject(out, "password", pass);
-    free(user);
-    free(pass);
-    return out;
+    return simw_auth_take(user, pass);
 }
 
 static int talos_patch(sim_world *w, const char *node, const cJSON *body, rs_resp *resp)
@@ -442,7 +437,7 @@ static int simt_registry(sim_world *w, const rs_req *req, rs_resp *resp)
                      : registry_error(status == 401 ? "UNAUTHORIZED" : "MANIFEST_UNKNOWN");
     if (status == 200) {
         char hex[65];
-        simw_sha256_hex(target, strlen(target), hex);
+        sha256_hex(target, strlen(target), hex);
         char *digest = rs_xasprintf("sha256:%s", hex);
         cJSON_AddStringToObject(resp->body, "digest", digest);
         free(digest);
@@ -712,7 +707,7 @@ static int simt_derive_pid(sim_world *w, const char *run_name)
     char *seed = simw_meta_get(w, "seed");
     char *text = rs_xasprintf("sim-pid\n%s\n%s", seed ? seed : "", run_name);
     char hex[65];
-    simw_sha256_hex(text, strlen(text), hex);
+    sha256_hex(text, strlen(text), hex);
     free(text);
     free(seed);
     return SIMT_PID_MIN + (int)(strtoul(hex + 56, NULL, 16) % (SIMT_PID_MAX - SIMT_PID_MIN));

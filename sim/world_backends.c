@@ -109,7 +109,7 @@ void simw_registry_token(const char *cred_name, const char *repo, char out[72])
 {
     char *seed = rs_xasprintf("sim-registry-token\n%s\n%s", cred_name, repo);
     char hex[65];
-    simw_sha256_hex(seed, strlen(seed), hex);
+    sha256_hex(seed, strlen(seed), hex);
     free(seed);
     memcpy(out, "simtok-", 7);
     memcpy(out + 7, hex, 64);
@@ -289,4 +289,21 @@ void simw_node_annotations_apply(sim_world *w, const char *node, const cJSON *an
     cJSON_AddItemToObject(cJSON_AddObjectToObject(patch, "metadata"), "annotations",
                           cJSON_Duplicate(annotations, 1));
     simw_merge(w, "Node", NULL, node, patch);
+}
+
+cJSON *simw_auth_take(char *user, char *pass)
+{
+    cJSON *auth = cJSON_CreateObject();
+    cJSON_AddStringToObject(auth, "username", user);
+    cJSON_AddStringToObject(auth, "password", pass);
+    free(user);
+    free(pass);
+    return auth;
+}
+
+cJSON *simw_cred_auth(sim_world *w, const char *cred)
+{
+    char *user = NULL, *pass = NULL;
+    if (!cred || !simw_cred_userpass(w, cred, &user, &pass)) return NULL;
+    return simw_auth_take(user, pass);
 }

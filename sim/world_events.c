@@ -209,18 +209,6 @@ static cJSON *verified_annotations_removal(void)
     return ann;
 }
 
-static cJSON *ev_auth_of(sim_world *w, const char *cred)
-{
-    char *user = NULL, *pass = NULL;
-    if (!simw_cred_userpass(w, cred, &user, &pass)) return NULL;
-    cJSON *auth = cJSON_CreateObject();
-    cJSON_AddStringToObject(auth, "username", user);
-    cJSON_AddStringToObject(auth, "password", pass);
-    free(user);
-    free(pass);
-    return auth;
-}
-
 /* A machine-config apply that reached only some nodes (no reboot). */
 static rs_code ev_partial_apply(sim_world *w, const sc_event *ev, rs_err *e)
 {
@@ -228,7 +216,7 @@ static rs_code ev_partial_apply(sim_world *w, const sc_event *ev, rs_err *e)
     const char *cred = arg_str(ev, "registry-auth");
     bool drop = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(ev->args, "drop-node-annotations"));
     if (!cJSON_IsArray(nodes)) return ev_fail(ev, e, "needs a list of nodes%s", NULL);
-    cJSON *auth = cred ? ev_auth_of(w, cred) : NULL;
+    cJSON *auth = cred ? simw_cred_auth(w, cred) : NULL;
     if (cred && !auth) return ev_fail(ev, e, "unknown credential %s", cred);
     const cJSON *it;
     cJSON_ArrayForEach(it, nodes)
@@ -315,7 +303,7 @@ static rs_code ev_node_add(sim_world *w, const sc_event *ev, rs_err *e)
     cJSON_Delete(node);
     if (rc != RS_OK) return rc;
     char *cred = ev_cluster_credential(w);
-    cJSON *auth = cred ? ev_auth_of(w, cred) : NULL;
+    cJSON *auth = cred ? simw_cred_auth(w, cred) : NULL;
     free(cred);
     cJSON *ann = cJSON_CreateObject();
     simw_talos_insert(w, name, role, auth, ann, 1);

@@ -12,6 +12,7 @@
 #define SIM_WORLD_INTERNAL_H
 
 #include "core/config.h"
+#include "core/cred.h"
 #include "sim/world.h"
 
 #include <cjson/cJSON.h>
@@ -62,9 +63,6 @@ int64_t simw_meta_int(sim_world *w, const char *key, int64_t dflt);
 void simw_meta_set_int(sim_world *w, const char *key, int64_t value);
 
 /* ---- small helpers (world_util.c) ---- */
-char *simw_b64(const void *data, size_t len);
-unsigned char *simw_unb64(const char *text, size_t *out_len); /* NUL-terminated extra byte */
-void simw_sha256_hex(const void *data, size_t len, char hex[65]);
 void simw_rfc3339(int64_t ms, char out[32]);
 /* {"auths":{"ghcr.io":{"username","password","auth"}}} compact. */
 char *simw_dockerconfig(const char *username, const char *password);
@@ -104,6 +102,10 @@ void simw_registry_token(const char *cred_name, const char *repo, char out[72]);
 /* The catalogue entry whose token for repo is `token`; caller frees, NULL if none. */
 char *simw_registry_token_owner(sim_world *w, const char *token, const char *repo);
 bool simw_cred_userpass(sim_world *w, const char *name, char **username, char **password);
+/* {"username","password"} from two owned strings (both consumed). */
+cJSON *simw_auth_take(char *user, char *pass);
+/* A catalogue credential as Talos machine-config auth, or NULL if unknown. */
+cJSON *simw_cred_auth(sim_world *w, const char *cred);
 bool simw_talos_exists(sim_world *w, const char *node);
 /* JSON column of a talos row ("registry_auth", "loaded_auth", "node_annotations",
  * "images"), parsed; caller frees; NULL when SQL NULL or unknown node. */

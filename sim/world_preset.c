@@ -168,7 +168,7 @@ static cJSON *preset_secret(const char *ns, const char *name, const char *type, 
 {
     cJSON *obj = preset_object("Secret", ns, name, NULL);
     cJSON_AddStringToObject(obj, "type", type);
-    char *b64 = simw_b64(text, strlen(text));
+    char *b64 = base64_encode(text, strlen(text));
     cJSON_AddStringToObject(cJSON_AddObjectToObject(obj, "data"), key, b64);
     free(b64);
     return obj;
@@ -456,18 +456,6 @@ static void preset_config(sim_world *w, const sc_scenario *sc)
                            RS_ARRAY_LEN(preset_default_fanout));
 }
 
-static cJSON *preset_cluster_auth(sim_world *w, const char *cred)
-{
-    char *user = NULL, *pass = NULL;
-    if (!simw_cred_userpass(w, cred, &user, &pass)) return NULL;
-    cJSON *auth = cJSON_CreateObject();
-    cJSON_AddStringToObject(auth, "username", user);
-    cJSON_AddStringToObject(auth, "password", pass);
-    free(user);
-    free(pass);
-    return auth;
-}
-
 rs_code simw_preset_build(sim_world *w, const sc_scenario *sc, rs_err *e)
 {
     if (!sc->cluster.preset || strcmp(sc->cluster.preset, "prod") != 0)
@@ -483,8 +471,8 @@ rs_code simw_preset_build(sim_world *w, const sc_scenario *sc, rs_err *e)
                        sc->cluster.credential ? sc->cluster.credential : "(none)");
     preset_meta_rows(w, sc);
     char revision[65];
-    simw_sha256_hex(cipher, strlen(cipher), revision);
-    cJSON *auth = preset_cluster_auth(w, sc->cluster.credential);
+    sha256_hex(cipher, strlen(cipher), revision);
+    cJSON *auth = simw_cred_auth(w, sc->cluster.credential);
     bool ok = preset_namespaces(w, e) && preset_crds(w, e) && preset_chain(w, text, e) &&
               preset_flux(w, e) && preset_nodes(w, sc, revision, auth, e);
     cJSON_Delete(auth);

@@ -1,55 +1,16 @@
 /*
- * world_util.c — small pure helpers the world's files share: base64, SHA-256,
- * RFC 3339 of virtual time, docker config text, object references, JSON
- * lookups, Kubernetes conditions and the seeded PRNG.
+ * world_util.c — small pure helpers the world's files share: RFC 3339 of virtual time, docker
+ * config text, object references, JSON lookups, Kubernetes conditions and the seeded PRNG.
  *
  * Nothing here touches the database or the clock; every function is a pure
  * function of its arguments, which is what keeps the world deterministic.
  */
 #include "sim/world_internal.h"
 
-#include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-char *simw_b64(const void *data, size_t len)
-{
-    size_t cap = 4 * ((len + 2) / 3) + 1;
-    char *out = rs_xmalloc(cap);
-    int n = EVP_EncodeBlock((unsigned char *)out, data, (int)len);
-    out[n] = '\0';
-    return out;
-}
-
-unsigned char *simw_unb64(const char *text, size_t *out_len)
-{
-    size_t len = strlen(text);
-    if (len % 4 != 0) return NULL;
-    unsigned char *out = rs_xmalloc(len / 4 * 3 + 1);
-    int n = EVP_DecodeBlock(out, (const unsigned char *)text, (int)len);
-    if (n < 0) {
-        free(out);
-        return NULL;
-    }
-    /* EVP_DecodeBlock counts padding bytes as data; strip them. */
-    if (len >= 1 && text[len - 1] == '=') n--;
-    if (len >= 2 && text[len - 2] == '=') n--;
-    out[n] = '\0';
-    *out_len = (size_t)n;
-    return out;
-}
-
-void simw_sha256_hex(const void *data, size_t len, char hex[65])
-{
-    unsigned char md[32];
-    unsigned int mdlen = 0;
-    EVP_Digest(data, len, md, &mdlen, EVP_sha256(), NULL);
-    for (unsigned int i = 0; i < 32; i++)
-        snprintf(hex + 2 * i, 3, "%02x", md[i]);
-    hex[64] = '\0';
-}
 
 void simw_rfc3339(int64_t ms, char out[32])
 {
@@ -62,7 +23,7 @@ void simw_rfc3339(int64_t ms, char out[32])
 char *simw_dockerconfig(const char *username, const char *password)
 {
     char *pair = rs_xasprintf("%s:%s", username, password);
-    char *auth = simw_b64(pair, strlen(pair));
+    char *auth = base64_encode(pair, strlen(pair));
     free(pair);
     cJSON *root = cJSON_CreateObject();
     cJSON *entry = cJSON_AddObjectToObject(cJSON_AddObjectToObject(root, "auths"), "ghcr.io");
@@ -90,7 +51,7 @@ bool simw_dockerconfig_auth(const char *text, char **username, char **password)
         *password = rs_xstrdup(p->valuestring);
     } else if (cJSON_IsString(a)) {
         size_t n = 0;
-        unsigned char *raw = simw_unb64(a->valuestring, &n);
+        unsigned char *raw = base64_decode(a->valuestring, &n);
         char *colon = raw ? memchr(raw, ':', n) : NULL;
         if (colon && colon != (char *)raw && colon[1]) {
             *colon = '\0';

@@ -103,7 +103,7 @@ static char *t_secret_value(sim_world *w, const char *ref, const char *key)
         const cJSON *v =
             cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(obj, "data"), key);
         size_t n = 0;
-        if (cJSON_IsString(v)) text = (char *)simw_unb64(v->valuestring, &n);
+        if (cJSON_IsString(v)) text = (char *)base64_decode(v->valuestring, &n);
     }
     cJSON_Delete(obj);
     return text;
@@ -235,7 +235,7 @@ START_TEST(test_prod_preset_is_converged_on_the_cluster_credential)
     cJSON *crd = t_get(w, "CustomResourceDefinition/pushsecrets.external-secrets.io");
     cJSON_Delete(crd);
     char revision[65];
-    simw_sha256_hex(t_creds[0].ciphertext, strlen(t_creds[0].ciphertext), revision);
+    sha256_hex(t_creds[0].ciphertext, strlen(t_creds[0].ciphertext), revision);
     cJSON *node = t_get(w, "Node/prod-worker-2");
     ck_assert_str_eq(
         t_str(node,
@@ -300,7 +300,7 @@ START_TEST(test_pushsecret_force_sync_reaches_openbao_after_the_eso_delay)
     rs_transport *t = sim_transport_open(w, "stage", NULL);
     char *cur = t_cred_text(w, "current");
     char *prev = t_cred_text(w, "previous");
-    char *b64 = simw_b64(cur, strlen(cur));
+    char *b64 = base64_encode(cur, strlen(cur));
     char *patch = rs_xasprintf("{\"data\":{\"ghcr_dockerconfigjson\":\"%s\"}}", b64);
     ck_assert_int_eq(t_merge(t, "Secret", "flux-system", "variables-base", patch), 200);
     char *fs = t_force_sync_patch("1");
