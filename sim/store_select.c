@@ -197,26 +197,6 @@ static bool sel_blank(const char *text)
     return !text || *sel_skip_ws(text) == '\0';
 }
 
-store_selector *store_selector_parse_labels(const char *text, char *why, size_t whylen)
-{
-    store_selector *s = rs_xcalloc(1, sizeof *s);
-    if (sel_blank(text)) return s;
-    s->text = rs_xstrdup(text);
-    const char *p = s->text;
-    for (;;) {
-        if (s->n == SEL_REQS_MAX) {
-            sel_fail(why, whylen, "it has too many requirements", text);
-            break;
-        }
-        if (!sel_parse_label_req(&p, &s->reqs[s->n], why, whylen, text)) break;
-        s->n++;
-        if (*p == '\0') return s;
-        p++; /* the ',' between requirements */
-    }
-    store_selector_free(s);
-    return NULL;
-}
-
 static bool sel_field_path_char(char c)
 {
     return isalnum((unsigned char)c) || c == '.' || c == '_' || c == '-';
@@ -246,10 +226,15 @@ static bool sel_parse_field_req(const char **pp, sel_req *r, char *why, size_t w
     return true;
 }
 
-store_selector *store_selector_parse_fields(const char *text, char *why, size_t whylen)
+typedef bool (*sel_req_parser)(const char **pp, sel_req *r, char *why, size_t whylen,
+                               const char *text);
+
+/* Comma-separated requirements, each parsed by `parse`; bounded by SEL_REQS_MAX. */
+static store_selector *sel_parse(const char *text, bool fields, sel_req_parser parse, char *why,
+                                 size_t whylen)
 {
     store_selector *s = rs_xcalloc(1, sizeof *s);
-    s->fields = true;
+    s->fields = fields;
     if (sel_blank(text)) return s;
     s->text = rs_xstrdup(text);
     const char *p = s->text;
@@ -258,13 +243,23 @@ store_selector *store_selector_parse_fields(const char *text, char *why, size_t 
             sel_fail(why, whylen, "it has too many requirements", text);
             break;
         }
-        if (!sel_parse_field_req(&p, &s->reqs[s->n], why, whylen, text)) break;
+        if (!parse(&p, &s->reqs[s->n], why, whylen, text)) break;
         s->n++;
         if (*p == '\0') return s;
-        p++;
+        p++; /* the ',' between requirements */
     }
     store_selector_free(s);
     return NULL;
+}
+
+store_selector *store_selector_parse_labels(const char *text, char *why, size_t whylen)
+{
+    return sel_parse(text, false, sel_parse_label_req, why, whylen);
+}
+
+store_selector *store_selector_parse_fields(const char *text, char *why, size_t whylen)
+{
+    return sel_parse(text, true, sel_parse_field_req, why, whylen);
 }
 
 void store_selector_free(store_selector *s)
