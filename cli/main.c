@@ -5,7 +5,7 @@
 #include "core/options.h"
 #include "core/rs.h"
 #include "reports/compare.h"
-#include "sim/runner.h"
+#include "sim/runner/runner.h"
 
 #include <stdio.h>
 #include <string.h>

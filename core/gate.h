@@ -18,7 +18,7 @@
 #define RS_GATE_H
 
 #include "core/rs.h"
-#include "core/transport.h"
+#include "core/transport/transport.h"
 
 typedef enum gate_need {
     GATE_NEED_NONE = 0,

@@ -12,7 +12,7 @@
 #include "core/config.h"
 #include "core/out.h"
 #include "core/rs.h"
-#include "core/transport.h"
+#include "core/transport/transport.h"
 
 #include <stdbool.h>
 #include <stddef.h>

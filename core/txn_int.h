@@ -9,7 +9,7 @@
 #ifndef RS_TXN_INT_H
 #define RS_TXN_INT_H
 
-#include "core/cred.h"
+#include "core/cred/cred.h"
 #include "core/gate.h"
 #include "core/txn.h"
 

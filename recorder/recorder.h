@@ -11,7 +11,7 @@
 #define RECORDER_H
 
 #include "core/rs.h"
-#include "core/transport.h"
+#include "core/transport/transport.h"
 
 /* Wraps inner; the returned transport records into cassette_path. */
 rs_transport *rec_shim_open(rs_transport *inner, const char *cassette_path, rs_err *e);

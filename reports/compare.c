@@ -8,8 +8,8 @@
 #include "reports/compare.h"
 
 #include "core/txn.h"
-#include "sim/runner.h"
-#include "sim/scenario.h"
+#include "sim/runner/runner.h"
+#include "sim/scenario/scenario.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -3,7 +3,7 @@
  * value names file:line:column, and a failed load changes nothing.
  */
 #include "core/config.h"
-#include "sim/config_file.h"
+#include "sim/runner/config_file.h"
 
 #include <check.h>
 #include <stdio.h>

@@ -5,9 +5,9 @@
  * a rotation Stage, then a no-drift Reassert that must write nothing.
  */
 #include "core/options.h"
-#include "sim/runner.h"
-#include "sim/scenario.h"
-#include "sim/world.h"
+#include "sim/runner/runner.h"
+#include "sim/scenario/scenario.h"
+#include "sim/world/world.h"
 
 #include <check.h>
 #include <stdio.h>

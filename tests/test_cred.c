@@ -4,7 +4,7 @@
  * that never quotes the secret, and the primitives underneath (strict JSON,
  * canonical JSON, base64, SHA-256, revision, constant-time compare).
  */
-#include "core/cred.h"
+#include "core/cred/cred.h"
 
 #include <check.h>
 #include <stdio.h>

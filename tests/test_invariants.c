@@ -8,11 +8,11 @@
  * must report nothing. A checker that never fires, or fires on the clean
  * run, fails here before it misleads the scenario suite.
  */
-#include "core/cred.h"
+#include "core/cred/cred.h"
 #include "core/options.h"
-#include "sim/invariants.h"
-#include "sim/runner.h"
-#include "sim/world.h"
+#include "sim/check/invariants.h"
+#include "sim/runner/runner.h"
+#include "sim/world/world.h"
 
 #include <check.h>
 #include <sqlite3.h>

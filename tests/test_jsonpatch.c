@@ -6,7 +6,7 @@
  * on: atomicity, `~0`/`~1` escapes in annotation keys, and order-insensitive
  * `test`.
  */
-#include "sim/jsonpatch.h"
+#include "sim/store/jsonpatch.h"
 
 #include <check.h>
 #include <stdbool.h>

@@ -14,10 +14,10 @@
  * failed-fence-resume pass under either, the suite would no longer protect
  * against that design — so these tests fail.
  */
-#include "core/node.h"
+#include "core/node/node.h"
 #include "core/txn_int.h"
-#include "sim/runner.h"
-#include "sim/scenario.h"
+#include "sim/runner/runner.h"
+#include "sim/scenario/scenario.h"
 
 #include <check.h>
 #include <stdlib.h>

@@ -8,7 +8,7 @@
  * because that prefix is what an engineer reads in CI to find the typo.
  * Each test writes its YAML into its own mkdtemp directory.
  */
-#include "sim/scenario.h"
+#include "sim/scenario/scenario.h"
 
 #include <check.h>
 #include <fcntl.h>

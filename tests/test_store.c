@@ -5,7 +5,7 @@
  * each test pins one API-server behaviour the core depends on: revisions,
  * compare-and-swap, no-op patches, generation, selectors, Status bodies.
  */
-#include "sim/store.h"
+#include "sim/store/store.h"
 
 #include <check.h>
 #include <stdbool.h>

@@ -6,10 +6,10 @@
  * Every test builds its own world from a hand-made scenario in a private
  * directory and drives it through the sim transport, as the core would.
  */
-#include "sim/jsonpatch.h"
-#include "sim/store.h"
-#include "sim/world.h"
-#include "sim/world_internal.h"
+#include "sim/store/jsonpatch.h"
+#include "sim/store/store.h"
+#include "sim/world/world.h"
+#include "sim/world/world_internal.h"
 
 #include <check.h>
 #include <stdio.h>

@@ -1,0 +1,140 @@
+/*
+ * node_inventory.c — parsing and validating a Node inventory.
+ *
+ * A node with an empty or duplicate UID, or without exactly one unique
+ * InternalIP, makes the whole inventory invalid: identity revalidation before
+ * every Talos mutation depends on (name, UID, InternalIP) meaning one machine.
+ */
+#include "core/node/node.h"
+#include "core/txn_int.h"
+
+#include "core/cred/cred.h"
+#include "core/rs.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void node_inventory_free(node_inventory *inv)
+{
+    for (size_t i = 0; i < inv->n; i++)
+        free(inv->nodes[i].taints);
+    free(inv->nodes);
+    cJSON_Delete(inv->list);
+    memset(inv, 0, sizeof *inv);
+}
+
+char *node_taints_signature(const cJSON *node)
+{
+    const cJSON *taints =
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(node, "spec"), "taints");
+    cJSON *keep = cJSON_CreateArray();
+    const cJSON *t;
+    cJSON_ArrayForEach(t, taints)
+    {
+        const cJSON *key = cJSON_GetObjectItemCaseSensitive(t, "key");
+        if (cJSON_IsString(key) && strncmp(key->valuestring, "node.kubernetes.io/", 19) == 0)
+            continue;
+        cJSON_AddItemToArray(keep, cJSON_Duplicate(t, 1));
+    }
+    char *sig = json_canonical(keep);
+    cJSON_Delete(keep);
+    return sig;
+}
+
+/* Exactly one unique InternalIP. */
+static bool node_internal_ip(const cJSON *node, char *ip, size_t len)
+{
+    const cJSON *addrs = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(node, "status"), "addresses");
+    const cJSON *a;
+    int count = 0;
+    cJSON_ArrayForEach(a, addrs)
+    {
+        const char *type = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(a, "type"));
+        const char *addr = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(a, "address"));
+        if (!type || strcmp(type, "InternalIP") != 0 || !addr || !addr[0]) continue;
+        if (count == 0 || strcmp(ip, addr) != 0) count++;
+        snprintf(ip, len, "%s", addr);
+    }
+    return count == 1;
+}
+
+static bool node_fill(const cJSON *item, node_info *n, char *err, size_t errlen)
+{
+    const char *name = kobj_str(item, "metadata.name");
+    const char *uid = kobj_str(item, "metadata.uid");
+    if (!name || !name[0]) {
+        snprintf(err, errlen, "a Node without a name");
+        return false;
+    }
+    snprintf(n->name, sizeof n->name, "%s", name);
+    if (!uid || !uid[0]) {
+        snprintf(err, errlen, "Node %s has no UID", name);
+        return false;
+    }
+    snprintf(n->uid, sizeof n->uid, "%s", uid);
+    if (!node_internal_ip(item, n->ip, sizeof n->ip)) {
+        snprintf(err, errlen, "Node %s does not have exactly one unique InternalIP", name);
+        return false;
+    }
+    const cJSON *labels = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(item, "metadata"), "labels");
+    n->control_plane = cJSON_HasObjectItem(labels, "node-role.kubernetes.io/control-plane");
+    n->unschedulable = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(item, "spec"), "unschedulable"));
+    n->ready = kobj_condition_true(item, "Ready");
+    n->revision = kobj_annotation(item, NODE_ANN_REVISION);
+    n->image = kobj_annotation(item, NODE_ANN_IMAGE);
+    n->owner = kobj_annotation(item, NODE_ANN_OWNER);
+    n->phase = kobj_annotation(item, NODE_ANN_PHASE);
+    n->journal = kobj_annotation(item, NODE_ANN_JOURNAL) != NULL;
+    const char *rv = kobj_str(item, "metadata.resourceVersion");
+    snprintf(n->rv, sizeof n->rv, "%s", rv ? rv : "");
+    n->taints = node_taints_signature(item);
+    return true;
+}
+
+bool node_inventory_parse(cJSON *list, node_inventory *inv, char *err, size_t errlen)
+{
+    memset(inv, 0, sizeof *inv);
+    inv->list = list;
+    const cJSON *items = cJSON_GetObjectItemCaseSensitive(list, "items");
+    int count = cJSON_GetArraySize(items);
+    inv->nodes = rs_xcalloc((size_t)count, sizeof *inv->nodes);
+    const cJSON *item;
+    cJSON_ArrayForEach(item, items)
+    {
+        node_info *n = &inv->nodes[inv->n];
+        if (!node_fill(item, n, err, errlen)) {
+            free(n->taints);
+            return false;
+        }
+        inv->n++;
+        for (size_t j = 0; j + 1 < inv->n; j++) {
+            if (strcmp(inv->nodes[j].uid, n->uid) == 0) {
+                snprintf(err, errlen, "Nodes %s and %s share UID %s", inv->nodes[j].name, n->name,
+                         n->uid);
+                return false;
+            }
+            if (strcmp(inv->nodes[j].ip, n->ip) == 0) {
+                snprintf(err, errlen, "Nodes %s and %s share InternalIP %s", inv->nodes[j].name,
+                         n->name, n->ip);
+                return false;
+            }
+        }
+    }
+    return true;
+}
+
+static int node_order(const void *a, const void *b)
+{
+    const node_info *x = a, *y = b;
+    if (x->control_plane != y->control_plane) return x->control_plane ? 1 : -1;
+    return strcmp(x->name, y->name);
+}
+
+void node_inventory_sort(node_inventory *inv)
+{
+    qsort(inv->nodes, inv->n, sizeof *inv->nodes, node_order);
+}

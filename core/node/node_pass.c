@@ -1,0 +1,240 @@
+/*
+ * node_pass.c — the Talos pass of the convergence loop (DESIGN.md §3.3 item 2).
+ *
+ * Inventories are read until two consecutive ones have no targets. A target
+ * is a node whose verified revision or image annotation differs from desired,
+ * or whose Talos RegistryAuthConfig differs from the desired credential (the
+ * case a partial `ksail cluster update` leaves behind and annotations cannot
+ * show). Targets are processed strictly one at a time, workers first, each
+ * UID at most once per round. The pass result is `clean` when no node was
+ * processed, `processed` otherwise; only a clean pass may precede cutover.
+ */
+#include "core/node/node.h"
+#include "core/txn_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define NODE_SEEN_MAX 4096
+
+/* Talos auth of a node vs desired: 1 equal, 0 differs, -1 unreadable. Cached
+ * per round by UID: one read per node per round. */
+static int node_auth_matches(rs_txn *tx, const node_info *n)
+{
+    for (size_t i = 0; i < tx->auth_cache_n; i++)
+        if (strcmp(tx->auth_cache[i].uid, n->uid) == 0) return tx->auth_cache[i].verdict;
+    rs_req req = {.op = RS_OP_TALOS_READ_AUTH, .target = n->name};
+    rs_resp r;
+    int st = gate_read(&tx->gate, &req, &r);
+    int verdict = -1;
+    if (st == 200 && r.body) {
+        const cJSON *auth = cJSON_GetObjectItemCaseSensitive(r.body, "auth");
+        const char *u = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(auth, "username"));
+        const char *p = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(auth, "password"));
+        bool redacted = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r.body, "redacted"));
+        if (u && p && !redacted)
+            verdict = ct_equal(u, strlen(u), tx->cred.username, strlen(tx->cred.username)) &&
+                      ct_equal(p, strlen(p), tx->cred.password, strlen(tx->cred.password));
+    }
+    rs_resp_free(&r);
+    if (tx->auth_cache_n < RS_ARRAY_LEN(tx->auth_cache)) {
+        snprintf(tx->auth_cache[tx->auth_cache_n].uid, sizeof tx->auth_cache[0].uid, "%s", n->uid);
+        tx->auth_cache[tx->auth_cache_n++].verdict = verdict;
+    }
+    if (verdict < 0)
+        out_warning(tx->out,
+                    "Talos auth of node %s could not be read; deciding on its "
+                    "annotations alone",
+                    n->name);
+    return verdict;
+}
+
+/* A processed node's auth changed under us: forget the cached verdict. */
+static void node_auth_forget(rs_txn *tx, const char *uid)
+{
+    for (size_t i = 0; i < tx->auth_cache_n; i++) {
+        if (strcmp(tx->auth_cache[i].uid, uid) != 0) continue;
+        tx->auth_cache[i] = tx->auth_cache[--tx->auth_cache_n];
+        return;
+    }
+}
+
+static node_mode node_target_mode(rs_txn *tx, const node_info *n)
+{
+    bool rev_ok = n->revision && strcmp(n->revision, tx->revision) == 0;
+    bool img_ok = n->image && strcmp(n->image, tx->cfg->operator_image) == 0;
+    int auth = node_auth_matches(tx, n);
+    if (rev_ok && img_ok && auth != 0) return NODE_OK;
+    if (auth == 1 && proof_excuses(tx, n)) return NODE_PROOF_ONLY;
+    if (!rev_ok || auth == 0) return NODE_REBOOT;
+    return NODE_IMAGE_ONLY;
+}
+
+static const char *mode_name(node_mode m)
+{
+    switch (m) {
+    case NODE_PROOF_ONLY:
+        return "proof-only";
+    case NODE_IMAGE_ONLY:
+        return "image-only";
+    case NODE_REBOOT:
+        return "reboot";
+    default:
+        return "none";
+    }
+}
+
+tx_status node_inventory_read(rs_txn *tx, const char *label_selector, node_inventory *inv)
+{
+    rs_req req = {.op = RS_OP_KUBE_LIST, .kind = "Node", .label_selector = label_selector};
+    rs_resp r;
+    int st = gate_read(&tx->gate, &req, &r);
+    if (st != 200 || !r.body) {
+        rs_resp_free(&r);
+        rs_fail(&tx->err, RS_FAILED, "listing Nodes%s%s failed (HTTP %d)",
+                label_selector ? " with " : "", label_selector ? label_selector : "", st);
+        return TX_FAIL;
+    }
+    char err[512];
+    if (!node_inventory_parse(r.body, inv, err, sizeof err)) {
+        node_inventory_free(inv);
+        rs_fail(&tx->err, RS_FAILED, "invalid node inventory: %s; failing closed", err);
+        return TX_FAIL;
+    }
+    node_inventory_sort(inv);
+    return TX_OK;
+}
+
+/* An orphaned fence a reclaim may clear: owner, no journal, phase exactly
+ * `claimed` (a missing phase is not innocent: it may predate phases). */
+static bool node_reclaimable(const node_info *n)
+{
+    return n->owner && !n->journal && n->phase && strcmp(n->phase, "claimed") == 0;
+}
+
+static tx_status node_reclaim(rs_txn *tx, const node_info *n)
+{
+    out_notice(tx->out, "drift: orphaned node fence (Node %s, owner %s, phase claimed)", n->name,
+               n->owner);
+    cJSON *patch = cJSON_CreateArray();
+    kobj_patch_op(patch, "test", "/metadata/uid", cJSON_CreateString(n->uid));
+    char *owner = kobj_annotation_pointer(NODE_ANN_OWNER);
+    char *phase = kobj_annotation_pointer(NODE_ANN_PHASE);
+    kobj_patch_op(patch, "test", owner, cJSON_CreateString(n->owner));
+    kobj_patch_op(patch, "test", phase, cJSON_CreateString("claimed"));
+    kobj_patch_op(patch, "remove", owner, NULL);
+    kobj_patch_op(patch, "remove", phase, NULL);
+    free(owner);
+    free(phase);
+    int st = 0;
+    gate_result g =
+        kobj_gated_patch(tx, GATE_NEED_FULL, "Node", NULL, n->name, patch, &st, NULL, 0);
+    if (g == GATE_FENCE_TAKEN) return TX_RESTART;
+    if (g != GATE_WRITTEN) return TX_FAIL;
+    if (st != 200 && st != 0) {
+        rs_fail(&tx->err, RS_FAILED, "reclaiming the fence on Node %s failed (HTTP %d)", n->name,
+                st);
+        return TX_FAIL;
+    }
+    if (n->unschedulable)
+        out_warning(tx->out,
+                    "Node %s: orphaned fence reclaimed; the node is left cordoned on "
+                    "purpose (its pre-claim schedulability is unknown)",
+                    n->name);
+    return TX_OK;
+}
+
+/* Reclaims orphaned fences on the first inventory under the Lease, then fails
+ * closed on anything left. Sets *again when a reclaim happened (re-read). */
+static tx_status node_fences_check(rs_txn *tx, const node_inventory *inv, bool *again)
+{
+    *again = false;
+    char names[1024] = "";
+    for (size_t i = 0; i < inv->n; i++) {
+        const node_info *n = &inv->nodes[i];
+        if (!n->owner && !n->journal) continue;
+        if (node_reclaimable(n) && (!tx->lease_held || !tx->reclaim_done)) {
+            tx_status s = node_reclaim(tx, n);
+            if (s != TX_OK) return s;
+            *again = true;
+            continue;
+        }
+        size_t used = strlen(names);
+        snprintf(names + used, sizeof names - used, "%s%s (owner %s, phase %s%s)", used ? ", " : "",
+                 n->name, n->owner ? n->owner : "none", n->phase ? n->phase : "missing",
+                 n->journal ? ", recovery journal" : "");
+    }
+    if (tx->lease_held) tx->reclaim_done = true;
+    if (names[0]) {
+        rs_fail(&tx->err, RS_FAILED,
+                "residual node fences: %s; failing closed (see "
+                "`reassert --fences`)",
+                names);
+        return TX_FAIL;
+    }
+    return TX_OK;
+}
+
+tx_status node_pass(rs_txn *tx, bool *processed)
+{
+    *processed = false;
+    tx->auth_cache_n = 0;
+    char(*seen)[NODE_UID_MAX] = rs_xcalloc(NODE_SEEN_MAX, NODE_UID_MAX);
+    size_t n_seen = 0;
+    int clean_streak = 0;
+    int inventories_max = tx->cfg->sync_attempts * 4;
+    out_group_begin(tx->out, "Talos pass");
+    tx_status s = TX_OK;
+    for (int inv_i = 0; inv_i < inventories_max && s == TX_OK; inv_i++) {
+        if (inv_i > 0) gate_sleep_ms(&tx->gate, tx->cfg->sync_interval_ms);
+        node_inventory inv;
+        s = node_inventory_read(tx, NULL, &inv);
+        if (s != TX_OK) break;
+        bool again = false;
+        s = node_fences_check(tx, &inv, &again);
+        if (s != TX_OK || again) {
+            node_inventory_free(&inv);
+            clean_streak = 0;
+            continue;
+        }
+        bool any = false;
+        for (size_t i = 0; i < inv.n && s == TX_OK; i++) {
+            node_info *n = &inv.nodes[i];
+            bool done = false;
+            for (size_t j = 0; j < n_seen; j++)
+                done = done || strcmp(seen[j], n->uid) == 0;
+            node_mode m = node_target_mode(tx, n);
+            if (m == NODE_OK) continue;
+            any = true;
+            if (done) {
+                /* Processed this round and still a target: the next round re-proves it. */
+                continue;
+            }
+            out_notice(tx->out, "drift: node needs %s (Node %s)", mode_name(m), n->name);
+            s = node_process(tx, n, m);
+            node_auth_forget(tx, n->uid);
+            if (s == TX_OK) {
+                *processed = true;
+                if (n_seen < NODE_SEEN_MAX) snprintf(seen[n_seen++], NODE_UID_MAX, "%s", n->uid);
+            }
+        }
+        if (s == TX_OK && !any) proof_remember(tx, &inv);
+        node_inventory_free(&inv);
+        if (s != TX_OK) break;
+        clean_streak = any ? 0 : clean_streak + 1;
+        if (clean_streak >= 2) {
+            out_info(tx->out, "Talos pass %s", *processed ? "processed nodes" : "clean");
+            out_group_end(tx->out);
+            free(seen);
+            return TX_OK;
+        }
+    }
+    out_group_end(tx->out);
+    free(seen);
+    if (s == TX_OK) {
+        rs_fail(&tx->err, RS_FAILED, "Talos pass did not settle within %d inventories",
+                inventories_max);
+        s = TX_FAIL;
+    }
+    return s;
+}

@@ -1,0 +1,261 @@
+/*
+ * expect.c — expectation checks. Each failure is one sentence naming the
+ * expectation, what was wanted and what was found, so a red scenario says
+ * exactly which promise the core broke. Credentials are compared, never
+ * printed.
+ */
+#include "sim/check/expect.h"
+
+#include "core/cred/cred.h"
+#include "sim/store/jsonpatch.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void fail(cJSON *failures, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void fail(cJSON *failures, const char *fmt, ...)
+{
+    char buf[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    cJSON_AddItemToArray(failures, cJSON_CreateString(buf));
+}
+
+bool expect_compare(const cJSON *want, double got, char *desc, size_t desclen)
+{
+    if (cJSON_IsNumber(want)) {
+        snprintf(desc, desclen, "%g", want->valuedouble);
+        return fabs(got - want->valuedouble) < 1e-9;
+    }
+    if (!cJSON_IsString(want)) {
+        snprintf(desc, desclen, "(unsupported)");
+        return false;
+    }
+    const char *s = want->valuestring;
+    snprintf(desc, desclen, "%s", s);
+    const char *num = s;
+    int op = 0; /* 1 >=, 2 <=, 3 >, 4 < */
+    if (strncmp(s, ">=", 2) == 0)
+        op = 1, num = s + 2;
+    else if (strncmp(s, "<=", 2) == 0)
+        op = 2, num = s + 2;
+    else if (s[0] == '>')
+        op = 3, num = s + 1;
+    else if (s[0] == '<')
+        op = 4, num = s + 1;
+    double n = strtod(num, NULL);
+    switch (op) {
+    case 1:
+        return got >= n - 1e-9;
+    case 2:
+        return got <= n + 1e-9;
+    case 3:
+        return got > n + 1e-9;
+    case 4:
+        return got < n - 1e-9;
+    default:
+        return fabs(got - n) < 1e-9;
+    }
+}
+
+static void check_delta(const cJSON *want, const cJSON *delta, cJSON *failures)
+{
+    const cJSON *item;
+    cJSON_ArrayForEach(item, want)
+    {
+        const char *key = item->string;
+        const cJSON *got = cJSON_GetObjectItemCaseSensitive(delta, key);
+        char desc[64];
+        if (strcmp(key, "lease_rv_moved") == 0) {
+            bool g = cJSON_IsTrue(got);
+            if (g != (bool)cJSON_IsTrue(item))
+                fail(failures, "delta.lease_rv_moved: expected %s, got %s",
+                     cJSON_IsTrue(item) ? "true" : "false", g ? "true" : "false");
+        } else if (strcmp(key, "writes_by_kind") == 0) {
+            const cJSON *k;
+            cJSON_ArrayForEach(k, item)
+            {
+                const cJSON *gk = cJSON_GetObjectItemCaseSensitive(got, k->string);
+                double g = cJSON_IsNumber(gk) ? gk->valuedouble : 0;
+                if (!expect_compare(k, g, desc, sizeof desc))
+                    fail(failures, "delta.writes_by_kind.%s: expected %s, got %g", k->string, desc,
+                         g);
+            }
+        } else {
+            double g = cJSON_IsNumber(got) ? got->valuedouble : 0;
+            if (!expect_compare(item, g, desc, sizeof desc))
+                fail(failures, "delta.%s: expected %s, got %g", key, desc, g);
+        }
+    }
+}
+
+/* The docker config a Secret holds: .dockerconfigjson, else the
+ * variables-base key, else the only data key. Caller frees. */
+static char *secret_docker_config(const cJSON *obj)
+{
+    const cJSON *data = cJSON_GetObjectItemCaseSensitive(obj, "data");
+    const char *keys[] = {".dockerconfigjson", "ghcr_dockerconfigjson"};
+    const cJSON *v = NULL;
+    for (size_t i = 0; i < 2 && !cJSON_IsString(v); i++)
+        v = cJSON_GetObjectItemCaseSensitive(data, keys[i]);
+    if (!cJSON_IsString(v) && cJSON_GetArraySize(data) == 1) v = data->child;
+    if (!cJSON_IsString(v)) return NULL;
+    size_t len = 0;
+    char *text = (char *)base64_decode(v->valuestring, &len);
+    if (!text) return NULL;
+    char *z = rs_xmalloc(len + 1);
+    memcpy(z, text, len);
+    z[len] = '\0';
+    free(text);
+    return z;
+}
+
+/* Does text equal catalogue credential `name`? */
+static bool credential_is(sim_world *w, const char *name, const char *text)
+{
+    if (!text) return false;
+    char *want = NULL, *ct = NULL;
+    rs_err e;
+    bool eq = false;
+    if (sim_world_credential(w, name, &want, &ct, &e) == RS_OK) {
+        rs_cred c;
+        if (cred_parse(want, strlen(want), "catalogue credential", &c, &e) == RS_OK) {
+            eq = cred_matches_text(&c, text, strlen(text));
+            cred_free(&c);
+        }
+    }
+    free(want);
+    free(ct);
+    return eq;
+}
+
+static void check_state_one(const cJSON *chk, sim_world *w, cJSON *failures)
+{
+    const char *ref = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(chk, "ref"));
+    const char *path = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(chk, "path"));
+    const char *cred = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(chk, "credential"));
+    const char *bao = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(chk, "openbao"));
+    const char *talos = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(chk, "talos"));
+    if (bao) {
+        char *v = sim_world_openbao_value(w, bao);
+        if (!credential_is(w, cred, v))
+            fail(failures, "state openbao %s: expected credential %s, found %s", bao, cred,
+                 v ? "another value" : "nothing");
+        free(v);
+        return;
+    }
+    if (talos) {
+        const char *want =
+            cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(chk, "registry-auth"));
+        char *v = sim_world_talos_auth(w, talos);
+        if (!credential_is(w, want, v))
+            fail(failures, "state talos %s: expected registry auth %s, found %s", talos, want,
+                 v ? "another value" : "nothing");
+        free(v);
+        return;
+    }
+    cJSON *obj = NULL;
+    int st = sim_world_get(w, ref, &obj);
+    if (cred) {
+        char *v = st == 200 ? secret_docker_config(obj) : NULL;
+        if (!credential_is(w, cred, v))
+            fail(failures, "state %s: expected credential %s, found %s", ref, cred,
+                 st != 200 ? "no object"
+                 : v       ? "another value"
+                           : "no docker config");
+        free(v);
+    } else {
+        const cJSON *node = st == 200 ? jsonpointer_get(obj, path) : NULL;
+        bool absent = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(chk, "absent"));
+        const cJSON *equals = cJSON_GetObjectItemCaseSensitive(chk, "equals");
+        if (absent && node) {
+            char *s = cJSON_PrintUnformatted(node);
+            fail(failures, "state %s %s: expected absent, found %s", ref, path, s);
+            free(s);
+        } else if (!absent && equals) {
+            /* A missing boolean reads as false, as Kubernetes defaults it. */
+            bool ok =
+                node ? cJSON_Compare(node, equals, true) : (st == 200 && cJSON_IsFalse(equals));
+            if (!ok) {
+                char *want = cJSON_PrintUnformatted(equals);
+                char *got = node ? cJSON_PrintUnformatted(node) : NULL;
+                fail(failures, "state %s %s: expected %s, found %s", ref, path, want,
+                     got ? got : (st == 200 ? "nothing" : "no object"));
+                free(want);
+                free(got);
+            }
+        }
+    }
+    cJSON_Delete(obj);
+}
+
+void expect_check(const cJSON *expect, int exit_code, const cJSON *delta, const char *output,
+                  sim_world *w, cJSON *failures)
+{
+    const cJSON *ex = cJSON_GetObjectItemCaseSensitive(expect, "exit");
+    if (cJSON_IsNumber(ex) && ex->valueint != exit_code)
+        fail(failures, "exit: expected %d, got %d", ex->valueint, exit_code);
+    const cJSON *d = cJSON_GetObjectItemCaseSensitive(expect, "delta");
+    if (d) check_delta(d, delta, failures);
+    const cJSON *oc = cJSON_GetObjectItemCaseSensitive(expect, "output-contains");
+    const cJSON *s;
+    cJSON_ArrayForEach(s, oc)
+    {
+        if (cJSON_IsString(s) && !strstr(output, s->valuestring))
+            fail(failures, "output-contains: \"%s\" not in the run's output", s->valuestring);
+    }
+    const cJSON *order = cJSON_GetObjectItemCaseSensitive(expect, "output-in-order");
+    const char *cursor = output;
+    cJSON_ArrayForEach(s, order)
+    {
+        const char *hit = cJSON_IsString(s) ? strstr(cursor, s->valuestring) : NULL;
+        if (!hit) {
+            fail(failures, "output-in-order: \"%s\" not found after the previous entry",
+                 s->valuestring);
+            break;
+        }
+        cursor = hit + strlen(s->valuestring);
+    }
+    const cJSON *state = cJSON_GetObjectItemCaseSensitive(expect, "state");
+    cJSON_ArrayForEach(s, state) check_state_one(s, w, failures);
+}
+
+static bool contains_form(const char *hay, const char *secret)
+{
+    if (!secret[0]) return false;
+    if (strstr(hay, secret)) return true;
+    char *b64 = base64_encode(secret, strlen(secret));
+    bool hit = strstr(hay, b64) != NULL;
+    free(b64);
+    if (hit) return true;
+    cJSON *str = cJSON_CreateString(secret);
+    char *esc = cJSON_PrintUnformatted(str);
+    cJSON_Delete(str);
+    size_t n = strlen(esc);
+    if (n >= 2) {
+        esc[n - 1] = '\0';
+        hit = strstr(hay, esc + 1) != NULL;
+    }
+    free(esc);
+    return hit;
+}
+
+void expect_no_plaintext(sim_world *w, const char *output, const char *where, cJSON *failures)
+{
+    char **secrets = NULL;
+    size_t n = 0;
+    rs_err e;
+    if (sim_world_secrets(w, &secrets, &n, &e) != RS_OK) {
+        fail(failures, "invariant 6: could not list catalogue secrets: %s", e.msg);
+        return;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (contains_form(output, secrets[i]))
+            fail(failures, "invariant 6: a catalogue secret (#%zu) appears in %s", i + 1, where);
+    sim_strings_free(secrets, n);
+}

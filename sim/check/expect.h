@@ -1,0 +1,24 @@
+/*
+ * expect.h — checking a run's expectations (DESIGN.md §5) and the plaintext
+ * leak invariant (§6.6) against what the run did.
+ */
+#ifndef SIM_EXPECT_H
+#define SIM_EXPECT_H
+
+#include "sim/scenario/scenario.h"
+#include "sim/world/world.h"
+
+#include <cjson/cJSON.h>
+
+/* Appends one sentence per unmet expectation to failures (a JSON array). */
+void expect_check(const cJSON *expect, int exit_code, const cJSON *delta, const char *output,
+                  sim_world *w, cJSON *failures);
+
+/* Appends a failure for every catalogue secret found in output (raw, base64 or
+ * JSON-escaped). The failure names the credential, never the value. */
+void expect_no_plaintext(sim_world *w, const char *output, const char *where, cJSON *failures);
+
+/* ">=N" style comparison of a number. */
+bool expect_compare(const cJSON *want, double got, char *desc, size_t desclen);
+
+#endif

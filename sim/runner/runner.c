@@ -1,0 +1,521 @@
+/*
+ * runner.c — `reassert sim`: every scenario x strategy on a fresh world, every
+ * run in a forked child, then expectations, invariants and a report.
+ *
+ * The child is the production core and nothing else: it opens the world file,
+ * runs txn_run through the sim transport, and exits with the run's code. The
+ * parent never trusts the child's word for what happened: counters, state and
+ * invariants are read from the world the child left behind.
+ */
+#define _XOPEN_SOURCE 700
+#include "sim/runner/runner.h"
+
+#include "sim/check/expect.h"
+#include "sim/check/invariants.h"
+#include "sim/world/world.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+typedef struct sim_cli {
+    const char **files;
+    size_t n_files;
+    const char *strategy;
+    bool seed_set;
+    uint64_t seed;
+    bool json;
+    const char *junit;
+} sim_cli;
+
+static const char *const all_strategies[] = {"lazy", "eager"};
+
+static int usage_error(const char *msg)
+{
+    fprintf(stderr, "reassert sim: %s\n%s", msg, rs_usage_text);
+    return RS_USAGE;
+}
+
+static int sim_cli_parse(int argc, char **argv, sim_cli *c)
+{
+    memset(c, 0, sizeof *c);
+    c->files = rs_xcalloc((size_t)argc + 1, sizeof *c->files);
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--json") == 0) {
+            c->json = true;
+        } else if (strcmp(a, "--strategy") == 0 || strcmp(a, "--seed") == 0 ||
+                   strcmp(a, "--junit") == 0 || strcmp(a, "--report") == 0 ||
+                   strcmp(a, "--record") == 0) {
+            if (i + 1 >= argc) return usage_error("an option needs a value");
+            const char *v = argv[++i];
+            if (strcmp(a, "--strategy") == 0) {
+                if (strcmp(v, "lazy") != 0 && strcmp(v, "eager") != 0)
+                    return usage_error("--strategy: expected lazy or eager");
+                c->strategy = v;
+            } else if (strcmp(a, "--seed") == 0) {
+                char *end = NULL;
+                errno = 0;
+                unsigned long long n = strtoull(v, &end, 10);
+                if (errno || !end || *end || v[0] == '-')
+                    return usage_error("--seed: expected a non-negative integer");
+                c->seed = n;
+                c->seed_set = true;
+            } else if (strcmp(a, "--junit") == 0) {
+                c->junit = v;
+            } else {
+                /* Reports and cassettes arrive with the recorder. */
+                fprintf(stderr, "reassert sim: %s is not available in this build yet\n", a);
+                return RS_USAGE;
+            }
+        } else if (a[0] == '-' && a[1] == '-') {
+            char msg[256];
+            snprintf(msg, sizeof msg, "unknown option '%s'", a);
+            return usage_error(msg);
+        } else {
+            c->files[c->n_files++] = a;
+        }
+    }
+    if (c->n_files == 0) return usage_error("no scenario file given");
+    return RS_OK;
+}
+
+static int rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+    (void)sb;
+    (void)flag;
+    (void)ftw;
+    return remove(path);
+}
+
+static char *read_file(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return rs_xstrdup("");
+    size_t cap = 4096, n = 0;
+    char *buf = rs_xmalloc(cap);
+    size_t got;
+    while ((got = fread(buf + n, 1, cap - n - 1, f)) > 0) {
+        n += got;
+        if (cap - n - 1 == 0) buf = rs_xrealloc(buf, cap *= 2);
+    }
+    buf[n] = '\0';
+    fclose(f);
+    return buf;
+}
+
+/* "{tmp}" => the execution's private directory. */
+static char *subst_tmp(const char *arg, const char *tmp)
+{
+    size_t cap = strlen(arg) + 1;
+    for (const char *p = strstr(arg, "{tmp}"); p; p = strstr(p + 5, "{tmp}"))
+        cap += strlen(tmp);
+    char *out = rs_xmalloc(cap);
+    char *o = out;
+    for (const char *p = arg; *p;) {
+        if (strncmp(p, "{tmp}", 5) == 0) {
+            o += sprintf(o, "%s", tmp);
+            p += 5;
+        } else {
+            *o++ = *p++;
+        }
+    }
+    *o = '\0';
+    return out;
+}
+
+/* Replaces the execution's private directory by "{tmp}" in text (consumed),
+ * so a report is byte-for-byte the same on every execution. */
+static char *untmp(char *text, const char *tmp)
+{
+    size_t n = strlen(tmp);
+    char *out = rs_xmalloc(strlen(text) + 1 + 8 * (strlen(text) / (n ? n : 1) + 1));
+    char *o = out;
+    for (const char *p = text; *p;) {
+        if (strncmp(p, tmp, n) == 0) {
+            o += sprintf(o, "{tmp}");
+            p += n;
+        } else {
+            *o++ = *p++;
+        }
+    }
+    *o = '\0';
+    free(text);
+    return out;
+}
+
+/* Runs the core for one run in a forked child. Returns the exit code (128+sig
+ * when the child died of a signal). */
+static int run_child(const char *db, const sc_scenario *sc, const sc_run *run,
+                     const rs_strategy *strategy, const char *tmp, const char *out_path,
+                     const char *unfired_path)
+{
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid < 0) return RS_FAILED;
+    if (pid == 0) {
+        int fd = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        if (fd < 0) _exit(RS_FAILED);
+        dup2(fd, 1);
+        dup2(fd, 2);
+        close(fd);
+        char **argv = rs_xcalloc(run->n_args + 1, sizeof *argv);
+        for (size_t i = 0; i < run->n_args; i++)
+            argv[i] = subst_tmp(run->args[i], tmp);
+        rs_run_args args;
+        rs_err e;
+        rs_err_clear(&e);
+        int code;
+        if (run_args_parse((int)run->n_args, argv, &args, &e) != RS_OK) {
+            printf("::error::%s\n", e.msg);
+            code = e.code;
+        } else {
+            code = sim_run_core(db, run->name, run, &args, strategy, sc->desired, stdout,
+                                unfired_path);
+        }
+        fflush(stdout);
+        for (size_t i = 0; i < run->n_args; i++)
+            free(argv[i]);
+        free(argv);
+        _exit(code);
+    }
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    if (WIFEXITED(status)) return WEXITSTATUS(status);
+    if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+    return RS_FAILED;
+}
+
+static bool strategy_applies(const sc_scenario *sc, const char *s)
+{
+    for (size_t i = 0; i < sc->n_strategies; i++)
+        if (strcmp(sc->strategies[i], s) == 0) return true;
+    return false;
+}
+
+/* One run: before events, the child, then every check. Appends the run's
+ * JSON to runs; returns whether it passed. */
+static bool run_one(const sc_scenario *sc, const sc_run *run, const rs_strategy *strategy,
+                    const char *expect_as, const char *tmp, const char *db, cJSON *runs)
+{
+    cJSON *failures = cJSON_CreateArray();
+    rs_err e;
+    rs_err_clear(&e);
+    sim_world *w = NULL;
+    cJSON *before = NULL;
+    inv_mark mark = {0};
+    if (sim_world_open(db, &w, &e) == RS_OK) {
+        for (size_t i = 0; i < run->n_before && e.code == RS_OK; i++)
+            sim_world_apply_event(w, &run->before[i], &e);
+        before = sim_counters_snapshot(w);
+        inv_mark_take(w, &mark);
+        sim_world_close(w);
+    }
+    if (e.code != RS_OK) cJSON_AddItemToArray(failures, cJSON_CreateString(e.msg));
+    char out_path[4096], unfired_path[4096];
+    snprintf(out_path, sizeof out_path, "%s/%s.out", tmp, run->name);
+    snprintf(unfired_path, sizeof unfired_path, "%s/%s.unfired", tmp, run->name);
+    int code = run_child(db, sc, run, strategy, tmp, out_path, unfired_path);
+    char *output = untmp(read_file(out_path), tmp);
+    char *unfired = read_file(unfired_path);
+    for (char *line = strtok(unfired, "\n"); line; line = strtok(NULL, "\n"))
+        cJSON_AddItemToArray(failures, cJSON_CreateString(line));
+    cJSON *after = NULL, *delta = NULL;
+    if (sim_world_open(db, &w, &e) == RS_OK) {
+        after = sim_counters_snapshot(w);
+        delta = sim_counters_delta(before, after);
+        cJSON *expect = sc_expect_for(run, expect_as);
+        expect_check(expect, code, delta, output, w, failures);
+        inv_run ir = {.name = run->name,
+                      .args = run->args,
+                      .n_args = run->n_args,
+                      .desired = sc->desired,
+                      .exit_code = code,
+                      .output = output,
+                      .off = run->invariants_off,
+                      .n_off = run->n_invariants_off};
+        inv_check(w, &mark, &ir, failures);
+        cJSON_Delete(expect);
+        sim_world_close(w);
+    } else {
+        cJSON_AddItemToArray(failures, cJSON_CreateString(e.msg));
+    }
+    bool passed = cJSON_GetArraySize(failures) == 0;
+    cJSON *r = cJSON_CreateObject();
+    cJSON_AddStringToObject(r, "name", run->name);
+    cJSON_AddStringToObject(r, "strategy", strategy->name);
+    cJSON_AddNumberToObject(r, "exit", code);
+    cJSON_AddBoolToObject(r, "passed", passed);
+    cJSON_AddItemToObject(r, "counters", after ? after : cJSON_CreateObject());
+    cJSON_AddItemToObject(r, "delta", delta ? delta : cJSON_CreateObject());
+    cJSON_AddItemToObject(r, "failures", failures);
+    if (run->n_invariants_off) {
+        cJSON_AddItemToObject(
+            r, "invariants_off",
+            cJSON_CreateIntArray(run->invariants_off, (int)run->n_invariants_off));
+        cJSON_AddStringToObject(r, "invariants_off_reason",
+                                run->invariants_reason ? run->invariants_reason : "");
+    }
+    cJSON_AddStringToObject(r, "output", output);
+    cJSON_AddItemToArray(runs, r);
+    cJSON_Delete(before);
+    inv_mark_free(&mark);
+    free(output);
+    free(unfired);
+    return passed;
+}
+
+/* Every run of one scenario under one strategy, on a fresh world. */
+static bool scenario_strategy(const sc_scenario *sc, const rs_strategy *strategy,
+                              const char *expect_as, cJSON *runs)
+{
+    char tmp[] = "/tmp/reassert-sim-XXXXXX";
+    if (!mkdtemp(tmp)) {
+        cJSON *r = cJSON_CreateObject();
+        cJSON_AddStringToObject(r, "strategy", strategy->name);
+        cJSON_AddItemToObject(r, "failures",
+                              cJSON_CreateStringArray((const char *[]){"cannot create {tmp}"}, 1));
+        cJSON_AddItemToArray(runs, r);
+        return false;
+    }
+    char db[4200];
+    snprintf(db, sizeof db, "%s/world.db", tmp);
+    rs_err e;
+    rs_err_clear(&e);
+    bool passed = true;
+    if (sim_world_build(db, sc, &e) != RS_OK) {
+        cJSON *r = cJSON_CreateObject();
+        cJSON_AddStringToObject(r, "name", "(world)");
+        cJSON_AddStringToObject(r, "strategy", strategy->name);
+        cJSON_AddBoolToObject(r, "passed", false);
+        cJSON *f = cJSON_AddArrayToObject(r, "failures");
+        cJSON_AddItemToArray(f, cJSON_CreateString(e.msg));
+        cJSON_AddItemToArray(runs, r);
+        passed = false;
+    } else {
+        for (size_t i = 0; i < sc->n_runs; i++)
+            passed = run_one(sc, &sc->runs[i], strategy, expect_as, tmp, db, runs) && passed;
+    }
+    nftw(tmp, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    return passed;
+}
+
+static void print_run_row(const cJSON *r)
+{
+    const cJSON *d = cJSON_GetObjectItemCaseSensitive(r, "delta");
+#define DV(k) (cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(d, k)))
+    const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r, "name"));
+    const char *strat = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r, "strategy"));
+    const cJSON *ex = cJSON_GetObjectItemCaseSensitive(r, "exit");
+    double vs = DV("virtual_seconds");
+    printf("  %-6s %-16s %4d %8.0f %8.0f %7.0f %6.0f %6.0f %7.0f %9.0f %11.3f  %s\n",
+           strat ? strat : "?", name ? name : "?", cJSON_IsNumber(ex) ? ex->valueint : -1,
+           DV("controller_restarts"), DV("lease_writes"), DV("writes"), DV("fence_acquisitions"),
+           DV("policy_pauses"), DV("node_reboots"), DV("api_calls"), vs != vs ? 0.0 : vs,
+           cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r, "passed")) ? "PASS" : "FAIL");
+#undef DV
+    const cJSON *off = cJSON_GetObjectItemCaseSensitive(r, "invariants_off");
+    if (cJSON_GetArraySize(off) > 0) {
+        printf("      invariants off:");
+        const cJSON *n;
+        cJSON_ArrayForEach(n, off) printf(" %d", n->valueint);
+        printf(" (reason: %s)\n",
+               cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r, "invariants_off_reason")));
+    }
+    const cJSON *f;
+    cJSON_ArrayForEach(f, cJSON_GetObjectItemCaseSensitive(r, "failures"))
+        printf("      FAIL: %s\n", f->valuestring);
+}
+
+static void print_scenario_text(const cJSON *s)
+{
+    printf("scenario %s (%s): %s\n",
+           cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(s, "name")),
+           cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(s, "file")),
+           cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(s, "passed")) ? "PASS" : "FAIL");
+    printf("  %-6s %-16s %4s %8s %8s %7s %6s %6s %7s %9s %11s\n", "strat", "run", "exit",
+           "restarts", "lease_w", "writes", "fences", "pauses", "reboots", "api_calls",
+           "virtual_s");
+    const cJSON *r;
+    cJSON_ArrayForEach(r, cJSON_GetObjectItemCaseSensitive(s, "runs")) print_run_row(r);
+    cJSON_ArrayForEach(r, cJSON_GetObjectItemCaseSensitive(s, "skipped"))
+        printf("  %-6s skipped: %s\n",
+               cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r, "strategy")),
+               cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r, "reason")));
+    bool failed = !cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(s, "passed"));
+    cJSON_ArrayForEach(r, cJSON_GetObjectItemCaseSensitive(s, "runs"))
+    {
+        const cJSON *out = cJSON_GetObjectItemCaseSensitive(r, "output");
+        if (failed && cJSON_IsString(out) && out->valuestring[0])
+            printf("  --- output of %s [%s] ---\n%s",
+                   cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r, "name")),
+                   cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r, "strategy")),
+                   out->valuestring);
+    }
+}
+
+static void xml_escape(FILE *f, const char *s)
+{
+    for (; s && *s; s++) {
+        switch (*s) {
+        case '<':
+            fputs("&lt;", f);
+            break;
+        case '>':
+            fputs("&gt;", f);
+            break;
+        case '&':
+            fputs("&amp;", f);
+            break;
+        case '"':
+            fputs("&quot;", f);
+            break;
+        default:
+            fputc(*s, f);
+        }
+    }
+}
+
+static void write_junit(const char *path, const cJSON *scenarios)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        fprintf(stderr, "reassert sim: cannot write %s\n", path);
+        return;
+    }
+    fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n", f);
+    const cJSON *s;
+    cJSON_ArrayForEach(s, scenarios)
+    {
+        fputs("  <testsuite name=\"", f);
+        xml_escape(f, cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(s, "name")));
+        fputs("\">\n", f);
+        const cJSON *r;
+        cJSON_ArrayForEach(r, cJSON_GetObjectItemCaseSensitive(s, "runs"))
+        {
+            fputs("    <testcase name=\"", f);
+            xml_escape(f, cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r, "name")));
+            fputs(" [", f);
+            xml_escape(f, cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r, "strategy")));
+            fputs("]\">", f);
+            const cJSON *fl;
+            cJSON_ArrayForEach(fl, cJSON_GetObjectItemCaseSensitive(r, "failures"))
+            {
+                fputs("<failure message=\"", f);
+                xml_escape(f, fl->valuestring);
+                fputs("\"/>", f);
+            }
+            fputs("</testcase>\n", f);
+        }
+        fputs("  </testsuite>\n", f);
+    }
+    fputs("</testsuites>\n", f);
+    fclose(f);
+}
+
+/* Runs one loaded scenario under every strategy that applies. */
+static cJSON *scenario_run(sc_scenario *sc, const sim_cli *c)
+{
+    if (c->seed_set) sc->seed = c->seed;
+    cJSON *s = cJSON_CreateObject();
+    cJSON_AddStringToObject(s, "name", sc->name);
+    cJSON_AddStringToObject(s, "file", sc->file);
+    cJSON *runs = cJSON_CreateArray();
+    cJSON *skipped = cJSON_CreateArray();
+    bool passed = true;
+    for (size_t i = 0; i < RS_ARRAY_LEN(all_strategies); i++) {
+        const char *st = all_strategies[i];
+        const char *reason = NULL;
+        if (c->strategy && strcmp(c->strategy, st) != 0)
+            reason = "not selected by --strategy";
+        else if (!strategy_applies(sc, st))
+            reason = "the scenario does not apply to it";
+        else if (!rs_strategy_find(st))
+            reason = "not available in this build";
+        if (reason) {
+            cJSON *k = cJSON_CreateObject();
+            cJSON_AddStringToObject(k, "strategy", st);
+            cJSON_AddStringToObject(k, "reason", reason);
+            cJSON_AddItemToArray(skipped, k);
+            continue;
+        }
+        passed = scenario_strategy(sc, rs_strategy_find(st), st, runs) && passed;
+    }
+    cJSON_AddBoolToObject(s, "passed", passed);
+    cJSON_AddItemToObject(s, "runs", runs);
+    cJSON_AddItemToObject(s, "skipped", skipped);
+    return s;
+}
+
+int sim_main(int argc, char **argv)
+{
+    sim_cli c;
+    int code = sim_cli_parse(argc, argv, &c);
+    if (code != RS_OK) {
+        free(c.files);
+        return code;
+    }
+    cJSON *scenarios = cJSON_CreateArray();
+    size_t n_pass = 0, n_fail = 0, n_bad = 0;
+    for (size_t i = 0; i < c.n_files; i++) {
+        sc_scenario *sc = NULL;
+        rs_err e;
+        rs_err_clear(&e);
+        if (sc_load(c.files[i], &sc, &e) != RS_OK) {
+            fprintf(stderr, "reassert sim: %s\n", e.msg);
+            n_bad++;
+            continue;
+        }
+        if (!c.json) fprintf(stderr, "running %s ...\n", c.files[i]);
+        cJSON *s = scenario_run(sc, &c);
+        bool ok = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(s, "passed"));
+        ok ? n_pass++ : n_fail++;
+        if (!c.json) print_scenario_text(s);
+        cJSON_AddItemToArray(scenarios, s);
+        sc_free(sc);
+    }
+    if (c.json) {
+        /* The run's raw output stays in the text report only. */
+        cJSON *s;
+        cJSON_ArrayForEach(s, scenarios)
+        {
+            cJSON *r;
+            cJSON_ArrayForEach(r, cJSON_GetObjectItemCaseSensitive(s, "runs"))
+                cJSON_DeleteItemFromObjectCaseSensitive(r, "output");
+        }
+        cJSON *doc = cJSON_CreateObject();
+        cJSON_AddItemToObject(doc, "scenarios", scenarios);
+        char *txt = cJSON_Print(doc);
+        printf("%s\n", txt);
+        free(txt);
+        if (c.junit) write_junit(c.junit, scenarios);
+        cJSON_Delete(doc);
+    } else {
+        printf("scenarios: %zu passed, %zu failed%s\n", n_pass, n_fail,
+               n_bad ? " (some could not be loaded)" : "");
+        if (c.junit) write_junit(c.junit, scenarios);
+        cJSON_Delete(scenarios);
+    }
+    free(c.files);
+    if (n_bad) return RS_DATAERR;
+    return n_fail ? RS_FAILED : RS_OK;
+}
+
+bool sim_scenario_run(const sc_scenario *sc, const rs_strategy *strategy, const char *expect_as,
+                      cJSON **runs_out)
+{
+    cJSON *runs = cJSON_CreateArray();
+    bool passed = scenario_strategy(sc, strategy, expect_as, runs);
+    if (runs_out)
+        *runs_out = runs;
+    else
+        cJSON_Delete(runs);
+    return passed;
+}

@@ -1,0 +1,199 @@
+/*
+ * scenario_check.c — the small typed checks every part of the scenario
+ * loader is built from.
+ *
+ * One idea: a field is read exactly once, through a check that either yields
+ * a value of the promised type or an error naming file, line, column and the
+ * field. Nothing downstream ever sees a half-checked value, so the runner and
+ * the world can trust shapes without re-validating them.
+ */
+#include "sim/scenario/scenario_int.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define LD_KNOWN_TEXT_MAX 512
+
+bool scl_fail(sc_ld *ld, sc_pos pos, const char *path, const char *fmt, ...)
+{
+    char problem[RS_ERR_MSG_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(problem, sizeof problem, fmt, ap);
+    va_end(ap);
+    rs_fail(ld->e, RS_DATAERR, "%s:%d:%d: %s: %s", ld->file, pos.line, pos.col,
+            path[0] ? path : "(top level)", problem);
+    return false;
+}
+
+bool scl_fail_at(sc_ld *ld, const cJSON *node, const char *path, const char *fmt, ...)
+{
+    char problem[RS_ERR_MSG_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(problem, sizeof problem, fmt, ap);
+    va_end(ap);
+    return scl_fail(ld, sy_pos(ld->doc, node), path, "%s", problem);
+}
+
+void scl_path_key(char out[SC_PATH_MAX], const char *path, const char *key)
+{
+    snprintf(out, SC_PATH_MAX, "%s%s%s", path, path[0] ? "." : "", key);
+}
+
+void scl_path_idx(char out[SC_PATH_MAX], const char *path, size_t i)
+{
+    snprintf(out, SC_PATH_MAX, "%s[%zu]", path, i);
+}
+
+const char *scl_type_name(const sc_ld *ld, const cJSON *n)
+{
+    if (cJSON_IsObject(n)) return "a mapping";
+    if (cJSON_IsArray(n)) return "a list";
+    if (cJSON_IsString(n)) return "a string";
+    if (cJSON_IsBool(n)) return "a boolean";
+    if (cJSON_IsNumber(n)) return sy_is_int(ld->doc, n) ? "an integer" : "a number";
+    return "null";
+}
+
+bool scl_want_map(sc_ld *ld, const cJSON *n, const char *path)
+{
+    if (cJSON_IsObject(n)) return true;
+    return scl_fail_at(ld, n, path, "expected a mapping, got %s", scl_type_name(ld, n));
+}
+
+bool scl_want_list(sc_ld *ld, const cJSON *n, const char *path)
+{
+    if (!cJSON_IsArray(n))
+        return scl_fail_at(ld, n, path, "expected a list, got %s", scl_type_name(ld, n));
+    if (cJSON_GetArraySize(n) > SC_LIST_MAX)
+        return scl_fail_at(ld, n, path, "more than %d items", SC_LIST_MAX);
+    return true;
+}
+
+static bool scl_key_known(const char *key, const char *const known[])
+{
+    for (size_t i = 0; known[i]; i++)
+        if (!strcmp(key, known[i])) return true;
+    return false;
+}
+
+static void scl_known_text(const char *const known[], char *out, size_t n)
+{
+    size_t used = 0;
+    out[0] = '\0';
+    for (size_t i = 0; known[i] && used < n; i++) {
+        int w = snprintf(out + used, n - used, "%s%s", i ? ", " : "", known[i]);
+        if (w < 0) break;
+        used += (size_t)w;
+    }
+}
+
+bool scl_keys(sc_ld *ld, const cJSON *map, const char *path, const char *const known[])
+{
+    const cJSON *it;
+    cJSON_ArrayForEach(it, map)
+    {
+        if (scl_key_known(it->string, known)) continue;
+        char kp[SC_PATH_MAX], text[LD_KNOWN_TEXT_MAX];
+        scl_path_key(kp, path, it->string);
+        scl_known_text(known, text, sizeof text);
+        return scl_fail(ld, sy_key_pos(ld->doc, it), kp, "unknown key (known: %s)", text);
+    }
+    return true;
+}
+
+bool scl_required(sc_ld *ld, const cJSON *map, const char *key, const char *path, const cJSON **out)
+{
+    *out = cJSON_GetObjectItemCaseSensitive(map, key);
+    if (*out) return true;
+    char kp[SC_PATH_MAX];
+    scl_path_key(kp, path, key);
+    return scl_fail_at(ld, map, kp, "required field missing");
+}
+
+bool scl_str(sc_ld *ld, const cJSON *n, const char *path, const char **out)
+{
+    if (!cJSON_IsString(n))
+        return scl_fail_at(ld, n, path, "expected a string, got %s", scl_type_name(ld, n));
+    if (!n->valuestring[0]) return scl_fail_at(ld, n, path, "must not be empty");
+    *out = n->valuestring;
+    return true;
+}
+
+bool scl_int(sc_ld *ld, const cJSON *n, const char *path, long long min, long long max,
+             long long *out)
+{
+    const char *text = sy_num_text(ld->doc, n);
+    if (!cJSON_IsNumber(n) || !sy_is_int(ld->doc, n) || !text)
+        return scl_fail_at(ld, n, path, "expected an integer, got %s", scl_type_name(ld, n));
+    errno = 0;
+    char *end = NULL;
+    long long v = strtoll(text, &end, 10);
+    if (errno == ERANGE || *end || v < min || v > max)
+        return scl_fail_at(ld, n, path, "must be an integer from %lld to %lld", min, max);
+    *out = v;
+    return true;
+}
+
+bool scl_bool(sc_ld *ld, const cJSON *n, const char *path, bool *out)
+{
+    if (!cJSON_IsBool(n))
+        return scl_fail_at(ld, n, path, "expected true or false, got %s", scl_type_name(ld, n));
+    *out = cJSON_IsTrue(n);
+    return true;
+}
+
+void scl_str_list_free(char **list, size_t n)
+{
+    if (!list) return;
+    for (size_t i = 0; i < n; i++)
+        free(list[i]);
+    free(list);
+}
+
+bool scl_str_list(sc_ld *ld, const cJSON *n, const char *path, char ***out, size_t *count)
+{
+    *out = NULL;
+    *count = 0;
+    if (!scl_want_list(ld, n, path)) return false;
+    size_t len = (size_t)cJSON_GetArraySize(n);
+    char **list = rs_xcalloc(len ? len : 1, sizeof *list);
+    size_t i = 0;
+    const cJSON *it;
+    cJSON_ArrayForEach(it, n)
+    {
+        char ip[SC_PATH_MAX];
+        const char *s;
+        scl_path_idx(ip, path, i);
+        if (!scl_str(ld, it, ip, &s)) {
+            scl_str_list_free(list, i);
+            return false;
+        }
+        list[i++] = rs_xstrdup(s);
+    }
+    *out = list;
+    *count = i;
+    return true;
+}
+
+bool scl_cred_name(sc_ld *ld, const cJSON *n, const char *path, const char **out)
+{
+    if (!scl_str(ld, n, path, out)) return false;
+    if (sc_catalogue_find(ld->sc, *out)) return true;
+    /* The unknown value is not quoted: a token pasted where a name belongs
+     * must not reach CI logs. The catalogue's names are labels, safe to list. */
+    char names[LD_KNOWN_TEXT_MAX];
+    size_t used = 0;
+    names[0] = '\0';
+    for (size_t i = 0; i < ld->sc->n_catalogue && used < sizeof names; i++) {
+        int w = snprintf(names + used, sizeof names - used, "%s%s", i ? ", " : "",
+                         ld->sc->catalogue[i].name);
+        if (w < 0) break;
+        used += (size_t)w;
+    }
+    return scl_fail_at(ld, n, path, "unknown credential (the catalogue has: %s)", names);
+}

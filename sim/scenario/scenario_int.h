@@ -1,0 +1,75 @@
+/*
+ * scenario_int.h — shared vocabulary of the scenario loader's files
+ * (scenario.c, scenario_check.c, scenario_events.c, scenario_expect.c).
+ *
+ * Every check takes the node, the dotted field path that names it in errors
+ * ("runs[1].expect.delta.writes") and the loader context, and on failure
+ * formats "<file>:<line>:<col>: <path>: <problem>" from the node's recorded
+ * position. A check returns false after setting the error, so callers chain
+ * them with && and stop at the first problem.
+ */
+#ifndef SIM_SCENARIO_INT_H
+#define SIM_SCENARIO_INT_H
+
+#include "sim/scenario/scenario.h"
+#include "sim/scenario/scenario_yaml.h"
+
+#include <cjson/cJSON.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#define SC_PATH_MAX 256
+#define SC_LIST_MAX 10000 /* longest list any scenario field may hold */
+
+typedef struct sc_ld {
+    const char *file;
+    const sy_doc *doc;
+    rs_err *e;
+    sc_scenario *sc; /* catalogue and run names are complete before runs are read */
+} sc_ld;
+
+bool scl_fail(sc_ld *ld, sc_pos pos, const char *path, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* Fails at node's value position. */
+bool scl_fail_at(sc_ld *ld, const cJSON *node, const char *path, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+void scl_path_key(char out[SC_PATH_MAX], const char *path, const char *key);
+void scl_path_idx(char out[SC_PATH_MAX], const char *path, size_t i);
+
+/* "a mapping", "a list", "a string", "an integer", "a number", "a boolean", "null". */
+const char *scl_type_name(const sc_ld *ld, const cJSON *n);
+
+bool scl_want_map(sc_ld *ld, const cJSON *n, const char *path);
+bool scl_want_list(sc_ld *ld, const cJSON *n, const char *path);
+/* Every key of map must be in known (NULL-terminated); the error lists them. */
+bool scl_keys(sc_ld *ld, const cJSON *map, const char *path, const char *const known[]);
+/* The member key of map, or an error "<path>.<key>: required field missing"
+ * at the map's position. */
+bool scl_required(sc_ld *ld, const cJSON *map, const char *key, const char *path,
+                  const cJSON **out);
+/* A non-empty string. */
+bool scl_str(sc_ld *ld, const cJSON *n, const char *path, const char **out);
+/* A plain integer in [min, max], read from its exact source text. */
+bool scl_int(sc_ld *ld, const cJSON *n, const char *path, long long min, long long max,
+             long long *out);
+bool scl_bool(sc_ld *ld, const cJSON *n, const char *path, bool *out);
+/* A list of non-empty strings, copied (an empty list gives a non-NULL array). */
+bool scl_str_list(sc_ld *ld, const cJSON *n, const char *path, char ***out, size_t *count);
+/* A string naming a catalogue credential. */
+bool scl_cred_name(sc_ld *ld, const cJSON *n, const char *path, const char **out);
+/* Frees a list from scl_str_list. */
+void scl_str_list_free(char **list, size_t n);
+
+/* Events, faults and `during:` entries (scenario_events.c). */
+bool scl_event(sc_ld *ld, const cJSON *item, const char *path, sc_event *out);
+bool scl_fault(sc_ld *ld, const cJSON *item, const char *path, sc_fault *out);
+bool scl_during(sc_ld *ld, const cJSON *item, const char *path, sc_during *out);
+/* "Kind/namespace/name" or "Kind/name". */
+bool scl_ref(sc_ld *ld, const cJSON *n, const char *path);
+
+/* A run's `expect:` and `invariants:` (scenario_expect.c). */
+bool scl_expect(sc_ld *ld, const cJSON *expect, const char *path, sc_run *run);
+bool scl_invariants(sc_ld *ld, const cJSON *inv, const char *path, sc_run *run);
+
+#endif

@@ -1,0 +1,656 @@
+/*
+ * store.c — Kubernetes objects in SQLite, answered the way the API server
+ * answers them.
+ *
+ * The one idea: every write goes through one place (store_commit_update for
+ * replace and patch, store_create, store_delete) that decides whether the
+ * object changed, and only a real change takes the next global revision. The
+ * core's idempotence is measured against this store (a no-op patch must not
+ * move resourceVersion, a stale resourceVersion must be a 409), so those
+ * decisions must match a real API server or the sim would bless a core that
+ * churns production.
+ *
+ * Schema (created by store_init):
+ *   objects(kind, ns, name, uid, rv, body)  body = the object as JSON text;
+ *                                           ns = "" for cluster-scoped kinds
+ *   store_meta(key, value)                  key 'revision' = global revision
+ * Writes run inside a SAVEPOINT, so they nest inside a caller's transaction
+ * and a failure half way leaves nothing behind.
+ */
+#include "sim/store/store.h"
+
+#include "core/rs.h"
+#include "sim/store/jsonpatch.h"
+#include "sim/store/store_select.h"
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* What the store knows about a kind: its group/version, the resource name
+ * the API server puts in its messages, and its scope. */
+typedef struct store_kind_info {
+    const char *kind;
+    const char *api_version;
+    const char *resource; /* plural, with group: "deployments.apps" */
+    bool cluster_scoped;
+} store_kind_info;
+
+static const store_kind_info store_kinds[] = {
+    {"Secret", "v1", "secrets", false},
+    {"ConfigMap", "v1", "configmaps", false},
+    {"Pod", "v1", "pods", false},
+    {"Node", "v1", "nodes", true},
+    {"Namespace", "v1", "namespaces", true},
+    {"Event", "v1", "events", false},
+    {"Deployment", "apps/v1", "deployments.apps", false},
+    {"ReplicaSet", "apps/v1", "replicasets.apps", false},
+    {"DaemonSet", "apps/v1", "daemonsets.apps", false},
+    {"Lease", "coordination.k8s.io/v1", "leases.coordination.k8s.io", false},
+    {"PushSecret", "external-secrets.io/v1alpha1", "pushsecrets.external-secrets.io", false},
+    {"ExternalSecret", "external-secrets.io/v1beta1", "externalsecrets.external-secrets.io", false},
+    {"Kustomization", "kustomize.toolkit.fluxcd.io/v1",
+     "kustomizations.kustomize.toolkit.fluxcd.io", false},
+    {"PodDisruptionBudget", "policy/v1", "poddisruptionbudgets.policy", false},
+    {"CustomResourceDefinition", "apiextensions.k8s.io/v1",
+     "customresourcedefinitions.apiextensions.k8s.io", true},
+};
+
+static const store_kind_info *store_kind_find(const char *kind)
+{
+    if (!kind) return NULL;
+    for (size_t i = 0; i < RS_ARRAY_LEN(store_kinds); i++)
+        if (strcmp(store_kinds[i].kind, kind) == 0) return &store_kinds[i];
+    return NULL;
+}
+
+const char *store_api_version(const char *kind)
+{
+    const store_kind_info *ki = store_kind_find(kind);
+    return ki ? ki->api_version : NULL;
+}
+
+int store_kind_cluster_scoped(const char *kind)
+{
+    const store_kind_info *ki = store_kind_find(kind);
+    return ki && ki->cluster_scoped;
+}
+
+/* Cluster-scoped objects live under ns "" whatever the caller passed: the
+ * API server has no namespace in their URL. */
+static const char *store_ns(const store_kind_info *ki, const char *ns)
+{
+    return (ki->cluster_scoped || !ns) ? "" : ns;
+}
+
+/* ---- Status bodies ------------------------------------------------------ */
+
+cJSON *store_status(int code, const char *reason, const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    cJSON *st = cJSON_CreateObject();
+    cJSON_AddStringToObject(st, "kind", "Status");
+    cJSON_AddStringToObject(st, "apiVersion", "v1");
+    cJSON_AddItemToObject(st, "metadata", cJSON_CreateObject());
+    cJSON_AddStringToObject(st, "status", code >= 200 && code < 300 ? "Success" : "Failure");
+    cJSON_AddStringToObject(st, "message", msg);
+    cJSON_AddStringToObject(st, "reason", reason);
+    cJSON_AddNumberToObject(st, "code", code);
+    return st;
+}
+
+/* Sets *out to a Status with the API server's "details" (name, resource
+ * kind) and returns code. */
+static int store_fail_obj(cJSON **out, int code, const char *reason, const store_kind_info *ki,
+                          const char *name, const char *msg)
+{
+    cJSON *st = store_status(code, reason, "%s", msg);
+    cJSON *details = cJSON_AddObjectToObject(st, "details");
+    if (name) cJSON_AddStringToObject(details, "name", name);
+    const char *dot = strchr(ki->resource, '.');
+    if (dot) cJSON_AddStringToObject(details, "group", dot + 1);
+    size_t plural_len = dot ? (size_t)(dot - ki->resource) : strlen(ki->resource);
+    char plural[64];
+    snprintf(plural, sizeof plural, "%.*s", (int)plural_len, ki->resource);
+    cJSON_AddStringToObject(details, "kind", plural);
+    *out = st;
+    return code;
+}
+
+static int store_not_found(cJSON **out, const store_kind_info *ki, const char *name)
+{
+    char msg[384];
+    snprintf(msg, sizeof msg, "%s \"%s\" not found", ki->resource, name ? name : "");
+    return store_fail_obj(out, 404, "NotFound", ki, name, msg);
+}
+
+static int store_unknown_kind(cJSON **out, const char *kind)
+{
+    *out = store_status(404, "NotFound",
+                        "the server could not find the requested resource (the resource type "
+                        "of kind \"%s\" is unknown to the sim)",
+                        kind ? kind : "");
+    return 404;
+}
+
+static int store_conflict(cJSON **out, const store_kind_info *ki, const char *name)
+{
+    char msg[512];
+    snprintf(msg, sizeof msg,
+             "Operation cannot be fulfilled on %s \"%s\": the object has been modified; please "
+             "apply your changes to the latest version and try again",
+             ki->resource, name);
+    return store_fail_obj(out, 409, "Conflict", ki, name, msg);
+}
+
+static int store_invalid(cJSON **out, const store_kind_info *ki, const char *name, const char *why)
+{
+    char msg[768];
+    snprintf(msg, sizeof msg, "%s \"%s\" is invalid: %s", ki->resource, name ? name : "", why);
+    return store_fail_obj(out, 422, "Invalid", ki, name, msg);
+}
+
+static int store_bad_request(cJSON **out, const char *why)
+{
+    *out = store_status(400, "BadRequest", "%s", why);
+    return 400;
+}
+
+static int store_internal(cJSON **out, sqlite3 *db)
+{
+    *out = store_status(500, "InternalError", "the sim's object store failed in SQLite: %s",
+                        sqlite3_errmsg(db));
+    return 500;
+}
+
+/* ---- SQLite ------------------------------------------------------------- */
+
+int store_init(sqlite3 *db)
+{
+    static const char sql[] =
+        "CREATE TABLE IF NOT EXISTS objects("
+        " kind TEXT NOT NULL, ns TEXT NOT NULL, name TEXT NOT NULL,"
+        " uid TEXT NOT NULL, rv INTEGER NOT NULL, body TEXT NOT NULL,"
+        " PRIMARY KEY(kind, ns, name)) WITHOUT ROWID;"
+        "CREATE TABLE IF NOT EXISTS store_meta(key TEXT PRIMARY KEY, value INTEGER NOT NULL);"
+        "INSERT OR IGNORE INTO store_meta(key, value) VALUES('revision', 0);";
+    return sqlite3_exec(db, sql, NULL, NULL, NULL);
+}
+
+long long store_revision(sqlite3 *db)
+{
+    sqlite3_stmt *st = NULL;
+    long long rev = -1;
+    if (sqlite3_prepare_v2(db, "SELECT value FROM store_meta WHERE key = 'revision'", -1, &st,
+                           NULL) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW)
+        rev = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return rev;
+}
+
+/* Takes the next global revision. */
+static int store_bump(sqlite3 *db, long long *rev)
+{
+    int rc = sqlite3_exec(db, "UPDATE store_meta SET value = value + 1 WHERE key = 'revision'",
+                          NULL, NULL, NULL);
+    if (rc != SQLITE_OK) return rc;
+    *rev = store_revision(db);
+    return *rev > 0 ? SQLITE_OK : SQLITE_ERROR;
+}
+
+static int store_bind3(sqlite3_stmt *st, const char *kind, const char *ns, const char *name)
+{
+    int rc = sqlite3_bind_text(st, 1, kind, -1, SQLITE_STATIC);
+    if (rc == SQLITE_OK) rc = sqlite3_bind_text(st, 2, ns, -1, SQLITE_STATIC);
+    if (rc == SQLITE_OK) rc = sqlite3_bind_text(st, 3, name, -1, SQLITE_STATIC);
+    return rc;
+}
+
+/* Reads one object: SQLITE_OK with *obj NULL when it does not exist. */
+static int store_load(sqlite3 *db, const char *kind, const char *ns, const char *name, cJSON **obj)
+{
+    *obj = NULL;
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(
+        db, "SELECT body FROM objects WHERE kind = ?1 AND ns = ?2 AND name = ?3", -1, &st, NULL);
+    if (rc == SQLITE_OK) rc = store_bind3(st, kind, ns, name);
+    if (rc == SQLITE_OK) {
+        rc = sqlite3_step(st);
+        if (rc == SQLITE_ROW) {
+            *obj = cJSON_Parse((const char *)sqlite3_column_text(st, 0));
+            rc = *obj ? SQLITE_OK : SQLITE_CORRUPT;
+        } else if (rc == SQLITE_DONE) {
+            rc = SQLITE_OK;
+        }
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
+static const char *store_meta_str(const cJSON *obj, const char *key)
+{
+    const cJSON *meta = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(meta, key);
+    return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+static int store_write(sqlite3 *db, const char *kind, const char *ns, const char *name,
+                       const cJSON *obj, long long rev)
+{
+    char *text = cJSON_PrintUnformatted(obj);
+    const char *uid = store_meta_str(obj, "uid");
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(db,
+                                "INSERT OR REPLACE INTO objects(kind, ns, name, uid, rv, body) "
+                                "VALUES(?1, ?2, ?3, ?4, ?5, ?6)",
+                                -1, &st, NULL);
+    if (rc == SQLITE_OK) rc = store_bind3(st, kind, ns, name);
+    if (rc == SQLITE_OK) rc = sqlite3_bind_text(st, 4, uid ? uid : "", -1, SQLITE_STATIC);
+    if (rc == SQLITE_OK) rc = sqlite3_bind_int64(st, 5, rev);
+    if (rc == SQLITE_OK) rc = sqlite3_bind_text(st, 6, text, -1, SQLITE_STATIC);
+    if (rc == SQLITE_OK) rc = sqlite3_step(st) == SQLITE_DONE ? SQLITE_OK : sqlite3_errcode(db);
+    sqlite3_finalize(st);
+    cJSON_free(text);
+    return rc;
+}
+
+static int store_erase(sqlite3 *db, const char *kind, const char *ns, const char *name)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(db, "DELETE FROM objects WHERE kind = ?1 AND ns = ?2 AND name = ?3",
+                                -1, &st, NULL);
+    if (rc == SQLITE_OK) rc = store_bind3(st, kind, ns, name);
+    if (rc == SQLITE_OK) rc = sqlite3_step(st) == SQLITE_DONE ? SQLITE_OK : sqlite3_errcode(db);
+    sqlite3_finalize(st);
+    return rc;
+}
+
+/* A write either lands whole or not at all; a SAVEPOINT nests inside a
+ * transaction the world may already hold. */
+static int store_tx_begin(sqlite3 *db)
+{
+    return sqlite3_exec(db, "SAVEPOINT store_write", NULL, NULL, NULL);
+}
+
+static void store_tx_end(sqlite3 *db, bool commit)
+{
+    if (!commit) sqlite3_exec(db, "ROLLBACK TO store_write", NULL, NULL, NULL);
+    sqlite3_exec(db, "RELEASE store_write", NULL, NULL, NULL);
+}
+
+/* ---- Object normalisation ------------------------------------------------ */
+
+static void store_set(cJSON *obj, const char *key, cJSON *value)
+{
+    if (cJSON_GetObjectItemCaseSensitive(obj, key))
+        cJSON_ReplaceItemInObjectCaseSensitive(obj, key, value);
+    else
+        cJSON_AddItemToObject(obj, key, value);
+}
+
+static cJSON *store_metadata(cJSON *obj)
+{
+    cJSON *meta = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
+    if (cJSON_IsObject(meta)) return meta;
+    meta = cJSON_CreateObject();
+    store_set(obj, "metadata", meta);
+    return meta;
+}
+
+/* A UUID-shaped uid derived only from the creation revision: deterministic
+ * (one seed, one run) and unique, since revisions are never reused. */
+static void store_uid(long long rev, char *buf, size_t len)
+{
+    unsigned long long x = (unsigned long long)rev + 0x9e3779b97f4a7c15ULL;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+    x ^= x >> 31;
+    snprintf(buf, len, "%08llx-%04llx-4%03llx-8%03llx-%012llx", x >> 32, (x >> 16) & 0xffff,
+             (x >> 4) & 0xfff, x & 0xfff, (unsigned long long)rev & 0xffffffffffffULL);
+}
+
+/* Stamps the identity the store owns: kind, apiVersion, name, namespace,
+ * uid, resourceVersion, generation. */
+static void store_stamp(cJSON *obj, const store_kind_info *ki, const char *ns, const char *name,
+                        const char *uid, long long rv, double generation)
+{
+    store_set(obj, "kind", cJSON_CreateString(ki->kind));
+    store_set(obj, "apiVersion", cJSON_CreateString(ki->api_version));
+    cJSON *meta = store_metadata(obj);
+    store_set(meta, "name", cJSON_CreateString(name));
+    if (ki->cluster_scoped)
+        cJSON_DeleteItemFromObjectCaseSensitive(meta, "namespace");
+    else
+        store_set(meta, "namespace", cJSON_CreateString(ns));
+    store_set(meta, "uid", cJSON_CreateString(uid));
+    char rvbuf[32];
+    snprintf(rvbuf, sizeof rvbuf, "%lld", rv);
+    store_set(meta, "resourceVersion", cJSON_CreateString(rvbuf));
+    store_set(meta, "generation", cJSON_CreateNumber(generation));
+}
+
+/* True when anything outside metadata and status differs: that is what
+ * bumps metadata.generation on the API server. */
+static bool store_spec_changed(const cJSON *a, const cJSON *b)
+{
+    cJSON *x = cJSON_Duplicate(a, true);
+    cJSON *y = cJSON_Duplicate(b, true);
+    const char *skip[] = {"metadata", "status"};
+    for (size_t i = 0; i < RS_ARRAY_LEN(skip); i++) {
+        cJSON_DeleteItemFromObjectCaseSensitive(x, skip[i]);
+        cJSON_DeleteItemFromObjectCaseSensitive(y, skip[i]);
+    }
+    bool changed = !cJSON_Compare(x, y, true);
+    cJSON_Delete(x);
+    cJSON_Delete(y);
+    return changed;
+}
+
+/* A fresh copy with apiVersion, kind and metadata first, as kubectl shows. */
+static cJSON *store_canonical_copy(const cJSON *obj)
+{
+    cJSON *c = cJSON_CreateObject();
+    cJSON_AddNullToObject(c, "apiVersion");
+    cJSON_AddNullToObject(c, "kind");
+    const cJSON *meta = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
+    cJSON_AddItemToObject(c, "metadata", cJSON_Duplicate(meta, true));
+    for (const cJSON *m = obj->child; m; m = m->next) {
+        if (!m->string || !strcmp(m->string, "apiVersion") || !strcmp(m->string, "kind") ||
+            !strcmp(m->string, "metadata"))
+            continue;
+        cJSON_AddItemToObject(c, m->string, cJSON_Duplicate(m, true));
+    }
+    return c;
+}
+
+/* ---- Reads -------------------------------------------------------------- */
+
+int store_get(sqlite3 *db, const char *kind, const char *ns, const char *name, cJSON **out)
+{
+    *out = NULL;
+    const store_kind_info *ki = store_kind_find(kind);
+    if (!ki) return store_unknown_kind(out, kind);
+    cJSON *obj = NULL;
+    if (store_load(db, kind, store_ns(ki, ns), name ? name : "", &obj) != SQLITE_OK)
+        return store_internal(out, db);
+    if (!obj) return store_not_found(out, ki, name);
+    *out = obj;
+    return 200;
+}
+
+int store_list(sqlite3 *db, const char *kind, const char *ns, const char *label_selector,
+               const char *field_selector, cJSON **out)
+{
+    *out = NULL;
+    const store_kind_info *ki = store_kind_find(kind);
+    if (!ki) return store_unknown_kind(out, kind);
+    char why[256];
+    store_selector *labels = store_selector_parse_labels(label_selector, why, sizeof why);
+    if (!labels) return store_bad_request(out, why);
+    store_selector *fields = store_selector_parse_fields(field_selector, why, sizeof why);
+    if (!fields) {
+        store_selector_free(labels);
+        return store_bad_request(out, why);
+    }
+    const char *want_ns = store_ns(ki, ns);
+    sqlite3_stmt *st = NULL;
+    /* The primary key (kind, ns, name) orders rows bytewise (BINARY collation). */
+    int rc = sqlite3_prepare_v2(db,
+                                "SELECT body FROM objects WHERE kind = ?1 AND (?2 = '' OR ns = ?2) "
+                                "ORDER BY ns, name",
+                                -1, &st, NULL);
+    if (rc == SQLITE_OK) rc = sqlite3_bind_text(st, 1, kind, -1, SQLITE_STATIC);
+    if (rc == SQLITE_OK) rc = sqlite3_bind_text(st, 2, want_ns, -1, SQLITE_STATIC);
+    cJSON *items = cJSON_CreateArray();
+    while (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+        cJSON *obj = cJSON_Parse((const char *)sqlite3_column_text(st, 0));
+        rc = obj ? SQLITE_OK : SQLITE_CORRUPT;
+        if (obj && store_selector_match(labels, obj) && store_selector_match(fields, obj))
+            cJSON_AddItemToArray(items, obj);
+        else
+            cJSON_Delete(obj);
+    }
+    sqlite3_finalize(st);
+    store_selector_free(labels);
+    store_selector_free(fields);
+    if (rc != SQLITE_DONE) {
+        cJSON_Delete(items);
+        return store_internal(out, db);
+    }
+    cJSON *list = cJSON_CreateObject();
+    char list_kind[64], rv[32];
+    snprintf(list_kind, sizeof list_kind, "%sList", ki->kind);
+    snprintf(rv, sizeof rv, "%lld", store_revision(db));
+    cJSON_AddStringToObject(list, "kind", list_kind);
+    cJSON_AddStringToObject(list, "apiVersion", ki->api_version);
+    cJSON_AddStringToObject(cJSON_AddObjectToObject(list, "metadata"), "resourceVersion", rv);
+    cJSON_AddItemToObject(list, "items", items);
+    *out = list;
+    return 200;
+}
+
+/* ---- Writes ------------------------------------------------------------- */
+
+int store_create(sqlite3 *db, const char *kind, const char *ns, const cJSON *obj, cJSON **out)
+{
+    *out = NULL;
+    const store_kind_info *ki = store_kind_find(kind);
+    if (!ki) return store_unknown_kind(out, kind);
+    if (!cJSON_IsObject(obj))
+        return store_bad_request(out, "the object to create is not a JSON object");
+    const char *name = store_meta_str(obj, "name");
+    if (!name || !name[0])
+        return store_invalid(out, ki, "", "metadata.name: Required value: name is required");
+    const char *obj_ns = store_meta_str(obj, "namespace");
+    const char *want_ns = store_ns(ki, ns && ns[0] ? ns : obj_ns);
+    if (!ki->cluster_scoped && !want_ns[0])
+        return store_bad_request(out, "a namespaced object needs a namespace to be created in");
+    if (!ki->cluster_scoped && obj_ns && obj_ns[0] && strcmp(obj_ns, want_ns) != 0)
+        return store_bad_request(out, "the namespace of the provided object does not match the "
+                                      "namespace sent on the request");
+    if (store_tx_begin(db) != SQLITE_OK) return store_internal(out, db);
+    cJSON *existing = NULL;
+    long long rev = 0;
+    int code = 201;
+    if (store_load(db, kind, want_ns, name, &existing) != SQLITE_OK) {
+        code = store_internal(out, db);
+    } else if (existing) {
+        char msg[384];
+        snprintf(msg, sizeof msg, "%s \"%s\" already exists", ki->resource, name);
+        code = store_fail_obj(out, 409, "AlreadyExists", ki, name, msg);
+    } else if (store_bump(db, &rev) != SQLITE_OK) {
+        code = store_internal(out, db);
+    } else {
+        char uid[48];
+        store_uid(rev, uid, sizeof uid);
+        cJSON *body = store_canonical_copy(obj);
+        store_stamp(body, ki, want_ns, name, uid, rev, 1);
+        if (store_write(db, kind, want_ns, name, body, rev) != SQLITE_OK) {
+            cJSON_Delete(body);
+            code = store_internal(out, db);
+        } else {
+            *out = body;
+        }
+    }
+    cJSON_Delete(existing);
+    store_tx_end(db, code == 201);
+    return code;
+}
+
+/* Checks that cand keeps old's identity. Returns 0 or the failure code. */
+static int store_check_identity(const store_kind_info *ki, const char *ns, const char *name,
+                                const cJSON *old, const cJSON *cand, cJSON **out)
+{
+    const char *old_uid = store_meta_str(old, "uid");
+    const char *old_rv = store_meta_str(old, "resourceVersion");
+    const char *cname = store_meta_str(cand, "name");
+    const char *cns = store_meta_str(cand, "namespace");
+    const char *cuid = store_meta_str(cand, "uid");
+    const char *crv = store_meta_str(cand, "resourceVersion");
+    if (!cname || strcmp(cname, name) != 0)
+        return store_invalid(out, ki, name, "metadata.name: Invalid value: field is immutable");
+    if (cns && strcmp(cns, ns) != 0)
+        return store_invalid(out, ki, name,
+                             "metadata.namespace: Invalid value: field is immutable");
+    if (cuid && strcmp(cuid, old_uid ? old_uid : "") != 0)
+        return store_invalid(out, ki, name, "metadata.uid: Invalid value: field is immutable");
+    /* Optimistic concurrency: a resourceVersion in the request is a
+     * precondition, exactly as the API server treats it on PUT and PATCH. */
+    if (crv && strcmp(crv, old_rv ? old_rv : "") != 0) return store_conflict(out, ki, name);
+    return 0;
+}
+
+/* The one place an update is decided: identity kept, and a new revision
+ * taken only when the stamped candidate differs from what is stored.
+ * Consumes cand. */
+static int store_commit_update(sqlite3 *db, const store_kind_info *ki, const char *ns,
+                               const char *name, const cJSON *old, cJSON *cand, cJSON **out)
+{
+    if (!cJSON_IsObject(cand)) {
+        cJSON_Delete(cand);
+        return store_invalid(out, ki, name, "the result is not a JSON object");
+    }
+    int code = store_check_identity(ki, ns, name, old, cand, out);
+    if (code) {
+        cJSON_Delete(cand);
+        return code;
+    }
+    const cJSON *meta = cJSON_GetObjectItemCaseSensitive(old, "metadata");
+    const cJSON *gen = cJSON_GetObjectItemCaseSensitive(meta, "generation");
+    double generation = cJSON_IsNumber(gen) ? gen->valuedouble : 1;
+    const char *uid = store_meta_str(old, "uid");
+    const char *rv_text = store_meta_str(old, "resourceVersion");
+    uid = uid ? uid : "";
+    long long old_rv = rv_text ? atoll(rv_text) : 0;
+    store_stamp(cand, ki, ns, name, uid, old_rv, generation);
+    if (cJSON_Compare(cand, old, true)) {
+        cJSON_Delete(cand);
+        *out = cJSON_Duplicate(old, true);
+        return 200;
+    }
+    if (store_spec_changed(old, cand)) generation += 1;
+    long long rev = 0;
+    if (store_tx_begin(db) != SQLITE_OK) {
+        cJSON_Delete(cand);
+        return store_internal(out, db);
+    }
+    if (store_bump(db, &rev) == SQLITE_OK) {
+        store_stamp(cand, ki, ns, name, uid, rev, generation);
+        if (store_write(db, ki->kind, ns, name, cand, rev) == SQLITE_OK) {
+            store_tx_end(db, true);
+            *out = cand;
+            return 200;
+        }
+    }
+    code = store_internal(out, db);
+    store_tx_end(db, false);
+    cJSON_Delete(cand);
+    return code;
+}
+
+int store_replace(sqlite3 *db, const char *kind, const char *ns, const char *name, const cJSON *obj,
+                  cJSON **out)
+{
+    *out = NULL;
+    const store_kind_info *ki = store_kind_find(kind);
+    if (!ki) return store_unknown_kind(out, kind);
+    const char *want_ns = store_ns(ki, ns);
+    name = name ? name : "";
+    if (!cJSON_IsObject(obj))
+        return store_bad_request(out, "the object to replace is not a JSON object");
+    const char *oname = store_meta_str(obj, "name");
+    const char *ons = store_meta_str(obj, "namespace");
+    if (!oname || strcmp(oname, name) != 0)
+        return store_bad_request(out, "the name of the object does not match the name on the URL");
+    if (!ki->cluster_scoped && ons && strcmp(ons, want_ns) != 0)
+        return store_bad_request(out, "the namespace of the provided object does not match the "
+                                      "namespace sent on the request");
+    cJSON *old = NULL;
+    if (store_load(db, kind, want_ns, name, &old) != SQLITE_OK) return store_internal(out, db);
+    if (!old) return store_not_found(out, ki, name);
+    int code = store_commit_update(db, ki, want_ns, name, old, cJSON_Duplicate(obj, true), out);
+    cJSON_Delete(old);
+    return code;
+}
+
+/* Applies patch to a copy of old. Returns 0 with *result set, or the
+ * failure code with *out set to its Status. */
+static int store_patch_apply(const store_kind_info *ki, const char *name, const cJSON *old,
+                             rs_patch_type type, const cJSON *patch, cJSON **result, cJSON **out)
+{
+    *result = NULL;
+    if (type == RS_PATCH_JSON) {
+        if (!cJSON_IsArray(patch))
+            return store_bad_request(out, "a JSON patch must be a JSON array of operations");
+        cJSON *doc = cJSON_Duplicate(old, true);
+        char err[512];
+        if (jsonpatch_apply(&doc, patch, err, sizeof err) != JP_OK) {
+            cJSON_Delete(doc);
+            return store_invalid(out, ki, name, err);
+        }
+        *result = doc;
+        return 0;
+    }
+    /* Strategic merge is sent only for metadata maps, where it equals a
+     * merge patch (no list-merge keys are involved). */
+    if (type == RS_PATCH_MERGE || type == RS_PATCH_STRATEGIC) {
+        if (!cJSON_IsObject(patch))
+            return store_bad_request(out, "a merge patch must be a JSON object");
+        *result = mergepatch_apply(cJSON_Duplicate(old, true), patch);
+        return 0;
+    }
+    return store_bad_request(out, "the patch type is not supported (use JSON, merge or "
+                                  "strategic merge)");
+}
+
+int store_patch(sqlite3 *db, const char *kind, const char *ns, const char *name, rs_patch_type type,
+                const cJSON *patch, cJSON **out)
+{
+    *out = NULL;
+    const store_kind_info *ki = store_kind_find(kind);
+    if (!ki) return store_unknown_kind(out, kind);
+    const char *want_ns = store_ns(ki, ns);
+    name = name ? name : "";
+    cJSON *old = NULL;
+    if (store_load(db, kind, want_ns, name, &old) != SQLITE_OK) return store_internal(out, db);
+    if (!old) return store_not_found(out, ki, name);
+    cJSON *cand = NULL;
+    int code = store_patch_apply(ki, name, old, type, patch, &cand, out);
+    if (code == 0) code = store_commit_update(db, ki, want_ns, name, old, cand, out);
+    cJSON_Delete(old);
+    return code;
+}
+
+int store_delete(sqlite3 *db, const char *kind, const char *ns, const char *name, cJSON **out)
+{
+    *out = NULL;
+    const store_kind_info *ki = store_kind_find(kind);
+    if (!ki) return store_unknown_kind(out, kind);
+    const char *want_ns = store_ns(ki, ns);
+    name = name ? name : "";
+    cJSON *old = NULL;
+    if (store_load(db, kind, want_ns, name, &old) != SQLITE_OK) return store_internal(out, db);
+    if (!old) return store_not_found(out, ki, name);
+    long long rev = 0;
+    if (store_tx_begin(db) != SQLITE_OK) {
+        cJSON_Delete(old);
+        return store_internal(out, db);
+    }
+    /* A delete is a change of the world: it takes a revision, as in etcd. */
+    if (store_erase(db, kind, want_ns, name) != SQLITE_OK || store_bump(db, &rev) != SQLITE_OK) {
+        int code = store_internal(out, db);
+        store_tx_end(db, false);
+        cJSON_Delete(old);
+        return code;
+    }
+    store_tx_end(db, true);
+    *out = old;
+    return 200;
+}

@@ -1,0 +1,63 @@
+/*
+ * store.h — Kubernetes object store in SQLite, with the API server's semantics.
+ *
+ * One global, monotonically increasing revision; an object's
+ * metadata.resourceVersion is the revision of its last change; metadata.uid
+ * (deterministic, derived from the revision at creation) and
+ * metadata.generation (bumped when anything outside metadata/status changes);
+ * a patch that changes nothing does not move resourceVersion; create of an
+ * existing name and a PUT/patch with a stale metadata.resourceVersion are 409
+ * Conflict; unknown objects are 404; a failed JSON Patch `test` is 422.
+ * Every non-2xx answer carries a Kubernetes `Status` object
+ * ({"kind":"Status","apiVersion":"v1","status":"Failure","message",
+ * "reason":"NotFound|AlreadyExists|Conflict|Invalid|BadRequest","code"}).
+ *
+ * The store does not count calls (the sim transport does) and knows nothing of
+ * controllers. Objects are cJSON documents; the caller owns what it gets.
+ * Cluster-scoped objects use ns == NULL or "".
+ */
+#ifndef SIM_STORE_H
+#define SIM_STORE_H
+
+#include "core/transport/transport.h"
+
+#include <cjson/cJSON.h>
+#include <sqlite3.h>
+
+/* Creates the store's tables if absent (idempotent). Returns 0 or an SQLite code. */
+int store_init(sqlite3 *db);
+
+/* All return an HTTP status; *out receives the object (or list, or Status). */
+int store_get(sqlite3 *db, const char *kind, const char *ns, const char *name, cJSON **out);
+/* ns NULL/"" lists across all namespaces. Selectors as kubectl passes them:
+ * label "a=b,c!=d,e,!f" (also "in (...)"/"notin (...)"); field
+ * "metadata.name=x,metadata.namespace=y,spec.unschedulable=true" (any dotted
+ * path, = / == / !=). Result: {"kind":"<Kind>List","apiVersion":..,
+ * "metadata":{"resourceVersion":"<global>"},"items":[...]} sorted by ns, name. */
+int store_list(sqlite3 *db, const char *kind, const char *ns, const char *label_selector,
+               const char *field_selector, cJSON **out);
+/* obj must carry metadata.name; its namespace comes from ns. 201 on success. */
+int store_create(sqlite3 *db, const char *kind, const char *ns, const cJSON *obj, cJSON **out);
+/* PUT: 409 if obj carries a resourceVersion other than the current one. */
+int store_replace(sqlite3 *db, const char *kind, const char *ns, const char *name, const cJSON *obj,
+                  cJSON **out);
+int store_patch(sqlite3 *db, const char *kind, const char *ns, const char *name, rs_patch_type type,
+                const cJSON *patch, cJSON **out);
+int store_delete(sqlite3 *db, const char *kind, const char *ns, const char *name, cJSON **out);
+
+/* The current global revision. */
+long long store_revision(sqlite3 *db);
+
+/* apiVersion for a kind ("v1", "apps/v1", "coordination.k8s.io/v1",
+ * "external-secrets.io/v1beta1", "external-secrets.io/v1alpha1",
+ * "kustomize.toolkit.fluxcd.io/v1", "policy/v1", "apiextensions.k8s.io/v1");
+ * NULL for an unknown kind. */
+const char *store_api_version(const char *kind);
+/* True for cluster-scoped kinds (Node, CustomResourceDefinition, Namespace). */
+int store_kind_cluster_scoped(const char *kind);
+
+/* Builds a Status body. Caller owns it. */
+cJSON *store_status(int code, const char *reason, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+#endif

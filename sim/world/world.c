@@ -1,0 +1,392 @@
+/*
+ * world.c — the world file's lifecycle (build, open, close), its SQL plumbing
+ * and meta rows, and the uncounted reads state checks use.
+ *
+ * The one idea: the world is the SQLite file. Every public entry point runs
+ * in one transaction and commits before returning, so a run forked off and
+ * killed between calls leaves a consistent world behind.
+ */
+#include "sim/world/world_internal.h"
+
+#include "sim/store/store.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char *const simw_schema =
+    "CREATE TABLE world_meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+    "CREATE TABLE catalogue(name TEXT PRIMARY KEY, dockerconfigjson TEXT NOT NULL,"
+    " ciphertext TEXT NOT NULL, username TEXT, password TEXT,"
+    " revoked INTEGER NOT NULL DEFAULT 0, pulls TEXT);"
+    "CREATE TABLE openbao(path TEXT NOT NULL, version INTEGER NOT NULL, data TEXT NOT NULL,"
+    " created_ms INTEGER NOT NULL, PRIMARY KEY(path, version));"
+    "CREATE TABLE talos(node TEXT PRIMARY KEY, role TEXT NOT NULL, registry_auth TEXT,"
+    " loaded_auth TEXT, node_annotations TEXT NOT NULL DEFAULT '{}',"
+    " images TEXT NOT NULL DEFAULT '[]', etcd_healthy INTEGER NOT NULL DEFAULT 1,"
+    " rebooting INTEGER NOT NULL DEFAULT 0, reboot_seq INTEGER NOT NULL DEFAULT 0,"
+    " pdb_block_until INTEGER NOT NULL DEFAULT 0);"
+    "CREATE TABLE timers(id INTEGER PRIMARY KEY, due_ms INTEGER NOT NULL, kind TEXT NOT NULL,"
+    " payload TEXT NOT NULL);"
+    "CREATE INDEX timers_due ON timers(due_ms, id);"
+    "CREATE TABLE counters(name TEXT PRIMARY KEY, value INTEGER NOT NULL);"
+    "CREATE TABLE writes_by_kind(kind TEXT PRIMARY KEY, value INTEGER NOT NULL);"
+    "CREATE TABLE call_log(seq INTEGER PRIMARY KEY, run TEXT NOT NULL, op TEXT NOT NULL,"
+    " target TEXT NOT NULL, status INTEGER NOT NULL, applied INTEGER NOT NULL,"
+    " vt_ms INTEGER NOT NULL, lease_held INTEGER NOT NULL DEFAULT 0,"
+    " fences_held INTEGER NOT NULL DEFAULT 0);"
+    "CREATE INDEX call_log_run ON call_log(run, seq);"
+    /* Violations the transport sees at call time (invariant 4): only then is
+     * the world's state before the call still observable. */
+    "CREATE TABLE violations(seq INTEGER PRIMARY KEY, run TEXT NOT NULL,"
+    " invariant INTEGER NOT NULL, message TEXT NOT NULL);"
+    "CREATE INDEX violations_run ON violations(run, seq);"
+    "CREATE TABLE cordons(run TEXT NOT NULL, node TEXT NOT NULL, PRIMARY KEY(run, node));"
+    "CREATE TABLE eso_state(ref TEXT PRIMARY KEY, force_sync TEXT NOT NULL);"
+    "CREATE TABLE flux_state(ref TEXT PRIMARY KEY, suspended INTEGER NOT NULL,"
+    " requested_at TEXT NOT NULL, reconciling INTEGER NOT NULL);"
+    "CREATE TABLE drains(run TEXT NOT NULL, node TEXT NOT NULL, PRIMARY KEY(run, node));";
+
+_Noreturn void simw_die(sim_world *w, const char *what)
+{
+    fprintf(stderr, "sim world: %s failed: %s\n", what, w && w->db ? sqlite3_errmsg(w->db) : "");
+    abort();
+}
+
+sqlite3_stmt *simw_stmt(sim_world *w, const char *sql)
+{
+    for (size_t i = 0; i < w->n_stmt; i++) {
+        if (w->stmt_sql[i] == sql || strcmp(w->stmt_sql[i], sql) == 0) {
+            sqlite3_reset(w->stmt[i]);
+            sqlite3_clear_bindings(w->stmt[i]);
+            return w->stmt[i];
+        }
+    }
+    if (w->n_stmt == SIMW_STMT_MAX) simw_die(w, "statement cache (too many distinct statements)");
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v3(w->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &st, NULL) != SQLITE_OK)
+        simw_die(w, sql);
+    w->stmt_sql[w->n_stmt] = sql;
+    w->stmt[w->n_stmt++] = st;
+    return st;
+}
+
+void simw_step_done(sim_world *w, sqlite3_stmt *st)
+{
+    int rc = sqlite3_step(st);
+    if (rc != SQLITE_DONE && rc != SQLITE_ROW) simw_die(w, sqlite3_sql(st));
+    sqlite3_reset(st);
+}
+
+bool simw_step_row(sim_world *w, sqlite3_stmt *st)
+{
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) return true;
+    if (rc != SQLITE_DONE) simw_die(w, sqlite3_sql(st));
+    return false;
+}
+
+void simw_exec(sim_world *w, const char *sql)
+{
+    if (sqlite3_exec(w->db, sql, NULL, NULL, NULL) != SQLITE_OK) simw_die(w, sql);
+}
+
+void simw_begin(sim_world *w)
+{
+    if (w->txn_depth++ == 0) simw_exec(w, "BEGIN IMMEDIATE");
+}
+
+void simw_commit(sim_world *w)
+{
+    if (w->txn_depth > 0 && --w->txn_depth == 0) simw_exec(w, "COMMIT");
+}
+
+char *simw_col_text(sqlite3_stmt *st, int col)
+{
+    const unsigned char *t = sqlite3_column_text(st, col);
+    return t ? rs_xstrdup((const char *)t) : NULL;
+}
+
+char *simw_meta_get(sim_world *w, const char *key)
+{
+    sqlite3_stmt *st = simw_stmt(w, "SELECT value FROM world_meta WHERE key = ?1");
+    sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+    char *v = simw_step_row(w, st) ? simw_col_text(st, 0) : NULL;
+    sqlite3_reset(st);
+    return v;
+}
+
+void simw_meta_set(sim_world *w, const char *key, const char *value)
+{
+    sqlite3_stmt *st = simw_stmt(w, "INSERT INTO world_meta(key, value) VALUES(?1, ?2)"
+                                    " ON CONFLICT(key) DO UPDATE SET value = excluded.value");
+    sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, value, -1, SQLITE_STATIC);
+    simw_step_done(w, st);
+}
+
+int64_t simw_meta_int(sim_world *w, const char *key, int64_t dflt)
+{
+    char *v = simw_meta_get(w, key);
+    int64_t n = v ? strtoll(v, NULL, 10) : dflt;
+    free(v);
+    return n;
+}
+
+void simw_meta_set_int(sim_world *w, const char *key, int64_t value)
+{
+    char buf[32];
+    snprintf(buf, sizeof buf, "%lld", (long long)value);
+    simw_meta_set(w, key, buf);
+}
+
+int64_t simw_now(sim_world *w)
+{
+    return simw_meta_int(w, "clock_ms", 0);
+}
+
+void simw_set_now(sim_world *w, int64_t ms)
+{
+    simw_meta_set_int(w, "clock_ms", ms);
+}
+
+int simw_merge(sim_world *w, const char *kind, const char *ns, const char *name, cJSON *patch)
+{
+    cJSON *out = NULL;
+    int status = store_patch(w->db, kind, ns, name, RS_PATCH_MERGE, patch, &out);
+    cJSON_Delete(out);
+    cJSON_Delete(patch);
+    return status;
+}
+
+cJSON *simw_get(sim_world *w, const char *kind, const char *ns, const char *name)
+{
+    cJSON *out = NULL;
+    int status = store_get(w->db, kind, ns, name, &out);
+    if (status == 200) return out;
+    cJSON_Delete(out);
+    return NULL;
+}
+
+/* ---- lifecycle ---- */
+
+static void world_free(sim_world *w)
+{
+    if (!w) return;
+    for (size_t i = 0; i < w->n_stmt; i++)
+        sqlite3_finalize(w->stmt[i]);
+    if (w->db) sqlite3_close(w->db);
+    rs_config_free(&w->cfg);
+    free(w);
+}
+
+/* The core's view of this cluster: production names plus the fan-out
+ * namespaces the world was built with. */
+static void world_load_config(sim_world *w)
+{
+    rs_config_defaults(&w->cfg);
+    char *text = simw_meta_get(w, "cluster");
+    cJSON *cluster = text ? cJSON_Parse(text) : NULL;
+    free(text);
+    const cJSON *fan = cJSON_GetObjectItemCaseSensitive(cluster, "fanout");
+    size_t n = 0;
+    const char *names[RS_CONFIG_LIST_MAX];
+    const cJSON *it;
+    cJSON_ArrayForEach(it, fan)
+    {
+        if (cJSON_IsString(it) && n < RS_CONFIG_LIST_MAX) names[n++] = it->valuestring;
+    }
+    if (fan) rs_config_set_list(w->cfg.fanout_namespaces, &w->cfg.n_fanout, names, n);
+    cJSON_Delete(cluster);
+}
+
+static rs_code world_connect(const char *db_path, int flags, sim_world **out, rs_err *e)
+{
+    sim_world *w = rs_xcalloc(1, sizeof *w);
+    if (sqlite3_open_v2(db_path, &w->db, flags, NULL) != SQLITE_OK) {
+        rs_fail(e, RS_FAILED, "cannot open the sim world %s: %s", db_path,
+                w->db ? sqlite3_errmsg(w->db) : "out of memory");
+        world_free(w);
+        return RS_FAILED;
+    }
+    sqlite3_busy_timeout(w->db, 5000);
+    /* WAL survives a child that _exit()s between calls; durability against
+     * power loss is irrelevant for a simulation, so no fsync. */
+    if (sqlite3_exec(w->db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=OFF;", NULL, NULL, NULL) !=
+        SQLITE_OK) {
+        rs_fail(e, RS_FAILED, "cannot configure the sim world %s: %s", db_path,
+                sqlite3_errmsg(w->db));
+        world_free(w);
+        return RS_FAILED;
+    }
+    *out = w;
+    return RS_OK;
+}
+
+static void world_unlink(const char *db_path)
+{
+    const char *suffixes[] = {"", "-wal", "-shm", "-journal"};
+    for (size_t i = 0; i < RS_ARRAY_LEN(suffixes); i++) {
+        char *p = rs_xasprintf("%s%s", db_path, suffixes[i]);
+        unlink(p);
+        free(p);
+    }
+}
+
+rs_code sim_world_build(const char *db_path, const sc_scenario *sc, rs_err *e)
+{
+    world_unlink(db_path);
+    sim_world *w = NULL;
+    rs_code rc = world_connect(db_path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, &w, e);
+    if (rc != RS_OK) return rc;
+    if (sqlite3_exec(w->db, simw_schema, NULL, NULL, NULL) != SQLITE_OK || store_init(w->db) != 0) {
+        rc = rs_fail(e, RS_FAILED, "cannot create the sim world schema in %s: %s", db_path,
+                     sqlite3_errmsg(w->db));
+        world_free(w);
+        return rc;
+    }
+    simw_begin(w);
+    rc = simw_preset_build(w, sc, e);
+    if (rc != RS_OK) {
+        simw_exec(w, "ROLLBACK");
+        world_free(w);
+        return rc;
+    }
+    simw_commit(w);
+    world_free(w);
+    return RS_OK;
+}
+
+rs_code sim_world_open(const char *db_path, sim_world **out, rs_err *e)
+{
+    *out = NULL;
+    sim_world *w = NULL;
+    rs_code rc = world_connect(db_path, SQLITE_OPEN_READWRITE, &w, e);
+    if (rc != RS_OK) return rc;
+    /* Every built world has a clock row; anything else is not a world file. */
+    char *clock = simw_meta_get(w, "clock_ms");
+    if (!clock) {
+        rc = rs_fail(e, RS_DATAERR, "%s is not a sim world (no clock)", db_path);
+        world_free(w);
+        return rc;
+    }
+    free(clock);
+    world_load_config(w);
+    *out = w;
+    return RS_OK;
+}
+
+void sim_world_close(sim_world *w)
+{
+    world_free(w);
+}
+
+sqlite3 *sim_world_db(sim_world *w)
+{
+    return w->db;
+}
+
+rs_code sim_world_apply_event(sim_world *w, const sc_event *ev, rs_err *e)
+{
+    simw_begin(w);
+    rs_code rc = simw_apply_event(w, ev, e);
+    simw_commit(w);
+    return rc;
+}
+
+/* ---- uncounted reads for state checks ---- */
+
+rs_code sim_world_credential(sim_world *w, const char *name, char **dockerconfigjson,
+                             char **ciphertext, rs_err *e)
+{
+    *dockerconfigjson = *ciphertext = NULL;
+    sqlite3_stmt *st =
+        simw_stmt(w, "SELECT dockerconfigjson, ciphertext FROM catalogue WHERE name = ?1");
+    sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+    if (simw_step_row(w, st)) {
+        *dockerconfigjson = simw_col_text(st, 0);
+        *ciphertext = simw_col_text(st, 1);
+    }
+    sqlite3_reset(st);
+    if (!*dockerconfigjson)
+        return rs_fail(e, RS_DATAERR, "credential %s is not in the catalogue", name);
+    return RS_OK;
+}
+
+rs_code sim_world_secrets(sim_world *w, char ***secrets, size_t *n, rs_err *e)
+{
+    (void)e;
+    size_t cap = 8, count = 0;
+    char **v = rs_xmalloc(cap * sizeof *v);
+    sqlite3_stmt *st =
+        simw_stmt(w, "SELECT password, dockerconfigjson FROM catalogue ORDER BY name");
+    while (simw_step_row(w, st)) {
+        for (int col = 0; col < 2; col++) {
+            char *s = simw_col_text(st, col);
+            if (!s || !s[0]) {
+                free(s);
+                continue;
+            }
+            if (count == cap) v = rs_xrealloc(v, (cap *= 2) * sizeof *v);
+            v[count++] = s;
+        }
+    }
+    sqlite3_reset(st);
+    *secrets = v;
+    *n = count;
+    return RS_OK;
+}
+
+rs_code sim_world_config(sim_world *w, rs_config *cfg, rs_err *e)
+{
+    (void)e;
+    rs_config_defaults(cfg);
+    rs_config_set_list(cfg->fanout_namespaces, &cfg->n_fanout,
+                       (const char *const *)w->cfg.fanout_namespaces, w->cfg.n_fanout);
+    return RS_OK;
+}
+
+int sim_world_get(sim_world *w, const char *ref, cJSON **out)
+{
+    char kind[SIMW_NAME_MAX], ns[SIMW_NAME_MAX], name[SIMW_NAME_MAX];
+    *out = NULL;
+    if (!simw_ref_parse(ref, kind, ns, name)) {
+        *out = store_status(400, "BadRequest", "malformed object reference");
+        return 400;
+    }
+    return store_get(w->db, kind, ns, name, out);
+}
+
+char *sim_world_openbao_value(sim_world *w, const char *path)
+{
+    cJSON *data = simw_bao_current(w, path, NULL);
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(data, w->cfg.openbao_property);
+    char *text = cJSON_IsString(v) ? rs_xstrdup(v->valuestring) : NULL;
+    cJSON_Delete(data);
+    return text;
+}
+
+char *sim_world_talos_auth(sim_world *w, const char *node)
+{
+    cJSON *auth = simw_talos_json(w, node, "registry_auth");
+    const cJSON *u = cJSON_GetObjectItemCaseSensitive(auth, "username");
+    const cJSON *p = cJSON_GetObjectItemCaseSensitive(auth, "password");
+    char *text = NULL;
+    if (cJSON_IsString(u) && cJSON_IsString(p))
+        text = simw_dockerconfig(u->valuestring, p->valuestring);
+    cJSON_Delete(auth);
+    return text;
+}
+
+int64_t sim_world_now_ms(sim_world *w)
+{
+    return simw_now(w);
+}
+
+void sim_strings_free(char **v, size_t n)
+{
+    for (size_t i = 0; v && i < n; i++)
+        free(v[i]);
+    free(v);
+}

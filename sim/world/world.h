@@ -1,0 +1,105 @@
+/*
+ * world.h — the SQLite-backed fake cluster: object store, OpenBao KV v2,
+ * registry, Talos nodes, simulated controllers on a virtual clock, counters,
+ * and the transport the core runs against.
+ *
+ * The whole world lives in one SQLite file — objects, clock, pending
+ * controller timers, RNG state, counters, call log — so a scenario run can be
+ * executed in a forked child (a `crash` fault ends it as kill -9 would) and
+ * the parent reads the surviving world afterwards. Nothing about the world is
+ * kept only in memory between calls.
+ *
+ * Determinism: given the scenario and its seed, every answer, uid, timestamp
+ * and random number is the same on every execution.
+ */
+#ifndef SIM_WORLD_H
+#define SIM_WORLD_H
+
+#include "core/config.h"
+#include "core/rs.h"
+#include "core/transport/transport.h"
+#include "sim/scenario/scenario.h"
+
+#include <cjson/cJSON.h>
+#include <sqlite3.h>
+#include <stdbool.h>
+
+typedef struct sim_world sim_world;
+
+/* Latency model in virtual milliseconds (DESIGN.md §4 starting calibration). */
+#define SIM_CALL_MS 25
+#define SIM_ESO_REACT_MS 2500
+#define SIM_FLUX_RECONCILE_MS 10000
+#define SIM_ROLLOUT_READY_MS 30000
+#define SIM_POD_TERMINATE_MS 8000
+#define SIM_EVICT_MS 3000
+#define SIM_REBOOT_MS 240000
+#define SIM_IMAGE_PULL_MS 5000
+#define SIM_TIMEOUT_MS 30000
+#define SIM_ESO_REFRESH_MS (3600LL * 1000)
+
+/* Creates a fresh world file at db_path (replacing any) from the scenario:
+ * the preset's objects converged on sc->cluster.credential, the catalogue,
+ * the registry's pull grants, Talos node state, the seed, clock at 0. */
+rs_code sim_world_build(const char *db_path, const sc_scenario *sc, rs_err *e);
+
+rs_code sim_world_open(const char *db_path, sim_world **out, rs_err *e);
+void sim_world_close(sim_world *w);
+sqlite3 *sim_world_db(sim_world *w);
+
+/* Applies a world event (a `before:` entry or a `during:` action). World
+ * events are not counted (DESIGN.md §4) but move resourceVersions and may
+ * trigger controllers. RS_DATAERR for an event this world cannot apply
+ * (unknown node, unknown credential), naming the event. */
+rs_code sim_world_apply_event(sim_world *w, const sc_event *ev, rs_err *e);
+
+/* Opens a transport over the world for one run. Every call costs
+ * SIM_CALL_MS of virtual time, runs the controllers due by then, and is
+ * counted per DESIGN.md §4. run_name makes the run reference "sim.<run_name>".
+ * The run's faults and during entries (may be NULL) are matched against each
+ * call's §5 operation name. */
+rs_transport *sim_transport_open(sim_world *w, const char *run_name, const sc_run *run);
+
+/* After a run: the faults / during entries that never fired, as one sentence
+ * each ("fault kube.patch Secret/x nth 1 never fired"); caller frees the array
+ * with sim_strings_free. */
+char **sim_transport_unfired(rs_transport *t, size_t *n);
+void sim_strings_free(char **v, size_t n);
+
+/* The §4 counters' current (cumulative) values:
+ * {"controller_restarts": N, "lease_rv": "<rv>", "lease_writes": N, "writes": N,
+ *  "writes_by_kind": {...}, "fence_acquisitions": N, "policy_pauses": N,
+ *  "node_reboots": N, "node_drains": N, "talos_mutations": N, "api_calls": N,
+ *  "kube_calls": N, "openbao_calls": N, "talos_calls": N, "registry_calls": N,
+ *  "virtual_seconds": <ms/1000 as a number>}. The four per-service call counts
+ *  extend §4 (same rules as api_calls). Caller frees. */
+cJSON *sim_counters_snapshot(sim_world *w);
+/* delta = after - before per counter; writes_by_kind as an object of deltas;
+ * lease_rv replaced by "lease_rv_moved": bool. Caller frees. */
+cJSON *sim_counters_delta(const cJSON *before, const cJSON *after);
+
+/* The catalogue credential's docker config JSON text and ciphertext. Caller
+ * frees both. RS_DATAERR when the name is unknown. */
+rs_code sim_world_credential(sim_world *w, const char *name, char **dockerconfigjson,
+                             char **ciphertext, rs_err *e);
+/* Every catalogue credential's password and docker config text, for the
+ * plaintext leak check (invariant 6). */
+rs_code sim_world_secrets(sim_world *w, char ***secrets, size_t *n, rs_err *e);
+
+/* The core's configuration as derived from this world's cluster (fan-out
+ * namespaces; everything else the production defaults). */
+rs_code sim_world_config(sim_world *w, rs_config *cfg, rs_err *e);
+
+/* Reads for state checks (uncounted). ref is "Kind/ns/name" or "Kind/name".
+ * Returns an HTTP status; *out owned by the caller. */
+int sim_world_get(sim_world *w, const char *ref, cJSON **out);
+/* The OpenBao seed's current dockerconfigjson text (caller frees) or NULL. */
+char *sim_world_openbao_value(sim_world *w, const char *path);
+/* The Talos machine-config registry auth of a node as docker config text
+ * (caller frees) or NULL. */
+char *sim_world_talos_auth(sim_world *w, const char *node);
+
+/* The virtual clock, in ms. */
+int64_t sim_world_now_ms(sim_world *w);
+
+#endif

@@ -1,0 +1,169 @@
+/*
+ * world_internal.h — what the world's own files (world*.c, controllers.c,
+ * transport_sim.c, counters.c, invariants.c) share and nobody else sees.
+ *
+ * The one idea: the sim_world handle holds only a database connection, a
+ * cache of prepared statements and the configuration derived once at open;
+ * every piece of state (clock, RNG, timers, controller bookkeeping, counters)
+ * is a row in the world file, so a forked run that dies mid-way leaves a
+ * world the parent can read.
+ */
+#ifndef SIM_WORLD_INTERNAL_H
+#define SIM_WORLD_INTERNAL_H
+
+#include "core/config.h"
+#include "core/cred/cred.h"
+#include "sim/world/world.h"
+
+#include <cjson/cJSON.h>
+#include <sqlite3.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#define SIMW_STMT_MAX 128
+#define SIMW_NAME_MAX 256
+/* Wall-clock epoch of virtual time 0: 2026-01-01T00:00:00Z. */
+#define SIMW_EPOCH_S 1767225600LL
+
+#define SIMW_ANN_REVISION "platform.devantler.tech/ghcr-pull-verified-revision-v2"
+#define SIMW_ANN_IMAGE "platform.devantler.tech/ghcr-pull-verified-image-v2"
+#define SIMW_ANN_PARENT_OWNER "platform.devantler.tech/ghcr-policy-parent-owner"
+#define SIMW_ANN_HANDOFF_OWNER "platform.devantler.tech/ghcr-policy-handoff-owner"
+#define SIMW_ANN_RECONCILE "kustomize.toolkit.fluxcd.io/reconcile"
+#define SIMW_ANN_RESTARTED_AT "kubectl.kubernetes.io/restartedAt"
+#define SIMW_ANN_FORCE_SYNC "force-sync"
+#define SIMW_ANN_REQUESTED_AT "reconcile.fluxcd.io/requestedAt"
+#define SIMW_ANN_DRAIN_OWNER "platform.devantler.tech/ghcr-auth-drain-owner"
+#define SIMW_TAINT_NOT_READY "node.kubernetes.io/not-ready"
+
+struct sim_world {
+    sqlite3 *db;
+    const char *stmt_sql[SIMW_STMT_MAX];
+    sqlite3_stmt *stmt[SIMW_STMT_MAX];
+    size_t n_stmt;
+    int txn_depth; /* nested simw_begin calls; only the outermost commits */
+    rs_config cfg; /* production defaults + this cluster's fan-out namespaces */
+};
+
+/* ---- SQL plumbing (world.c). A failing statement aborts: the world file is
+ * the simulation's only state, and a half-applied call would make every later
+ * answer a lie (same reasoning as rs_xmalloc). ---- */
+sqlite3_stmt *simw_stmt(sim_world *w, const char *sql);
+void simw_step_done(sim_world *w, sqlite3_stmt *st);
+bool simw_step_row(sim_world *w, sqlite3_stmt *st);
+void simw_exec(sim_world *w, const char *sql);
+_Noreturn void simw_die(sim_world *w, const char *what);
+void simw_begin(sim_world *w);
+void simw_commit(sim_world *w);
+char *simw_col_text(sqlite3_stmt *st, int col); /* strdup or NULL */
+
+char *simw_meta_get(sim_world *w, const char *key); /* caller frees; NULL if absent */
+void simw_meta_set(sim_world *w, const char *key, const char *value);
+int64_t simw_meta_int(sim_world *w, const char *key, int64_t dflt);
+void simw_meta_set_int(sim_world *w, const char *key, int64_t value);
+
+/* ---- small helpers (world_util.c) ---- */
+void simw_rfc3339(int64_t ms, char out[32]);
+/* {"auths":{"ghcr.io":{"username","password","auth"}}} compact. */
+char *simw_dockerconfig(const char *username, const char *password);
+/* Extracts ghcr.io username/password from docker config text; false if none. */
+bool simw_dockerconfig_auth(const char *text, char **username, char **password);
+/* "Kind/ns/name" or "Kind/name" into the three buffers (ns "" when absent). */
+bool simw_ref_parse(const char *ref, char kind[SIMW_NAME_MAX], char ns[SIMW_NAME_MAX],
+                    char name[SIMW_NAME_MAX]);
+const char *simw_json_str(const cJSON *obj, const char *const *path, size_t depth);
+const char *simw_annotation(const cJSON *obj, const char *key);
+const char *simw_label(const cJSON *obj, const char *key);
+/* A condition object {type,status,reason,message,lastTransitionTime}. */
+cJSON *simw_condition(const char *type, const char *status, const char *reason, const char *message,
+                      int64_t now_ms);
+/* The status of the condition `type` in status.conditions, or NULL. */
+const char *simw_condition_status(const cJSON *obj, const char *type);
+uint64_t simw_splitmix64(uint64_t *state);
+
+/* ---- store conveniences (world.c) ---- */
+/* store_patch with a merge patch; frees patch; returns the status. */
+int simw_merge(sim_world *w, const char *kind, const char *ns, const char *name, cJSON *patch);
+cJSON *simw_get(sim_world *w, const char *kind, const char *ns, const char *name);
+int64_t simw_now(sim_world *w);
+void simw_set_now(sim_world *w, int64_t ms);
+
+/* ---- catalogue, OpenBao, Talos (world_backends.c) ---- */
+/* The current KV v2 data map of path (caller frees) and its version; NULL/0 when absent. */
+cJSON *simw_bao_current(sim_world *w, const char *path, int *version);
+int simw_bao_write(sim_world *w, const char *path, const cJSON *data);
+/* Name of the non-revoked catalogue entry with these credentials that can pull
+ * `target` ("repo:ref", or a bare "repo" meaning any ref of it); caller frees;
+ * NULL when none. */
+char *simw_registry_grant(sim_world *w, const char *username, const char *password,
+                          const char *target);
+/* The deterministic opaque token a credential gets for a repository. */
+void simw_registry_token(const char *cred_name, const char *repo, char out[72]);
+/* The catalogue entry whose token for repo is `token`; caller frees, NULL if none. */
+char *simw_registry_token_owner(sim_world *w, const char *token, const char *repo);
+bool simw_cred_userpass(sim_world *w, const char *name, char **username, char **password);
+/* {"username","password"} from two owned strings (both consumed). */
+cJSON *simw_auth_take(char *user, char *pass);
+/* A catalogue credential as Talos machine-config auth, or NULL if unknown. */
+cJSON *simw_cred_auth(sim_world *w, const char *cred);
+bool simw_talos_exists(sim_world *w, const char *node);
+/* JSON column of a talos row ("registry_auth", "loaded_auth", "node_annotations",
+ * "images"), parsed; caller frees; NULL when SQL NULL or unknown node. */
+cJSON *simw_talos_json(sim_world *w, const char *node, const char *column);
+void simw_talos_set_json(sim_world *w, const char *node, const char *column, const cJSON *v);
+int64_t simw_talos_int(sim_world *w, const char *node, const char *column);
+void simw_talos_set_int(sim_world *w, const char *node, const char *column, int64_t v);
+void simw_talos_insert(sim_world *w, const char *node, const char *role, const cJSON *auth,
+                       const cJSON *annotations, int etcd_healthy);
+/* Applies {k: v|null} to Talos nodeAnnotations and to the Node object. */
+void simw_node_annotations_apply(sim_world *w, const char *node, const cJSON *annotations);
+
+/* ---- preset (world_preset.c) ---- */
+rs_code simw_preset_build(sim_world *w, const sc_scenario *sc, rs_err *e);
+cJSON *simw_node_object(sim_world *w, const char *name, bool control_plane, int index,
+                        const char *revision);
+void simw_node_pods_ensure(sim_world *w, const char *node);
+
+/* ---- controllers (controllers.c) ---- */
+void ctl_schedule(sim_world *w, int64_t due_ms, const char *kind, const char *payload);
+/* Moves the clock to target_ms, running every timer due on the way in
+ * (due_ms, id) order. */
+void ctl_advance_to(sim_world *w, int64_t target_ms);
+/* Looks at an object that was just written (by the core or an event) for the
+ * triggers the simulated controllers react to. */
+void ctl_after_write(sim_world *w, const char *kind, const char *ns, const char *name);
+/* Initial controller bookkeeping and the periodic timers of a fresh world. */
+void ctl_init(sim_world *w);
+void ctl_talos_reboot(sim_world *w, const char *node);
+/* Eviction: 201 and the pod terminates after SIM_EVICT_MS; 429 while a PDB
+ * blocks the pod's node; 404 when absent. *node_out receives the pod's node. */
+int ctl_evict(sim_world *w, const char *ns, const char *name, char **node_out, cJSON **body);
+void ctl_rollout_status_refresh(sim_world *w);
+
+/* ---- counters (counters.c) ---- */
+void cnt_add(sim_world *w, const char *name, int64_t delta);
+void cnt_kind_add(sim_world *w, const char *kind, int64_t delta);
+int64_t cnt_get(sim_world *w, const char *name);
+/* "kube_calls", "openbao_calls", "talos_calls", "registry_calls", or NULL. */
+const char *cnt_service_of(rs_op op);
+/* Whether the run holding identity run_ref holds the full fence right now. */
+bool cnt_fence_held(sim_world *w, const char *restarted_at_by_run);
+
+/* ---- invariants observed at call time (invariants.c) ---- */
+/* Forgets the cordons a previous run of the same name made. */
+void inv_run_begin(sim_world *w, const char *run_name);
+/* Whether run_name holds the Lease, and both policy fences (owner
+ * annotations naming one of its holders, spec.suspend true), right now. */
+void inv_fence_flags(sim_world *w, const char *run_name, bool *lease_held, bool *fences_held);
+/* After an applied Node patch (before/after the write): remembers a cordon
+ * this run made; records a violation for an uncordon it had no right to. */
+void inv_at_node_patch(sim_world *w, const char *run_name, const char *node, const cJSON *before,
+                       const cJSON *after);
+/* Before a talos.reboot is applied: records a violation when another node is
+ * still rebooting, or when node is a control plane and a peer is unhealthy. */
+void inv_at_reboot(sim_world *w, const char *run_name, const char *node);
+
+/* ---- events (world_events.c) ---- */
+rs_code simw_apply_event(sim_world *w, const sc_event *ev, rs_err *e);
+
+#endif
