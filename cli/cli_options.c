@@ -82,10 +82,9 @@ const char *const cli_usage_serve =
     "\n"
     "Not built yet: every invocation exits 64.\n";
 
-const char *const cli_usage_sweep =
-    "usage: reassert sweep SCENARIO.yaml [--run NAME]\n"
-    "\n"
-    "Not built yet: every invocation exits 64.\n";
+const char *const cli_usage_sweep = "usage: reassert sweep SCENARIO.yaml [--run NAME]\n"
+                                    "\n"
+                                    "Not built yet: every invocation exits 64.\n";
 
 const char *const cli_usage_replay =
     "usage: reassert replay CASSETTE [--strict|--reseed] [--strategy lazy|eager] [--json]\n"

@@ -111,8 +111,9 @@ rs_code cli_proof_write(const char *path, const char *text, rs_err *e)
     char *tmp = proof_temp_template(path, &dir);
     int fd = mkstemp(tmp); /* O_EXCL, mode 0600: never follows a planted name */
     if (fd < 0) {
-        c = rs_fail(e, RS_FAILED, "recording the runtime proof: cannot create a temporary file in %s (%s)",
-                    dir, strerror(errno));
+        c = rs_fail(e, RS_FAILED,
+                    "recording the runtime proof: cannot create a temporary file in %s (%s)", dir,
+                    strerror(errno));
         free(tmp);
         free(dir);
         return c;
@@ -127,9 +128,10 @@ rs_code cli_proof_write(const char *path, const char *text, rs_err *e)
         int err = errno;
         struct stat st;
         bool is_link = lstat(path, &st) == 0 && S_ISLNK(st.st_mode);
-        c = err == EEXIST ? proof_exists_error(path, is_link, e)
-                          : rs_fail(e, RS_FAILED, "recording the runtime proof: cannot create %s (%s)",
-                                    path, strerror(err));
+        c = err == EEXIST
+                ? proof_exists_error(path, is_link, e)
+                : rs_fail(e, RS_FAILED, "recording the runtime proof: cannot create %s (%s)", path,
+                          strerror(err));
     }
     unlink(tmp);
     if (c == RS_OK) proof_sync_dir(dir);

@@ -24,8 +24,8 @@ static int run_fail_early(FILE *out, const rs_err *e)
     return e->code;
 }
 
-static void run_print_json(FILE *out, const rs_result *res, const rs_options *opt,
-                           const rs_out *o, cJSON *counters)
+static void run_print_json(FILE *out, const rs_result *res, const rs_options *opt, const rs_out *o,
+                           cJSON *counters)
 {
     cJSON *doc = cJSON_CreateObject();
     cJSON_AddNumberToObject(doc, "exit", res->exit);
@@ -65,7 +65,7 @@ static int run_txn(const rs_run_args *args, const sim_run_req *sim, sim_session 
 {
     rs_transport *t = sim_session_transport(root);
     rs_options opt = args->opt;
-    opt.strategy = args->strategy_name     ? rs_strategy_find(args->strategy_name)
+    opt.strategy = args->strategy_name    ? rs_strategy_find(args->strategy_name)
                    : sim && sim->strategy ? sim->strategy
                                           : rs_strategy_default();
     char ref[128];
@@ -102,8 +102,7 @@ static int run_txn(const rs_run_args *args, const sim_run_req *sim, sim_session 
 static rs_code run_root_open(const rs_run_args *args, const sim_run_req *sim, const char *run_name,
                              sim_session **root, rs_err *e)
 {
-    if (sim)
-        return sim_session_open(sim->db_path, run_name, sim->run, sim->unfired_path, root, e);
+    if (sim) return sim_session_open(sim->db_path, run_name, sim->run, sim->unfired_path, root, e);
     if (!args->transport || strncmp(args->transport, "sim:", 4) != 0)
         return rs_fail(e, RS_USAGE,
                        "the live transport is not built yet; use --transport sim:FILE.db");

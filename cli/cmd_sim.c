@@ -166,15 +166,16 @@ static int sim_init(int argc, char **argv)
         sc_free(sc);
         return RS_USAGE;
     }
-    if (sim_world_build(a.db, sc, &e) != RS_OK || (run && sim_init_before(a.db, run, &e) != RS_OK)) {
+    if (sim_world_build(a.db, sc, &e) != RS_OK ||
+        (run && sim_init_before(a.db, run, &e) != RS_OK)) {
         fprintf(stderr, "reassert sim init: %s\n", e.msg);
         sc_free(sc);
         return e.code;
     }
-    printf("world of scenario %s%s%s built in %s\n"
+    printf("built the world of scenario %s in %s%s%s%s\n"
            "try: reassert run --transport sim:%s --desired %s --output json\n",
-           sc->name, run ? " after the before: events of run " : "", run ? run->name : "", a.db,
-           a.db, sc->desired);
+           sc->name, a.db, run ? " (with the before: events of run " : "", run ? run->name : "",
+           run ? ")" : "", a.db, sc->desired);
     sc_free(sc);
     return RS_OK;
 }
@@ -187,8 +188,7 @@ int cmd_sim(int argc, char **argv)
         return RS_OK;
     }
     for (int i = 0; i < argc; i++)
-        if (strcmp(argv[i], "--compare") == 0)
-            return reports_compare_main(argc, argv, cli_sim_run);
+        if (strcmp(argv[i], "--compare") == 0) return reports_compare_main(argc, argv, cli_sim_run);
     const char **files = rs_xcalloc((size_t)argc + 1, sizeof *files);
     sim_opts o;
     int code = sim_opts_parse(argc, argv, files, &o);

@@ -52,7 +52,8 @@ static const cf_key cf_keys[] = {
 
 #define CF_INT_MAX 1000000
 
-static rs_code cf_fail(rs_err *e, const char *path, live_yaml_pos p, const char *key, const char *what)
+static rs_code cf_fail(rs_err *e, const char *path, live_yaml_pos p, const char *key,
+                       const char *what)
 {
     return rs_fail(e, RS_DATAERR, "%s:%d:%d: %s: %s", path, p.line, p.col, key, what);
 }
@@ -62,7 +63,8 @@ static rs_code cf_list(const live_yaml_doc *d, const char *path, const char *key
 {
     if (!cJSON_IsArray(v) || cJSON_GetArraySize(v) == 0 ||
         cJSON_GetArraySize(v) > RS_CONFIG_LIST_MAX)
-        return cf_fail(e, path, live_yaml_pos_of(d, v), key, "expected a non-empty list of strings");
+        return cf_fail(e, path, live_yaml_pos_of(d, v), key,
+                       "expected a non-empty list of strings");
     const char *vals[RS_CONFIG_LIST_MAX];
     size_t count = 0;
     const cJSON *it;
@@ -97,7 +99,8 @@ static rs_code cf_apply(const live_yaml_doc *d, const char *path, const cf_key *
         *(int64_t *)(base + k->offset) = ms;
         return RS_OK;
     }
-    if (!cJSON_IsNumber(v) || !live_yaml_is_int(d, v) || v->valuedouble < 1 || v->valuedouble > CF_INT_MAX)
+    if (!cJSON_IsNumber(v) || !live_yaml_is_int(d, v) || v->valuedouble < 1 ||
+        v->valuedouble > CF_INT_MAX)
         return cf_fail(e, path, live_yaml_pos_of(d, v), k->name, "expected a positive integer");
     int n = (int)v->valuedouble;
     *(int *)(base + k->offset) = k->type == CF_SECONDS ? n * 1000 : n;
@@ -105,8 +108,8 @@ static rs_code cf_apply(const live_yaml_doc *d, const char *path, const cf_key *
 }
 
 /* Walks nested maps, joining keys with '.', bounded by an explicit depth. */
-static rs_code cf_walk(const live_yaml_doc *d, const char *path, const cJSON *map, const char *prefix,
-                       int depth, rs_config *cfg, rs_err *e)
+static rs_code cf_walk(const live_yaml_doc *d, const char *path, const cJSON *map,
+                       const char *prefix, int depth, rs_config *cfg, rs_err *e)
 {
     if (depth > 3) return cf_fail(e, path, live_yaml_pos_of(d, map), prefix, "nested too deeply");
     const cJSON *it;

@@ -102,8 +102,8 @@ static live_yaml_pos ly_mark_pos(const struct fy_mark *m)
 
 /* ---- the position table ------------------------------------------------ */
 
-static bool ly_entry_add(ly_builder *b, const cJSON *node, live_yaml_pos pos, live_yaml_pos key_pos, bool is_int,
-                         const char *num_text)
+static bool ly_entry_add(ly_builder *b, const cJSON *node, live_yaml_pos pos, live_yaml_pos key_pos,
+                         bool is_int, const char *num_text)
 {
     live_yaml_doc *d = b->doc;
     if (d->n_ents >= LY_NODES_MAX)
@@ -409,7 +409,8 @@ static bool ly_register_copy(ly_builder *b, const cJSON *orig, const cJSON *copy
     while (ok && n > 0) {
         n--;
         const cJSON *o = st[2 * n], *c = st[2 * n + 1];
-        ok = ly_entry_add(b, c, pos, pos, live_yaml_is_int(b->doc, o), live_yaml_num_text(b->doc, o));
+        ok = ly_entry_add(b, c, pos, pos, live_yaml_is_int(b->doc, o),
+                          live_yaml_num_text(b->doc, o));
         for (o = o->child, c = c->child; ok && o && c; o = o->next, c = c->next) {
             if (n == cap) st = rs_xrealloc(st, (cap *= 2) * 2 * sizeof *st);
             st[2 * n] = o;
@@ -436,7 +437,8 @@ static bool ly_alias(ly_builder *b, struct fy_event *ev, live_yaml_pos pos)
     }
     free(name);
     cJSON *copy = cJSON_Duplicate(target, true);
-    if (!ly_attach(b, copy, pos, live_yaml_is_int(b->doc, target), live_yaml_num_text(b->doc, target)))
+    if (!ly_attach(b, copy, pos, live_yaml_is_int(b->doc, target),
+                   live_yaml_num_text(b->doc, target)))
         return false;
     return ly_register_copy(b, target, copy, pos);
 }
@@ -516,7 +518,8 @@ static bool ly_parse(ly_builder *b, struct fy_parser *p, struct fy_diag *diag)
         fy_parser_event_free(p, ev);
     }
     if (ok && fy_parser_get_stream_error(p)) ok = ly_syntax_error(b, diag);
-    if (ok && !b->have_root) ok = ly_fail(b, (live_yaml_pos){1, 1}, "", "the file holds no YAML document");
+    if (ok && !b->have_root)
+        ok = ly_fail(b, (live_yaml_pos){1, 1}, "", "the file holds no YAML document");
     return ok;
 }
 
