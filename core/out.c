@@ -1,16 +1,19 @@
 /*
- * out.c — annotation-style progress and diagnostics (see out.h).
+ * out.c — annotation-style progress and diagnostics (see out.h): formats
+ * each line and hands it to the sink; holds no file of its own.
  */
 #include "core/out.h"
 
 #include "core/rs.h"
 
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
-void out_init(rs_out *o, FILE *fp, bool json)
+void out_init(rs_out *o, rs_out_sink sink, bool json)
 {
-    o->fp = fp;
+    o->sink = sink;
     o->json = json;
     o->errors = cJSON_CreateArray();
     o->warnings = cJSON_CreateArray();
@@ -35,14 +38,19 @@ static char *vformat(const char *fmt, va_list ap)
     return s;
 }
 
+static void out_line(rs_out *o, const char *prefix, const char *msg)
+{
+    if (o->json || !o->sink.write) return;
+    char *line = rs_xasprintf("%s%s\n", prefix, msg);
+    o->sink.write(o->sink.ctx, line, strlen(line));
+    free(line);
+}
+
 static void emit(rs_out *o, const char *prefix, cJSON *collect, const char *fmt, va_list ap)
 {
     char *msg = vformat(fmt, ap);
     if (collect) cJSON_AddItemToArray(collect, cJSON_CreateString(msg));
-    if (!o->json && o->fp) {
-        fprintf(o->fp, "%s%s\n", prefix, msg);
-        fflush(o->fp);
-    }
+    out_line(o, prefix, msg);
     free(msg);
 }
 
@@ -92,8 +100,5 @@ void out_group_end(rs_out *o)
 {
     if (o->group_depth <= 0) return;
     if (--o->group_depth > 0) return;
-    if (!o->json && o->fp) {
-        fputs("::endgroup::\n", o->fp);
-        fflush(o->fp);
-    }
+    out_line(o, "::endgroup::", "");
 }

@@ -1,28 +1,40 @@
 /*
- * out.h — what a run says, in GitHub Actions annotation form.
+ * out.h — what a run says, in GitHub Actions annotation form, written
+ * through a sink the caller gives.
  *
- * Text mode prints `::error::`, `::warning::`, `::notice::` and `::group::`
- * lines as they happen, so a deploy log shows progress on long phases. JSON
- * mode (`--output json`) prints nothing as it goes and collects errors and
- * warnings for the one final document. Callers format names, never secret
- * values: nothing here can scrub a credential after the fact.
+ * Text mode hands `::error::`, `::warning::`, `::notice::` and `::group::`
+ * lines to the sink as they happen, so a deploy log shows progress on long
+ * phases. JSON mode (`--output json`) hands the sink nothing and collects
+ * errors and warnings for the one final document. The core never touches a
+ * file or a terminal: where the lines go (stdout, a pipe to the scenario
+ * runner, a buffer in a test) is the sink's business, and the sink lives in
+ * cli/. Callers format names, never secret values: nothing here can scrub a
+ * credential after the fact.
  */
 #ifndef RS_OUT_H
 #define RS_OUT_H
 
 #include <cjson/cJSON.h>
 #include <stdbool.h>
-#include <stdio.h>
+#include <stddef.h>
+#include <stdio.h> /* snprintf: callers format names into messages */
+
+/* One complete line (with its trailing '\n') per call. A sink must not fail
+ * the run: a log that cannot be written is not a reason to leave fences. */
+typedef struct rs_out_sink {
+    void (*write)(void *ctx, const char *line, size_t len);
+    void *ctx;
+} rs_out_sink;
 
 typedef struct rs_out {
-    FILE *fp;
+    rs_out_sink sink; /* write may be NULL: say nothing */
     bool json;
     cJSON *errors;   /* array of strings */
     cJSON *warnings; /* array of strings */
     int group_depth;
 } rs_out;
 
-void out_init(rs_out *o, FILE *fp, bool json);
+void out_init(rs_out *o, rs_out_sink sink, bool json);
 void out_free(rs_out *o);
 
 void out_info(rs_out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

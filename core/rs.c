@@ -69,33 +69,35 @@ rs_code rs_code_worst(rs_code a, rs_code b)
     return code_rank(a) >= code_rank(b) ? a : b;
 }
 
+/* The one place the core writes to a stream itself. It is the abort path:
+ * the output sink may need memory to format a line and the run is about to
+ * end by abort() anyway, so a fixed string straight to stderr is the only
+ * message that can still get out. It names no value, so it cannot leak a
+ * credential. */
+__attribute__((noreturn)) static void rs_oom(void)
+{
+    fputs("reassert: out of memory\n", stderr);
+    abort();
+}
+
 void *rs_xmalloc(size_t n)
 {
     void *p = malloc(n ? n : 1);
-    if (!p) {
-        fputs("reassert: out of memory\n", stderr);
-        abort();
-    }
+    if (!p) rs_oom();
     return p;
 }
 
 void *rs_xcalloc(size_t n, size_t size)
 {
     void *p = calloc(n ? n : 1, size ? size : 1);
-    if (!p) {
-        fputs("reassert: out of memory\n", stderr);
-        abort();
-    }
+    if (!p) rs_oom();
     return p;
 }
 
 void *rs_xrealloc(void *p, size_t n)
 {
     void *q = realloc(p, n ? n : 1);
-    if (!q) {
-        fputs("reassert: out of memory\n", stderr);
-        abort();
-    }
+    if (!q) rs_oom();
     return q;
 }
 

@@ -313,6 +313,7 @@ void txn_run(rs_transport *t, const rs_config *cfg, const rs_options *opt,
     res->outcome = "failed";
     res->fence_taken = false;
     res->wrote = false;
+    res->proof_recorded = NULL;
 
     if (opt->mode == RS_MODE_FENCES || opt->mode == RS_MODE_RECOVER_FENCES) {
         /* No credential needed: the revision comes from the ciphertext alone. */
@@ -340,6 +341,7 @@ void txn_run(rs_transport *t, const rs_config *cfg, const rs_options *opt,
     txn_cleanup(tx, res);
     res->fence_taken = tx->fence_taken;
     res->wrote = tx->gate.writes > 0;
+    proof_hand_over(tx, res);
     cred_free(&tx->cred);
     cJSON_Delete(tx->proof);
     cJSON_Delete(tx->proof_nodes);

@@ -49,8 +49,14 @@ const rs_strategy *rs_strategy_find(const char *name);
 typedef struct rs_options {
     rs_mode mode;
     bool allow_incomplete_fanout;
+    /* The runtime proof is data (core/node/node_proof.c): the paths only name
+     * it in messages; cli/ reads the reused proof into reuse_proof_text
+     * (NULL when unreadable, reuse_proof_error saying why) and writes the
+     * recorded one from rs_result. */
     const char *record_proof_path;
     const char *reuse_proof_path;
+    const char *reuse_proof_text;
+    const char *reuse_proof_error;
     const rs_strategy *strategy;
     const char *run_ref; /* "gh<run id>.<attempt>", "sim.<run name>", "local" */
 } rs_options;
@@ -66,6 +72,9 @@ struct rs_result {
     const char *outcome; /* converged|repaired|bootstrapped|checked|reported|recovered|failed */
     bool fence_taken;
     bool wrote;
+    /* With --record-runtime-proof and exit 0: the proof's JSON text for the
+     * caller to write (the caller frees it); NULL otherwise. */
+    char *proof_recorded;
 };
 
 void txn_run(rs_transport *t, const rs_config *cfg, const rs_options *opt,

@@ -54,6 +54,7 @@ struct rs_txn {
     char *claimed_taints;
     cJSON *proof;       /* a reusable runtime proof, or NULL */
     cJSON *proof_nodes; /* names+UIDs of the last target-free inventory */
+    char *proof_text;   /* the proof recorded before the last cutover attempt */
     int force_sync_seq;
 };
 
@@ -130,6 +131,8 @@ void proof_remember(rs_txn *tx, const struct node_inventory *inv);
 tx_status node_inventory_read(rs_txn *tx, const char *label_selector, struct node_inventory *inv);
 void proof_load(rs_txn *tx);
 tx_status proof_record(rs_txn *tx);
+/* Moves the recorded proof into res when the run succeeded; frees it otherwise. */
+void proof_hand_over(rs_txn *tx, rs_result *res);
 
 /* fences_admin.c */
 void fences_report(rs_txn *tx, rs_result *res);

@@ -60,7 +60,7 @@ static void print_header(void)
     printf("\n");
 }
 
-static int compare_one(const char *file)
+static int compare_one(const char *file, sim_run_fn run)
 {
     sc_scenario *sc = NULL;
     rs_err e;
@@ -71,8 +71,8 @@ static int compare_one(const char *file)
     }
     fprintf(stderr, "comparing %s ...\n", file);
     cJSON *eager = NULL, *lazy = NULL;
-    sim_scenario_run(sc, rs_strategy_find("eager"), "eager", &eager);
-    sim_scenario_run(sc, rs_strategy_find("lazy"), "lazy", &lazy);
+    sim_scenario_run(sc, rs_strategy_find("eager"), "eager", run, &eager);
+    sim_scenario_run(sc, rs_strategy_find("lazy"), "lazy", run, &lazy);
     for (size_t i = 0; i < sc->n_runs; i++) {
         const cJSON *re = run_named(eager, sc->runs[i].name);
         const cJSON *rl = run_named(lazy, sc->runs[i].name);
@@ -88,7 +88,7 @@ static int compare_one(const char *file)
     return RS_OK;
 }
 
-int reports_compare_main(int argc, char **argv)
+int reports_compare_main(int argc, char **argv, sim_run_fn run)
 {
     int code = RS_OK;
     int files = 0;
@@ -108,7 +108,7 @@ int reports_compare_main(int argc, char **argv)
     for (int i = 0; i < argc; i++) {
         if (argv[i][0] == '-' || (i > 0 && strcmp(argv[i - 1], "--compare") == 0)) continue;
         files++;
-        int c = compare_one(argv[i]);
+        int c = compare_one(argv[i], run);
         code = rs_code_worst(code, c);
     }
     if (files == 0) {

@@ -5,7 +5,10 @@
 #ifndef REPORTS_COMPARE_H
 #define REPORTS_COMPARE_H
 
-/* `reassert sim --compare eager,lazy SCENARIO.yaml... [--markdown]`. */
-int reports_compare_main(int argc, char **argv);
+#include "sim/runner/runner.h"
+
+/* `reassert sim --compare eager,lazy SCENARIO.yaml... [--markdown]`; every
+ * run goes through run (the CLI's run path). */
+int reports_compare_main(int argc, char **argv, sim_run_fn run);
 
 #endif

@@ -3,7 +3,7 @@
  * value names file:line:column, and a failed load changes nothing.
  */
 #include "core/config.h"
-#include "sim/runner/config_file.h"
+#include "core/live/live_config.h"
 
 #include <check.h>
 #include <stdio.h>
@@ -35,7 +35,7 @@ START_TEST(test_config_keys_apply_nested_and_dotted)
     rs_config_defaults(&c);
     rs_err e;
     rs_err_clear(&e);
-    ck_assert_msg(config_file_load(p, &c, &e) == RS_OK, "%s", e.msg);
+    ck_assert_msg(live_config_load(p, &c, &e) == RS_OK, "%s", e.msg);
     ck_assert_uint_eq(c.n_fanout, 2);
     ck_assert_str_eq(c.fanout_namespaces[1], "b");
     ck_assert_str_eq(c.lease_name, "l2");
@@ -60,7 +60,7 @@ static void expect_error(const char *text, const char *suffix)
     rs_config_defaults(&c);
     rs_err e;
     rs_err_clear(&e);
-    ck_assert_int_eq(config_file_load(p, &c, &e), RS_DATAERR);
+    ck_assert_int_eq(live_config_load(p, &c, &e), RS_DATAERR);
     ck_assert_msg(strncmp(e.msg, p, strlen(p)) == 0 && strstr(e.msg, suffix), "got: %s", e.msg);
     /* Nothing half-applied. */
     ck_assert_int_eq(c.sync_attempts, 60);

@@ -4,7 +4,7 @@
  * valgrind and the sanitizers see every allocation of a full transaction:
  * a rotation Stage, then a no-drift Reassert that must write nothing.
  */
-#include "core/options.h"
+#include "cli/cli.h"
 #include "sim/runner/runner.h"
 #include "sim/scenario/scenario.h"
 #include "sim/world/world.h"
@@ -22,7 +22,8 @@ static int run_in_process(const char *db, const char *run_name, const char *stra
     rs_err_clear(&e);
     char *argv[] = {"--strategy", (char *)strategy};
     ck_assert(run_args_parse(2, argv, &args, &e) == RS_OK);
-    return sim_run_core(db, run_name, NULL, &args, NULL, "current", out, NULL);
+    return cli_run_once(
+        &args, &(sim_run_req){.db_path = db, .run_name = run_name, .desired_name = "current"}, out);
 }
 
 static double counter(sim_world *w, const char *name)

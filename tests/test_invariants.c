@@ -8,8 +8,8 @@
  * must report nothing. A checker that never fires, or fires on the clean
  * run, fails here before it misleads the scenario suite.
  */
+#include "cli/cli.h"
 #include "core/cred/cred.h"
-#include "core/options.h"
 #include "sim/check/invariants.h"
 #include "sim/runner/runner.h"
 #include "sim/world/world.h"
@@ -284,7 +284,8 @@ static int t_core(const char *name, char **output)
     size_t len = 0;
     FILE *out = open_memstream(output, &len);
     ck_assert_ptr_nonnull(out);
-    int code = sim_run_core(t_path, name, NULL, &args, NULL, "current", out, NULL);
+    int code = cli_run_once(
+        &args, &(sim_run_req){.db_path = t_path, .run_name = name, .desired_name = "current"}, out);
     fclose(out);
     return code;
 }

@@ -14,6 +14,7 @@
  * failed-fence-resume pass under either, the suite would no longer protect
  * against that design — so these tests fail.
  */
+#include "cli/cli.h"
 #include "core/node/node.h"
 #include "core/txn_int.h"
 #include "sim/runner/runner.h"
@@ -90,7 +91,7 @@ static sc_scenario *load(const char *name)
 static bool passes_under(const char *scenario, const rs_strategy *s)
 {
     sc_scenario *sc = load(scenario);
-    bool passed = sim_scenario_run(sc, s, "lazy", NULL);
+    bool passed = sim_scenario_run(sc, s, "lazy", cli_sim_run, NULL);
     sc_free(sc);
     return passed;
 }
@@ -124,7 +125,7 @@ START_TEST(test_probe_misses_the_auth_only_node)
     /* Only the auth-only run: the probe reads annotations, which are fine. */
     sc_scenario *sc = load("partial-talos-apply");
     cJSON *runs = NULL;
-    ck_assert(!sim_scenario_run(sc, &point_in_time_probe, "lazy", &runs));
+    ck_assert(!sim_scenario_run(sc, &point_in_time_probe, "lazy", cli_sim_run, &runs));
     const cJSON *r;
     bool auth_only_failed = false;
     cJSON_ArrayForEach(r, runs)

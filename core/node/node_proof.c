@@ -1,5 +1,5 @@
 /*
- * proof.c — the runtime proof (--record-runtime-proof / --reuse-runtime-proof).
+ * node_proof.c — the runtime proof (--record-runtime-proof / --reuse-runtime-proof).
  *
  * Stage records which nodes (name + UID) were proven to pull with this
  * revision and operator image. A later Reassert may reuse it to excuse a node
@@ -9,47 +9,30 @@
  * replacement node has a new UID and is never excused. The proof holds no
  * credential. A stale, malformed or mismatched proof is ignored with a
  * warning: it can only ever make the run do less, never skip verification.
+ *
+ * The proof is data here: cli/ reads the file before the run and hands its
+ * text in rs_options; the recorded proof leaves in rs_result and cli/ writes
+ * it (atomically, never through a symlink). The core opens no file.
  */
 #include "core/node/node.h"
 #include "core/txn_int.h"
 
-#include <errno.h>
-#include <fcntl.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
-#define PROOF_MAX_BYTES (1 << 20)
 #define PROOF_VERSION 1
-
-static char *proof_read_file(const char *path, rs_txn *tx)
-{
-    int fd = open(path, O_RDONLY | O_NOFOLLOW);
-    if (fd < 0) {
-        out_warning(tx->out, "runtime proof %s cannot be read (%s); verifying fully", path,
-                    strerror(errno));
-        return NULL;
-    }
-    char *buf = rs_xmalloc(PROOF_MAX_BYTES + 1);
-    size_t n = 0;
-    ssize_t got;
-    while (n < PROOF_MAX_BYTES && (got = read(fd, buf + n, PROOF_MAX_BYTES - n)) > 0)
-        n += (size_t)got;
-    close(fd);
-    buf[n] = '\0';
-    return buf;
-}
 
 void proof_load(rs_txn *tx)
 {
     const char *path = tx->opt->reuse_proof_path;
     if (!path) return;
-    char *text = proof_read_file(path, tx);
-    if (!text) return;
+    const char *text = tx->opt->reuse_proof_text;
+    if (!text) {
+        out_warning(tx->out, "runtime proof %s cannot be read (%s); verifying fully", path,
+                    tx->opt->reuse_proof_error ? tx->opt->reuse_proof_error : "no text given");
+        return;
+    }
     cJSON *doc = cJSON_Parse(text);
-    free(text);
     const cJSON *ver = cJSON_GetObjectItemCaseSensitive(doc, "version");
     const char *rev = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(doc, "revision"));
     const char *img = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(doc, "image"));
@@ -103,12 +86,12 @@ void proof_remember(rs_txn *tx, const node_inventory *inv)
 }
 
 /* Binds the last clean inventory (names and UIDs in pass order), so the proof
- * says exactly which machines were proven. Written only after convergence; refuses to overwrite or
- * follow a symlink. */
+ * says exactly which machines were proven. Called before every cutover
+ * attempt: a restarted round replaces the text, and the caller writes it once,
+ * after the run succeeded — a proof must never outlive a failed cutover. */
 tx_status proof_record(rs_txn *tx)
 {
-    const char *path = tx->opt->record_proof_path;
-    if (!path) return TX_OK;
+    if (!tx->opt->record_proof_path) return TX_OK;
     if (!tx->proof_nodes) {
         rs_fail(&tx->err, RS_FAILED, "recording the runtime proof: no clean inventory to bind");
         return TX_FAIL;
@@ -118,27 +101,18 @@ tx_status proof_record(rs_txn *tx)
     cJSON_AddStringToObject(doc, "revision", tx->revision);
     cJSON_AddStringToObject(doc, "image", tx->cfg->operator_image);
     cJSON_AddItemToObject(doc, "nodes", cJSON_Duplicate(tx->proof_nodes, 1));
-    char *text = cJSON_Print(doc);
+    free(tx->proof_text);
+    tx->proof_text = cJSON_Print(doc);
     cJSON_Delete(doc);
-    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0644);
-    tx_status s = TX_OK;
-    if (fd < 0) {
-        rs_fail(&tx->err, RS_FAILED,
-                "recording the runtime proof: cannot create %s (%s; an "
-                "existing file is never overwritten)",
-                path, strerror(errno));
-        s = TX_FAIL;
-    } else {
-        size_t len = strlen(text);
-        bool ok = write(fd, text, len) == (ssize_t)len && write(fd, "\n", 1) == 1;
-        ok = close(fd) == 0 && ok;
-        if (!ok) {
-            rs_fail(&tx->err, RS_FAILED, "recording the runtime proof: writing %s failed", path);
-            s = TX_FAIL;
-        } else {
-            out_info(tx->out, "runtime proof recorded at %s", path);
-        }
+    return TX_OK;
+}
+
+void proof_hand_over(rs_txn *tx, rs_result *res)
+{
+    if (res->exit == RS_OK && tx->proof_text) {
+        res->proof_recorded = tx->proof_text;
+        tx->proof_text = NULL;
     }
-    free(text);
-    return s;
+    free(tx->proof_text);
+    tx->proof_text = NULL;
 }

@@ -2,8 +2,10 @@
  * runner.c — `reassert sim`: every scenario x strategy on a fresh world, every
  * run in a forked child, then expectations, invariants and a report.
  *
- * The child is the production core and nothing else: it opens the world file,
- * runs txn_run through the sim transport, and exits with the run's code. The
+ * The child is the production run path and nothing else (the caller's
+ * sim_run_fn, the same code `reassert run --transport sim:FILE.db` runs): it
+ * opens the world file, runs txn_run through the sim transport, and exits
+ * with the run's code. The
  * parent never trusts the child's word for what happened: counters, state and
  * invariants are read from the world the child left behind.
  */
@@ -23,67 +25,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-typedef struct sim_cli {
-    const char **files;
-    size_t n_files;
-    const char *strategy;
-    bool seed_set;
-    uint64_t seed;
-    bool json;
-    const char *junit;
-} sim_cli;
-
 static const char *const all_strategies[] = {"lazy", "eager"};
-
-static int usage_error(const char *msg)
-{
-    fprintf(stderr, "reassert sim: %s\n%s", msg, rs_usage_text);
-    return RS_USAGE;
-}
-
-static int sim_cli_parse(int argc, char **argv, sim_cli *c)
-{
-    memset(c, 0, sizeof *c);
-    c->files = rs_xcalloc((size_t)argc + 1, sizeof *c->files);
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i];
-        if (strcmp(a, "--json") == 0) {
-            c->json = true;
-        } else if (strcmp(a, "--strategy") == 0 || strcmp(a, "--seed") == 0 ||
-                   strcmp(a, "--junit") == 0 || strcmp(a, "--report") == 0 ||
-                   strcmp(a, "--record") == 0) {
-            if (i + 1 >= argc) return usage_error("an option needs a value");
-            const char *v = argv[++i];
-            if (strcmp(a, "--strategy") == 0) {
-                if (strcmp(v, "lazy") != 0 && strcmp(v, "eager") != 0)
-                    return usage_error("--strategy: expected lazy or eager");
-                c->strategy = v;
-            } else if (strcmp(a, "--seed") == 0) {
-                char *end = NULL;
-                errno = 0;
-                unsigned long long n = strtoull(v, &end, 10);
-                if (errno || !end || *end || v[0] == '-')
-                    return usage_error("--seed: expected a non-negative integer");
-                c->seed = n;
-                c->seed_set = true;
-            } else if (strcmp(a, "--junit") == 0) {
-                c->junit = v;
-            } else {
-                /* Reports and cassettes arrive with the recorder. */
-                fprintf(stderr, "reassert sim: %s is not available in this build yet\n", a);
-                return RS_USAGE;
-            }
-        } else if (a[0] == '-' && a[1] == '-') {
-            char msg[256];
-            snprintf(msg, sizeof msg, "unknown option '%s'", a);
-            return usage_error(msg);
-        } else {
-            c->files[c->n_files++] = a;
-        }
-    }
-    if (c->n_files == 0) return usage_error("no scenario file given");
-    return RS_OK;
-}
 
 static int rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
 {
@@ -149,11 +91,11 @@ static char *untmp(char *text, const char *tmp)
     return out;
 }
 
-/* Runs the core for one run in a forked child. Returns the exit code (128+sig
- * when the child died of a signal). */
+/* Runs the caller's run path for one run in a forked child. Returns the exit
+ * code (128+sig when the child died of a signal). */
 static int run_child(const char *db, const sc_scenario *sc, const sc_run *run,
                      const rs_strategy *strategy, const char *tmp, const char *out_path,
-                     const char *unfired_path)
+                     const char *unfired_path, sim_run_fn run_fn)
 {
     fflush(stdout);
     fflush(stderr);
@@ -168,17 +110,15 @@ static int run_child(const char *db, const sc_scenario *sc, const sc_run *run,
         char **argv = rs_xcalloc(run->n_args + 1, sizeof *argv);
         for (size_t i = 0; i < run->n_args; i++)
             argv[i] = subst_tmp(run->args[i], tmp);
-        rs_run_args args;
-        rs_err e;
-        rs_err_clear(&e);
-        int code;
-        if (run_args_parse((int)run->n_args, argv, &args, &e) != RS_OK) {
-            printf("::error::%s\n", e.msg);
-            code = e.code;
-        } else {
-            code = sim_run_core(db, run->name, run, &args, strategy, sc->desired, stdout,
-                                unfired_path);
-        }
+        sim_run_req req = {.db_path = db,
+                           .run_name = run->name,
+                           .run = run,
+                           .strategy = strategy,
+                           .desired_name = sc->desired,
+                           .argc = (int)run->n_args,
+                           .argv = argv,
+                           .unfired_path = unfired_path};
+        int code = run_fn(&req, stdout);
         fflush(stdout);
         for (size_t i = 0; i < run->n_args; i++)
             free(argv[i]);
@@ -203,7 +143,8 @@ static bool strategy_applies(const sc_scenario *sc, const char *s)
 /* One run: before events, the child, then every check. Appends the run's
  * JSON to runs; returns whether it passed. */
 static bool run_one(const sc_scenario *sc, const sc_run *run, const rs_strategy *strategy,
-                    const char *expect_as, const char *tmp, const char *db, cJSON *runs)
+                    const char *expect_as, const char *tmp, const char *db, sim_run_fn run_fn,
+                    cJSON *runs)
 {
     cJSON *failures = cJSON_CreateArray();
     rs_err e;
@@ -222,7 +163,7 @@ static bool run_one(const sc_scenario *sc, const sc_run *run, const rs_strategy 
     char out_path[4096], unfired_path[4096];
     snprintf(out_path, sizeof out_path, "%s/%s.out", tmp, run->name);
     snprintf(unfired_path, sizeof unfired_path, "%s/%s.unfired", tmp, run->name);
-    int code = run_child(db, sc, run, strategy, tmp, out_path, unfired_path);
+    int code = run_child(db, sc, run, strategy, tmp, out_path, unfired_path, run_fn);
     char *output = untmp(read_file(out_path), tmp);
     char *unfired = read_file(unfired_path);
     for (char *line = strtok(unfired, "\n"); line; line = strtok(NULL, "\n"))
@@ -274,7 +215,7 @@ static bool run_one(const sc_scenario *sc, const sc_run *run, const rs_strategy 
 
 /* Every run of one scenario under one strategy, on a fresh world. */
 static bool scenario_strategy(const sc_scenario *sc, const rs_strategy *strategy,
-                              const char *expect_as, cJSON *runs)
+                              const char *expect_as, sim_run_fn run_fn, cJSON *runs)
 {
     char tmp[] = "/tmp/reassert-sim-XXXXXX";
     if (!mkdtemp(tmp)) {
@@ -301,7 +242,8 @@ static bool scenario_strategy(const sc_scenario *sc, const rs_strategy *strategy
         passed = false;
     } else {
         for (size_t i = 0; i < sc->n_runs; i++)
-            passed = run_one(sc, &sc->runs[i], strategy, expect_as, tmp, db, runs) && passed;
+            passed =
+                run_one(sc, &sc->runs[i], strategy, expect_as, tmp, db, run_fn, runs) && passed;
     }
     nftw(tmp, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
     return passed;
@@ -421,7 +363,7 @@ static void write_junit(const char *path, const cJSON *scenarios)
 }
 
 /* Runs one loaded scenario under every strategy that applies. */
-static cJSON *scenario_run(sc_scenario *sc, const sim_cli *c)
+static cJSON *scenario_run(sc_scenario *sc, const sim_opts *c)
 {
     if (c->seed_set) sc->seed = c->seed;
     cJSON *s = cJSON_CreateObject();
@@ -446,7 +388,7 @@ static cJSON *scenario_run(sc_scenario *sc, const sim_cli *c)
             cJSON_AddItemToArray(skipped, k);
             continue;
         }
-        passed = scenario_strategy(sc, rs_strategy_find(st), st, runs) && passed;
+        passed = scenario_strategy(sc, rs_strategy_find(st), st, c->run, runs) && passed;
     }
     cJSON_AddBoolToObject(s, "passed", passed);
     cJSON_AddItemToObject(s, "runs", runs);
@@ -454,34 +396,28 @@ static cJSON *scenario_run(sc_scenario *sc, const sim_cli *c)
     return s;
 }
 
-int sim_main(int argc, char **argv)
+int sim_main(const sim_opts *c)
 {
-    sim_cli c;
-    int code = sim_cli_parse(argc, argv, &c);
-    if (code != RS_OK) {
-        free(c.files);
-        return code;
-    }
     cJSON *scenarios = cJSON_CreateArray();
     size_t n_pass = 0, n_fail = 0, n_bad = 0;
-    for (size_t i = 0; i < c.n_files; i++) {
+    for (size_t i = 0; i < c->n_files; i++) {
         sc_scenario *sc = NULL;
         rs_err e;
         rs_err_clear(&e);
-        if (sc_load(c.files[i], &sc, &e) != RS_OK) {
+        if (sc_load(c->files[i], &sc, &e) != RS_OK) {
             fprintf(stderr, "reassert sim: %s\n", e.msg);
             n_bad++;
             continue;
         }
-        if (!c.json) fprintf(stderr, "running %s ...\n", c.files[i]);
-        cJSON *s = scenario_run(sc, &c);
+        if (!c->json) fprintf(stderr, "running %s ...\n", c->files[i]);
+        cJSON *s = scenario_run(sc, c);
         bool ok = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(s, "passed"));
         ok ? n_pass++ : n_fail++;
-        if (!c.json) print_scenario_text(s);
+        if (!c->json) print_scenario_text(s);
         cJSON_AddItemToArray(scenarios, s);
         sc_free(sc);
     }
-    if (c.json) {
+    if (c->json) {
         /* The run's raw output stays in the text report only. */
         cJSON *s;
         cJSON_ArrayForEach(s, scenarios)
@@ -495,24 +431,23 @@ int sim_main(int argc, char **argv)
         char *txt = cJSON_Print(doc);
         printf("%s\n", txt);
         free(txt);
-        if (c.junit) write_junit(c.junit, scenarios);
+        if (c->junit) write_junit(c->junit, scenarios);
         cJSON_Delete(doc);
     } else {
         printf("scenarios: %zu passed, %zu failed%s\n", n_pass, n_fail,
                n_bad ? " (some could not be loaded)" : "");
-        if (c.junit) write_junit(c.junit, scenarios);
+        if (c->junit) write_junit(c->junit, scenarios);
         cJSON_Delete(scenarios);
     }
-    free(c.files);
     if (n_bad) return RS_DATAERR;
     return n_fail ? RS_FAILED : RS_OK;
 }
 
 bool sim_scenario_run(const sc_scenario *sc, const rs_strategy *strategy, const char *expect_as,
-                      cJSON **runs_out)
+                      sim_run_fn run, cJSON **runs_out)
 {
     cJSON *runs = cJSON_CreateArray();
-    bool passed = scenario_strategy(sc, strategy, expect_as, runs);
+    bool passed = scenario_strategy(sc, strategy, expect_as, run, runs);
     if (runs_out)
         *runs_out = runs;
     else

@@ -3,36 +3,62 @@
  * their expectations, counters and invariants.
  *
  * Each scenario x strategy gets a private {tmp} directory and a fresh world
- * file; each run executes the core in a forked child against that file (so a
- * `crash` fault ends the child exactly as kill -9 would, and the world
- * survives in SQLite for the parent to inspect).
+ * file; each run executes the production run path in a forked child against
+ * that file (so a `crash` fault ends the child exactly as kill -9 would, and
+ * the world survives in SQLite for the parent to inspect).
+ *
+ * The run path itself (options -> credential -> transport stack -> txn_run
+ * -> output -> files) belongs to cli/, and sim/ never includes cli/: the
+ * caller hands the runner that path as a sim_run_fn, so the child runs
+ * exactly what `reassert run --transport sim:FILE.db` runs.
  */
 #ifndef SIM_RUNNER_H
 #define SIM_RUNNER_H
 
-#include "core/options.h"
+#include "core/txn.h"
 #include "sim/scenario/scenario.h"
 
 #include <stdio.h>
 
-/* Runs the core once against the world file, as `reassert run --transport
- * sim:FILE.db` does. Faults/during of `run` (may be NULL) apply. Prints the
- * run's text or JSON output to out. Returns the exit code. When unfired_path
- * is set, the faults/during entries that never fired are written there, one
- * per line. */
-int sim_run_core(const char *db_path, const char *run_name, const sc_run *run,
-                 const rs_run_args *args, const rs_strategy *fallback, const char *desired_name,
-                 FILE *out, const char *unfired_path);
+/* What the runner knows about one run beyond its argv. */
+typedef struct sim_run_req {
+    const char *db_path;         /* the world file: the run's root */
+    const char *run_name;        /* the run reference becomes "sim.<run_name>" */
+    const sc_run *run;           /* its faults/during apply; NULL for none */
+    const rs_strategy *strategy; /* used when the args name none; NULL: the default */
+    const char *desired_name;    /* the catalogue credential to deploy */
+    int argc;                    /* the run's args, {tmp} substituted */
+    char **argv;
+    const char *unfired_path; /* faults/during that never fired, one per line; may be NULL */
+} sim_run_req;
 
-/* Library API (tests): runs every run of sc under an explicit strategy —
- * also one the CLI does not ship, such as the rejected designs kept in
- * tests/ — checking the expectations written for `expect_as` ("lazy" or
- * "eager"). Returns whether every run passed; *runs_out (may be NULL)
+/* Runs one run, printing its text or JSON output to out; returns its exit
+ * code. The CLI's implementation is cli_sim_run (cli/cli.h). */
+typedef int (*sim_run_fn)(const sim_run_req *req, FILE *out);
+
+/* Library API (tests, reports): runs every run of sc under an explicit
+ * strategy — also one the CLI does not ship, such as the rejected designs
+ * kept in tests/ — checking the expectations written for `expect_as` ("lazy"
+ * or "eager"). Returns whether every run passed; *runs_out (may be NULL)
  * receives the runs' JSON as in `reassert sim --json`. */
 bool sim_scenario_run(const sc_scenario *sc, const rs_strategy *strategy, const char *expect_as,
-                      cJSON **runs_out);
+                      sim_run_fn run, cJSON **runs_out);
 
-/* `reassert sim SCENARIO.yaml... [--strategy S] [--seed N] [--json] [--junit FILE]`. */
-int sim_main(int argc, char **argv);
+/* `reassert sim SCENARIO.yaml... [--strategy S] [--seed N] [--json] [--junit FILE]`,
+ * as parsed by cli/cmd_sim.c. */
+typedef struct sim_opts {
+    const char *const *files;
+    size_t n_files;
+    const char *strategy; /* "lazy", "eager" or NULL for every one that applies */
+    bool seed_set;
+    uint64_t seed;
+    bool json;
+    const char *junit; /* may be NULL */
+    sim_run_fn run;
+} sim_opts;
+
+/* Runs every file, prints the report; exit 0 all passed, 1 some failed, 65
+ * some could not be loaded. */
+int sim_main(const sim_opts *o);
 
 #endif

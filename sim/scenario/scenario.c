@@ -47,27 +47,7 @@ static const char *const sc_default_fanout[] = {"wedding-app", "ascoachingogvane
 
 bool sc_parse_duration_ms(const char *text, int64_t *ms)
 {
-    if (!text || !isdigit((unsigned char)text[0])) return false;
-    int64_t n = 0;
-    const char *p = text;
-    for (; isdigit((unsigned char)*p); p++) {
-        if (n > (INT64_MAX - 9) / 10) return false;
-        n = n * 10 + (*p - '0');
-    }
-    int64_t unit;
-    if (!strcmp(p, "ms"))
-        unit = 1;
-    else if (!strcmp(p, "s"))
-        unit = 1000;
-    else if (!strcmp(p, "m"))
-        unit = 60 * 1000;
-    else if (!strcmp(p, "h"))
-        unit = 60 * 60 * 1000;
-    else
-        return false;
-    if (n > INT64_MAX / unit) return false;
-    *ms = n * unit;
-    return true;
+    return live_yaml_duration_ms(text, ms); /* one duration syntax for scenarios and --config */
 }
 
 const sc_cred *sc_catalogue_find(const sc_scenario *sc, const char *name)

@@ -1,41 +1,58 @@
 /*
- * scenario_yaml.h — YAML to cJSON with source positions, for the scenario
- * loader (sim/scenario*.c) only.
+ * scenario_yaml.h — the scenario loader's names for the one YAML reader
+ * (core/live/live_yaml.h), with positions as sc_pos.
  *
- * The loader validates a cJSON tree, but every error must name the YAML line
- * and column, so the conversion keeps a side table from each cJSON node to
- * where it (and, for a mapping member, its key) stood in the file. Scalars are
- * typed once here: plain true/false become booleans, plain integers and
- * decimals numbers, plain null/~/empty null; quoted and block scalars always
- * stay strings, so `"3"` is never the number 3.
+ * The reader moved to core/live/ so `--config` can use it without linking
+ * the simulator; these wrappers keep the loader's four files reading as
+ * they did. Nothing here parses: see live_yaml.c.
  */
 #ifndef SIM_SCENARIO_YAML_H
 #define SIM_SCENARIO_YAML_H
 
+#include "core/live/live_yaml.h"
 #include "core/rs.h"
 #include "sim/scenario/scenario.h"
 
 #include <cjson/cJSON.h>
 #include <stdbool.h>
 
-typedef struct sy_doc sy_doc;
+typedef live_yaml_doc sy_doc;
 
-/* Parses path into *root (owned by the doc). YAML syntax errors, duplicate
- * keys, unknown aliases, unsupported tags and NUL characters fail with
- * "<path>:<line>:<col>: <field>: <problem>" and RS_DATAERR; libfyaml's own
- * diagnostics are captured, never printed. */
-rs_code sy_load(const char *path, sy_doc **out, rs_err *e);
-void sy_free(sy_doc *d);
+static inline rs_code sy_load(const char *path, sy_doc **out, rs_err *e)
+{
+    return live_yaml_load(path, "scenario", out, e);
+}
 
-const cJSON *sy_root(const sy_doc *d);
-/* Where node's value starts (1-based); {1, 1} for a node not in the table. */
-sc_pos sy_pos(const sy_doc *d, const cJSON *node);
-/* Where the key of a mapping member starts; the value's position otherwise. */
-sc_pos sy_key_pos(const sy_doc *d, const cJSON *node);
-/* True when node came from a plain integer scalar ("3", "-1", "+7"). */
-bool sy_is_int(const sy_doc *d, const cJSON *node);
-/* The source text of a numeric scalar (exact, unlike the double); NULL for
- * other nodes. */
-const char *sy_num_text(const sy_doc *d, const cJSON *node);
+static inline void sy_free(sy_doc *d)
+{
+    live_yaml_free(d);
+}
+
+static inline const cJSON *sy_root(const sy_doc *d)
+{
+    return live_yaml_root(d);
+}
+
+static inline sc_pos sy_pos(const sy_doc *d, const cJSON *node)
+{
+    live_yaml_pos p = live_yaml_pos_of(d, node);
+    return (sc_pos){p.line, p.col};
+}
+
+static inline sc_pos sy_key_pos(const sy_doc *d, const cJSON *node)
+{
+    live_yaml_pos p = live_yaml_key_pos(d, node);
+    return (sc_pos){p.line, p.col};
+}
+
+static inline bool sy_is_int(const sy_doc *d, const cJSON *node)
+{
+    return live_yaml_is_int(d, node);
+}
+
+static inline const char *sy_num_text(const sy_doc *d, const cJSON *node)
+{
+    return live_yaml_num_text(d, node);
+}
 
 #endif

@@ -234,7 +234,7 @@ static void world_unlink(const char *db_path)
     }
 }
 
-rs_code sim_world_build(const char *db_path, const sc_scenario *sc, rs_err *e)
+rs_code sim_world_create(const char *db_path, const sim_world_desc *d, rs_err *e)
 {
     world_unlink(db_path);
     sim_world *w = NULL;
@@ -247,7 +247,7 @@ rs_code sim_world_build(const char *db_path, const sc_scenario *sc, rs_err *e)
         return rc;
     }
     simw_begin(w);
-    rc = simw_preset_build(w, sc, e);
+    rc = simw_preset_build(w, d, e);
     if (rc != RS_OK) {
         simw_exec(w, "ROLLBACK");
         world_free(w);
@@ -256,6 +256,49 @@ rs_code sim_world_build(const char *db_path, const sc_scenario *sc, rs_err *e)
     simw_commit(w);
     world_free(w);
     return RS_OK;
+}
+
+rs_code sim_world_build(const char *db_path, const sc_scenario *sc, rs_err *e)
+{
+    sim_world_cred *creds = rs_xcalloc(sc->n_catalogue, sizeof *creds);
+    for (size_t i = 0; i < sc->n_catalogue; i++) {
+        const sc_cred *c = &sc->catalogue[i];
+        creds[i] = (sim_world_cred){.name = c->name,
+                                    .username = c->username,
+                                    .password = c->password,
+                                    .dockerconfigjson = c->dockerconfigjson,
+                                    .ciphertext = c->ciphertext,
+                                    .revoked = c->revoked,
+                                    .pulls = (const char *const *)c->pulls,
+                                    .n_pulls = c->n_pulls};
+    }
+    sim_world_desc d = {.preset = sc->cluster.preset,
+                        .control_planes = sc->cluster.control_planes,
+                        .workers = sc->cluster.workers,
+                        .fanout_namespaces = (const char *const *)sc->cluster.fanout_namespaces,
+                        .n_fanout = sc->cluster.n_fanout,
+                        .credential = sc->cluster.credential,
+                        .catalogue = creds,
+                        .n_catalogue = sc->n_catalogue,
+                        .seed = sc->seed};
+    rs_code rc = sim_world_create(db_path, &d, e);
+    free(creds);
+    return rc;
+}
+
+rs_code sim_world_probe(const char *db_path, rs_err *e)
+{
+    sqlite3 *db = NULL;
+    sqlite3_stmt *st = NULL;
+    /* Read-only and without the WAL pragma: looking must not turn a stranger's
+     * file into a database. */
+    bool world = sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+                 sqlite3_prepare_v2(db, "SELECT value FROM world_meta WHERE key = 'clock_ms'", -1,
+                                    &st, NULL) == SQLITE_OK &&
+                 sqlite3_step(st) == SQLITE_ROW;
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    return world ? RS_OK : rs_fail(e, RS_DATAERR, "%s is not a sim world", db_path);
 }
 
 rs_code sim_world_open(const char *db_path, sim_world **out, rs_err *e)

@@ -38,10 +38,43 @@ typedef struct sim_world sim_world;
 #define SIM_TIMEOUT_MS 30000
 #define SIM_ESO_REFRESH_MS (3600LL * 1000)
 
-/* Creates a fresh world file at db_path (replacing any) from the scenario:
- * the preset's objects converged on sc->cluster.credential, the catalogue,
- * the registry's pull grants, Talos node state, the seed, clock at 0. */
+/* A catalogue credential as the world stores it. */
+typedef struct sim_world_cred {
+    const char *name;
+    const char *username, *password; /* or dockerconfigjson */
+    const char *dockerconfigjson;    /* raw text; NULL: built from username/password */
+    const char *ciphertext;          /* NULL: a deterministic default from the name */
+    bool revoked;
+    const char *const *pulls; /* targets it can pull; NULL = every required one */
+    size_t n_pulls;
+} sim_world_cred;
+
+/* Everything a world is built from — no scenario needed, so `sim init`,
+ * `sim serve` and a recorder's reseed build worlds the same way. */
+typedef struct sim_world_desc {
+    const char *preset; /* "prod" (the only one) */
+    int control_planes;
+    int workers;
+    const char *const *fanout_namespaces; /* NULL: the preset's three */
+    size_t n_fanout;
+    const char *credential; /* the catalogue entry the whole cluster holds at start */
+    const sim_world_cred *catalogue;
+    size_t n_catalogue;
+    uint64_t seed;
+} sim_world_desc;
+
+/* Creates a fresh world file at db_path (replacing any) from d: the
+ * preset's objects converged on d->credential, the catalogue, the
+ * registry's pull grants, Talos node state, the seed, clock at 0.
+ * RS_DATAERR for an unknown preset or a credential not in the catalogue. */
+rs_code sim_world_create(const char *db_path, const sim_world_desc *d, rs_err *e);
+
+/* sim_world_create from a scenario's `cluster:`, `catalogue:` and `seed:`. */
 rs_code sim_world_build(const char *db_path, const sc_scenario *sc, rs_err *e);
+
+/* RS_OK when db_path is a world file (read-only look; nothing is changed),
+ * RS_DATAERR naming why not otherwise. */
+rs_code sim_world_probe(const char *db_path, rs_err *e);
 
 rs_code sim_world_open(const char *db_path, sim_world **out, rs_err *e);
 void sim_world_close(sim_world *w);

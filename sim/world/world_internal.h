@@ -119,7 +119,7 @@ void simw_talos_insert(sim_world *w, const char *node, const char *role, const c
 void simw_node_annotations_apply(sim_world *w, const char *node, const cJSON *annotations);
 
 /* ---- preset (world_preset.c) ---- */
-rs_code simw_preset_build(sim_world *w, const sc_scenario *sc, rs_err *e);
+rs_code simw_preset_build(sim_world *w, const sim_world_desc *d, rs_err *e);
 cJSON *simw_node_object(sim_world *w, const char *name, bool control_plane, int index,
                         const char *revision);
 void simw_node_pods_ensure(sim_world *w, const char *node);

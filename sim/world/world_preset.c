@@ -26,7 +26,7 @@ static char *preset_default_ciphertext(const char *name)
     return rs_xasprintf("ENC[AES256_GCM,data:sim-%s,iv:sim,tag:sim,type:str]", name);
 }
 
-static void preset_catalogue_insert(sim_world *w, const sc_cred *c)
+static void preset_catalogue_insert(sim_world *w, const sim_world_cred *c)
 {
     char *text = c->dockerconfigjson ? rs_xstrdup(c->dockerconfigjson)
                                      : simw_dockerconfig(c->username ? c->username : "",
@@ -394,10 +394,10 @@ void simw_node_pods_ensure(sim_world *w, const char *node)
         free(names[i]);
 }
 
-static bool preset_nodes(sim_world *w, const sc_scenario *sc, const char *revision,
+static bool preset_nodes(sim_world *w, const sim_world_desc *d, const char *revision,
                          const cJSON *auth, rs_err *e)
 {
-    int counts[2] = {sc->cluster.control_planes, sc->cluster.workers};
+    int counts[2] = {d->control_planes, d->workers};
     const char *roles[2] = {"control-plane", "worker"};
     cJSON *ann = cJSON_CreateObject();
     cJSON_AddStringToObject(ann, SIMW_ANN_REVISION, revision);
@@ -420,61 +420,59 @@ static bool preset_nodes(sim_world *w, const sc_scenario *sc, const char *revisi
 
 /* ---- meta ---- */
 
-static void preset_meta_rows(sim_world *w, const sc_scenario *sc)
+static void preset_meta_rows(sim_world *w, const sim_world_desc *d)
 {
     cJSON *cluster = cJSON_CreateObject();
     cJSON_AddStringToObject(cluster, "preset", "prod");
-    cJSON_AddNumberToObject(cluster, "control_planes", sc->cluster.control_planes);
-    cJSON_AddNumberToObject(cluster, "workers", sc->cluster.workers);
+    cJSON_AddNumberToObject(cluster, "control_planes", d->control_planes);
+    cJSON_AddNumberToObject(cluster, "workers", d->workers);
     cJSON *fan = cJSON_AddArrayToObject(cluster, "fanout");
     for (size_t i = 0; i < w->cfg.n_fanout; i++)
         cJSON_AddItemToArray(fan, cJSON_CreateString(w->cfg.fanout_namespaces[i]));
-    cJSON_AddStringToObject(cluster, "credential", sc->cluster.credential);
+    cJSON_AddStringToObject(cluster, "credential", d->credential);
     char *text = cJSON_PrintUnformatted(cluster);
     simw_meta_set(w, "cluster", text);
     free(text);
     cJSON_Delete(cluster);
     simw_meta_set_int(w, "clock_ms", 0);
     char buf[32];
-    snprintf(buf, sizeof buf, "%llu", (unsigned long long)sc->seed);
+    snprintf(buf, sizeof buf, "%llu", (unsigned long long)d->seed);
     simw_meta_set(w, "seed", buf);
     simw_meta_set(w, "rng", buf);
     simw_meta_set(w, "run", "");
-    simw_meta_set_int(w, "next_control-plane", sc->cluster.control_planes + 1);
-    simw_meta_set_int(w, "next_worker", sc->cluster.workers + 1);
+    simw_meta_set_int(w, "next_control-plane", d->control_planes + 1);
+    simw_meta_set_int(w, "next_worker", d->workers + 1);
 }
 
-static void preset_config(sim_world *w, const sc_scenario *sc)
+static void preset_config(sim_world *w, const sim_world_desc *d)
 {
     rs_config_defaults(&w->cfg);
-    if (sc->cluster.fanout_namespaces && sc->cluster.n_fanout > 0)
-        rs_config_set_list(w->cfg.fanout_namespaces, &w->cfg.n_fanout,
-                           (const char *const *)sc->cluster.fanout_namespaces,
-                           sc->cluster.n_fanout);
+    if (d->fanout_namespaces && d->n_fanout > 0)
+        rs_config_set_list(w->cfg.fanout_namespaces, &w->cfg.n_fanout, d->fanout_namespaces,
+                           d->n_fanout);
     else
         rs_config_set_list(w->cfg.fanout_namespaces, &w->cfg.n_fanout, preset_default_fanout,
                            RS_ARRAY_LEN(preset_default_fanout));
 }
 
-rs_code simw_preset_build(sim_world *w, const sc_scenario *sc, rs_err *e)
+rs_code simw_preset_build(sim_world *w, const sim_world_desc *d, rs_err *e)
 {
-    if (!sc->cluster.preset || strcmp(sc->cluster.preset, "prod") != 0)
+    if (!d->preset || strcmp(d->preset, "prod") != 0)
         return rs_fail(e, RS_DATAERR, "cluster preset %s is not known (only prod is)",
-                       sc->cluster.preset ? sc->cluster.preset : "(none)");
-    preset_config(w, sc);
-    for (size_t i = 0; i < sc->n_catalogue; i++)
-        preset_catalogue_insert(w, &sc->catalogue[i]);
+                       d->preset ? d->preset : "(none)");
+    preset_config(w, d);
+    for (size_t i = 0; i < d->n_catalogue; i++)
+        preset_catalogue_insert(w, &d->catalogue[i]);
     char *text = NULL, *cipher = NULL;
-    if (!sc->cluster.credential ||
-        sim_world_credential(w, sc->cluster.credential, &text, &cipher, e) != RS_OK)
+    if (!d->credential || sim_world_credential(w, d->credential, &text, &cipher, e) != RS_OK)
         return rs_fail(e, RS_DATAERR, "cluster credential %s is not in the catalogue",
-                       sc->cluster.credential ? sc->cluster.credential : "(none)");
-    preset_meta_rows(w, sc);
+                       d->credential ? d->credential : "(none)");
+    preset_meta_rows(w, d);
     char revision[65];
     sha256_hex(cipher, strlen(cipher), revision);
-    cJSON *auth = simw_cred_auth(w, sc->cluster.credential);
+    cJSON *auth = simw_cred_auth(w, d->credential);
     bool ok = preset_namespaces(w, e) && preset_crds(w, e) && preset_chain(w, text, e) &&
-              preset_flux(w, e) && preset_nodes(w, sc, revision, auth, e);
+              preset_flux(w, e) && preset_nodes(w, d, revision, auth, e);
     cJSON_Delete(auth);
     free(text);
     free(cipher);

@@ -1,7 +1,8 @@
 /*
- * options.c — parsing `reassert run` options (see options.h).
+ * cli_options.c — parsing `reassert run` options and the usage texts (see
+ * cli_options.h).
  */
-#include "core/options.h"
+#include "cli/cli_options.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,7 @@ const char *const rs_usage_text =
     "  reassert sim SCENARIO.yaml... [--strategy lazy|eager] [--seed N] [--json]\n"
     "                 [--junit FILE] [--report DIR] [--record DIR]\n"
     "  reassert sim --compare eager,lazy SCENARIO.yaml...   (before/after table)\n"
+    "  reassert sim init --scenario FILE --db WORLD.db [--run NAME]\n"
     "  reassert sim serve --db FILE [--scenario FILE] [--listen 127.0.0.1:PORT]\n"
     "  reassert sweep SCENARIO.yaml [--run NAME]\n"
     "  reassert replay CASSETTE [--strict|--reseed] [--strategy lazy|eager] [--json]\n"
@@ -33,6 +35,68 @@ const char *const rs_usage_text =
     "Not built yet (they exit 64 saying so): --transport live, --record, sim serve,\n"
     "sim --report/--record, sweep, replay. Today runs go through --transport\n"
     "sim:FILE.db or `reassert sim`.\n";
+
+const char *const cli_usage_run =
+    "usage: reassert [run] [--check-only|--allow-incomplete-fanout|--fences|--recover-fences]\n"
+    "                [--record-runtime-proof PATH|--reuse-runtime-proof PATH]\n"
+    "                [--strategy lazy|eager] [--config FILE] [--output text|json]\n"
+    "                [--transport live|sim:FILE.db] [--desired NAME (sim transport)]\n"
+    "                [--kubeconfig FILE] [--context NAME] [--talosconfig FILE]\n"
+    "                [--secret-file PATH] [--decrypt-command CMD]\n"
+    "                [--openbao-token-file FILE] [--record CASSETTE]\n"
+    "\n"
+    "Runs the fenced transaction once. --record-runtime-proof writes the proof\n"
+    "(mode 0600, atomically, never over an existing file or through a symlink)\n"
+    "only after a successful run; --reuse-runtime-proof reads one.\n"
+    "\n"
+    "Not built yet (exit 64): --transport live (so --kubeconfig, --context,\n"
+    "--talosconfig, --secret-file, --decrypt-command and --openbao-token-file\n"
+    "have nothing to act on) and --record. Today a run needs --transport\n"
+    "sim:FILE.db --desired NAME; build FILE.db with `reassert sim init`.\n";
+
+const char *const cli_usage_sim =
+    "usage: reassert sim SCENARIO.yaml... [--strategy lazy|eager] [--seed N] [--json]\n"
+    "                    [--junit FILE]\n"
+    "       reassert sim --compare eager,lazy SCENARIO.yaml...\n"
+    "       reassert sim init --scenario FILE --db WORLD.db [--run NAME]\n"
+    "       reassert sim serve ...   (not built yet)\n"
+    "\n"
+    "Runs every scenario under each strategy it applies to, on a fresh world per\n"
+    "strategy, and checks expectations, counters and invariants. Exit 0 when all\n"
+    "pass, 1 when one fails, 65 when a scenario cannot be loaded.\n"
+    "\n"
+    "Not built yet (exit 64): --report DIR, --record DIR, sim serve.\n";
+
+const char *const cli_usage_sim_init =
+    "usage: reassert sim init --scenario FILE --db WORLD.db [--run NAME]\n"
+    "\n"
+    "Builds the scenario's world into WORLD.db (and, with --run, applies that\n"
+    "run's `before:` events), so a run can be tried by hand:\n"
+    "  reassert run --transport sim:WORLD.db --desired NAME --output json\n"
+    "An existing WORLD.db is replaced only when it is itself a sim world.\n"
+    "Exit 0 built; 64 usage (also: WORLD.db exists and is not a world); 65 bad\n"
+    "scenario or event.\n";
+
+const char *const cli_usage_serve =
+    "usage: reassert sim serve --db FILE [--scenario FILE] [--listen 127.0.0.1:PORT]\n"
+    "\n"
+    "Not built yet: every invocation exits 64.\n";
+
+const char *const cli_usage_sweep = "usage: reassert sweep SCENARIO.yaml [--run NAME]\n"
+                                    "\n"
+                                    "Not built yet: every invocation exits 64.\n";
+
+const char *const cli_usage_replay =
+    "usage: reassert replay CASSETTE [--strict|--reseed] [--strategy lazy|eager] [--json]\n"
+    "\n"
+    "Not built yet: every invocation exits 64.\n";
+
+bool cli_wants_help(int argc, char **argv)
+{
+    for (int i = 0; i < argc; i++)
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) return true;
+    return false;
+}
 
 static bool takes_value(const char *flag)
 {

@@ -1,14 +1,13 @@
 /*
- * config_file.c — loading `--config FILE` over the defaults (see the header).
+ * live_config.c — loading `--config FILE` over the defaults (see the header).
  *
  * The file is applied to a scratch copy and only copied over the caller's
  * configuration when every key was valid: a half-applied configuration would
  * run the transaction against a mix of intended and default objects.
  */
-#include "sim/runner/config_file.h"
+#include "core/live/live_config.h"
 
-#include "sim/scenario/scenario.h"
-#include "sim/scenario/scenario_yaml.h"
+#include "core/live/live_yaml.h"
 
 #include <stddef.h>
 #include <stdio.h>
@@ -53,31 +52,33 @@ static const cf_key cf_keys[] = {
 
 #define CF_INT_MAX 1000000
 
-static rs_code cf_fail(rs_err *e, const char *path, sc_pos p, const char *key, const char *what)
+static rs_code cf_fail(rs_err *e, const char *path, live_yaml_pos p, const char *key,
+                       const char *what)
 {
     return rs_fail(e, RS_DATAERR, "%s:%d:%d: %s: %s", path, p.line, p.col, key, what);
 }
 
-static rs_code cf_list(const sy_doc *d, const char *path, const char *key, const cJSON *v,
+static rs_code cf_list(const live_yaml_doc *d, const char *path, const char *key, const cJSON *v,
                        char **list, size_t *n, rs_err *e)
 {
     if (!cJSON_IsArray(v) || cJSON_GetArraySize(v) == 0 ||
         cJSON_GetArraySize(v) > RS_CONFIG_LIST_MAX)
-        return cf_fail(e, path, sy_pos(d, v), key, "expected a non-empty list of strings");
+        return cf_fail(e, path, live_yaml_pos_of(d, v), key,
+                       "expected a non-empty list of strings");
     const char *vals[RS_CONFIG_LIST_MAX];
     size_t count = 0;
     const cJSON *it;
     cJSON_ArrayForEach(it, v)
     {
         if (!cJSON_IsString(it) || !it->valuestring[0])
-            return cf_fail(e, path, sy_pos(d, it), key, "expected a non-empty string");
+            return cf_fail(e, path, live_yaml_pos_of(d, it), key, "expected a non-empty string");
         vals[count++] = it->valuestring;
     }
     rs_config_set_list(list, n, vals, count);
     return RS_OK;
 }
 
-static rs_code cf_apply(const sy_doc *d, const char *path, const cf_key *k, const cJSON *v,
+static rs_code cf_apply(const live_yaml_doc *d, const char *path, const cf_key *k, const cJSON *v,
                         rs_config *cfg, rs_err *e)
 {
     char *base = (char *)cfg;
@@ -86,30 +87,31 @@ static rs_code cf_apply(const sy_doc *d, const char *path, const cf_key *k, cons
                        (size_t *)(base + k->count_offset), e);
     if (k->type == CF_STR) {
         if (!cJSON_IsString(v) || !v->valuestring[0])
-            return cf_fail(e, path, sy_pos(d, v), k->name, "expected a non-empty string");
+            return cf_fail(e, path, live_yaml_pos_of(d, v), k->name, "expected a non-empty string");
         rs_config_set_str((char **)(base + k->offset), v->valuestring);
         return RS_OK;
     }
     if (k->type == CF_DURATION) {
         int64_t ms;
-        if (!cJSON_IsString(v) || !sc_parse_duration_ms(v->valuestring, &ms) || ms <= 0)
-            return cf_fail(e, path, sy_pos(d, v), k->name,
+        if (!cJSON_IsString(v) || !live_yaml_duration_ms(v->valuestring, &ms) || ms <= 0)
+            return cf_fail(e, path, live_yaml_pos_of(d, v), k->name,
                            "expected a duration like 45m (<integer>(ms|s|m|h))");
         *(int64_t *)(base + k->offset) = ms;
         return RS_OK;
     }
-    if (!cJSON_IsNumber(v) || !sy_is_int(d, v) || v->valuedouble < 1 || v->valuedouble > CF_INT_MAX)
-        return cf_fail(e, path, sy_pos(d, v), k->name, "expected a positive integer");
+    if (!cJSON_IsNumber(v) || !live_yaml_is_int(d, v) || v->valuedouble < 1 ||
+        v->valuedouble > CF_INT_MAX)
+        return cf_fail(e, path, live_yaml_pos_of(d, v), k->name, "expected a positive integer");
     int n = (int)v->valuedouble;
     *(int *)(base + k->offset) = k->type == CF_SECONDS ? n * 1000 : n;
     return RS_OK;
 }
 
 /* Walks nested maps, joining keys with '.', bounded by an explicit depth. */
-static rs_code cf_walk(const sy_doc *d, const char *path, const cJSON *map, const char *prefix,
-                       int depth, rs_config *cfg, rs_err *e)
+static rs_code cf_walk(const live_yaml_doc *d, const char *path, const cJSON *map,
+                       const char *prefix, int depth, rs_config *cfg, rs_err *e)
 {
-    if (depth > 3) return cf_fail(e, path, sy_pos(d, map), prefix, "nested too deeply");
+    if (depth > 3) return cf_fail(e, path, live_yaml_pos_of(d, map), prefix, "nested too deeply");
     const cJSON *it;
     cJSON_ArrayForEach(it, map)
     {
@@ -124,7 +126,7 @@ static rs_code cf_walk(const sy_doc *d, const char *path, const cJSON *map, cons
         else if (cJSON_IsObject(it))
             c = cf_walk(d, path, it, key, depth + 1, cfg, e);
         else
-            c = cf_fail(e, path, sy_key_pos(d, it), key, "unknown configuration key");
+            c = cf_fail(e, path, live_yaml_key_pos(d, it), key, "unknown configuration key");
         if (c != RS_OK) return c;
     }
     return RS_OK;
@@ -136,22 +138,22 @@ static void cf_copy_over(rs_config *dst, const rs_config *src)
     *dst = *src; /* ownership of every string moves to dst */
 }
 
-rs_code config_file_load(const char *path, rs_config *cfg, rs_err *e)
+rs_code live_config_load(const char *path, rs_config *cfg, rs_err *e)
 {
-    sy_doc *d = NULL;
-    rs_code c = sy_load(path, &d, e);
+    live_yaml_doc *d = NULL;
+    rs_code c = live_yaml_load(path, "configuration", &d, e);
     if (c != RS_OK) return c;
-    const cJSON *root = sy_root(d);
+    const cJSON *root = live_yaml_root(d);
     rs_config scratch;
     rs_config_defaults(&scratch);
     /* Start from the caller's values (e.g. the sim's fan-out namespaces). */
     rs_config_set_list(scratch.fanout_namespaces, &scratch.n_fanout,
                        (const char *const *)cfg->fanout_namespaces, cfg->n_fanout);
     if (!cJSON_IsObject(root))
-        c = cf_fail(e, path, sy_pos(d, root), "(top)", "expected a map");
+        c = cf_fail(e, path, live_yaml_pos_of(d, root), "(top)", "expected a map");
     else
         c = cf_walk(d, path, root, "", 0, &scratch, e);
-    sy_free(d);
+    live_yaml_free(d);
     if (c != RS_OK) {
         rs_config_free(&scratch);
         return c;

@@ -1,0 +1,56 @@
+/*
+ * cli.h — the commands (one cmd_*.c file each) and the run path they share.
+ *
+ * cli/ is where reassert meets the outside: argv, the environment, files and
+ * the terminal. core/ receives data and an output sink and returns data; the
+ * scenario runner in sim/ is handed cli_sim_run so its forked child runs the
+ * very run path `reassert run` runs. main.c only dispatches; everything else
+ * here is the rs_cli library the tests link.
+ */
+#ifndef CLI_H
+#define CLI_H
+
+#include "cli/cli_options.h"
+#include "core/out.h"
+#include "core/rs.h"
+#include "sim/runner/runner.h"
+
+#include <stddef.h>
+#include <stdio.h>
+
+/* The commands: argv without the program name and the command word(s).
+ * Each returns the process exit code. */
+int cmd_run(int argc, char **argv);
+int cmd_sim(int argc, char **argv);   /* sim, sim --compare, sim init */
+int cmd_serve(int argc, char **argv); /* sim serve (not built yet) */
+int cmd_sweep(int argc, char **argv); /* not built yet */
+int cmd_replay(int argc, char **argv);
+
+/* cli_run.c — one run: the root named by args->transport (or, from the
+ * scenario runner, sim's world and the run's faults), the desired
+ * credential, `--config`, the runtime proof in, txn_run, the proof out, and
+ * the text or JSON result on out. sim is NULL outside the scenario runner.
+ * Returns the exit code. */
+int cli_run_once(const rs_run_args *args, const sim_run_req *sim, FILE *out);
+/* The scenario runner's sim_run_fn: parses the run's args, then
+ * cli_run_once. */
+int cli_sim_run(const sim_run_req *req, FILE *out);
+
+/* cli_out.c — the output sink over a stdio stream (flushed per line, so a
+ * deploy log and a crashed child's output keep every line written). */
+rs_out_sink cli_out_file(FILE *fp);
+
+/* cli_proof.c — the runtime proof file. */
+#define CLI_PROOF_MAX_BYTES (1 << 20)
+/* The proof's text (caller frees), or NULL with why[] saying why not. Never
+ * follows a symlink. */
+char *cli_proof_read(const char *path, char *why, size_t whylen);
+/* RS_FAILED when something (a file, a symlink, anything) is at path: a
+ * proof never replaces one. */
+rs_code cli_proof_check_absent(const char *path, rs_err *e);
+/* Writes text at path once: a temp file in the same directory, fsync, then
+ * a link that fails if anything appeared at path meanwhile; mode 0600; the
+ * temp file never survives. */
+rs_code cli_proof_write(const char *path, const char *text, rs_err *e);
+
+#endif

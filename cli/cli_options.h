@@ -1,0 +1,45 @@
+/*
+ * cli_options.h — `reassert run` option parsing and its exclusivity rules
+ * (DESIGN.md §7, a contract), and every command's usage text. Usage errors
+ * are RS_USAGE (exit 64).
+ *
+ * This is the only place reassert reads the environment: the run reference
+ * (GITHUB_RUN_ID/GITHUB_RUN_ATTEMPT in CI) and the OpenBao address/token
+ * variables are looked up here and nowhere else — never in core/.
+ */
+#ifndef CLI_OPTIONS_H
+#define CLI_OPTIONS_H
+
+#include "core/txn.h"
+
+typedef struct rs_run_args {
+    rs_options opt;
+    const char *strategy_name; /* NULL when not given */
+    const char *config_path;
+    bool json_output;
+    const char *transport; /* "live" or "sim:FILE.db" */
+    const char *desired_name;
+    const char *kubeconfig, *context, *talosconfig;
+    const char *secret_file, *decrypt_command, *openbao_token_file;
+    const char *record;
+    char run_ref[96];
+} rs_run_args;
+
+/* Parses argv[0..argc) (without the program name or the `run` word). */
+rs_code run_args_parse(int argc, char **argv, rs_run_args *a, rs_err *e);
+
+/* The text of `reassert --help`. */
+extern const char *const rs_usage_text;
+/* `reassert <command> --help`: what the command takes, and what of it is not
+ * built yet. */
+extern const char *const cli_usage_run;
+extern const char *const cli_usage_sim;
+extern const char *const cli_usage_sim_init;
+extern const char *const cli_usage_serve;
+extern const char *const cli_usage_sweep;
+extern const char *const cli_usage_replay;
+
+/* True when argv[0..argc) asks for help (--help or -h). */
+bool cli_wants_help(int argc, char **argv);
+
+#endif

@@ -1,0 +1,149 @@
+/*
+ * cli_run.c — the run path: options -> root -> desired credential ->
+ * `--config` -> runtime proof in -> txn_run -> output sink -> result
+ * document -> runtime proof out.
+ *
+ * One function serves `reassert run` and every run of `reassert sim` (whose
+ * forked child calls cli_sim_run), so a scenario proves the path production
+ * takes, not a copy of it. The only door into sim/ is the sim root
+ * (sim/runner/runner_session.h) behind `--transport sim:FILE.db`; a live
+ * root will sit beside it with the same four questions answered.
+ */
+#include "cli/cli.h"
+
+#include "core/live/live_config.h"
+#include "core/txn.h"
+#include "sim/runner/runner_session.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static int run_fail_early(FILE *out, const rs_err *e)
+{
+    fprintf(out, "::error::%s\n", e->msg);
+    return e->code;
+}
+
+static void run_print_json(FILE *out, const rs_result *res, const rs_options *opt, const rs_out *o,
+                           cJSON *counters)
+{
+    cJSON *doc = cJSON_CreateObject();
+    cJSON_AddNumberToObject(doc, "exit", res->exit);
+    cJSON_AddStringToObject(doc, "outcome", res->outcome);
+    cJSON_AddStringToObject(doc, "strategy", opt->strategy->name);
+    cJSON_AddBoolToObject(doc, "fence_taken", res->fence_taken);
+    cJSON_AddItemToObject(doc, "counters", counters ? counters : cJSON_CreateObject());
+    cJSON_AddItemToObject(doc, "errors", cJSON_Duplicate(o->errors, 1));
+    cJSON_AddItemToObject(doc, "warnings", cJSON_Duplicate(o->warnings, 1));
+    char *s = cJSON_PrintUnformatted(doc);
+    fprintf(out, "%s\n", s);
+    fflush(out);
+    free(s);
+    cJSON_Delete(doc);
+}
+
+/* The proof the core recorded lands on disk only when the whole run
+ * succeeded; a write failure fails the run, since the next Reassert would
+ * verify fully without it and an operator must know why. */
+static void run_proof_out(const rs_options *opt, rs_result *res, rs_out *o)
+{
+    if (!opt->record_proof_path || res->exit != RS_OK || !res->proof_recorded) return;
+    rs_err e;
+    rs_err_clear(&e);
+    if (cli_proof_write(opt->record_proof_path, res->proof_recorded, &e) != RS_OK) {
+        out_error(o, "%s (the run itself succeeded)", e.msg);
+        res->exit = RS_FAILED;
+        return;
+    }
+    out_info(o, "runtime proof recorded at %s", opt->record_proof_path);
+}
+
+/* Options resolved, the proof read, the transaction run, the proof written,
+ * the result printed. */
+static int run_txn(const rs_run_args *args, const sim_run_req *sim, sim_session *root,
+                   const rs_config *cfg, const rs_desired *d, const char *run_name, FILE *out)
+{
+    rs_transport *t = sim_session_transport(root);
+    rs_options opt = args->opt;
+    opt.strategy = args->strategy_name    ? rs_strategy_find(args->strategy_name)
+                   : sim && sim->strategy ? sim->strategy
+                                          : rs_strategy_default();
+    char ref[128];
+    snprintf(ref, sizeof ref, "sim.%s", run_name);
+    opt.run_ref = ref;
+    char why[256] = "";
+    char *proof_in = NULL;
+    if (opt.reuse_proof_path) {
+        proof_in = cli_proof_read(opt.reuse_proof_path, why, sizeof why);
+        opt.reuse_proof_text = proof_in;
+        opt.reuse_proof_error = proof_in ? NULL : why;
+    }
+    rs_out o;
+    out_init(&o, cli_out_file(out), args->json_output);
+    rs_result res = {.exit = RS_FAILED, .outcome = "failed"};
+    rs_err e;
+    rs_err_clear(&e);
+    /* Refused before the first call: the run would otherwise converge the
+     * cluster and only then find it cannot leave its proof behind. */
+    if (opt.record_proof_path && cli_proof_check_absent(opt.record_proof_path, &e) != RS_OK) {
+        out_error(&o, "%s", e.msg);
+    } else {
+        txn_run(t, cfg, &opt, d, &o, &res);
+        run_proof_out(&opt, &res, &o);
+    }
+    if (args->json_output) run_print_json(out, &res, &opt, &o, sim_session_counters(root));
+    out_free(&o);
+    free(proof_in);
+    free(res.proof_recorded);
+    return res.exit;
+}
+
+/* The root named by --transport. Only the sim root exists today. */
+static rs_code run_root_open(const rs_run_args *args, const sim_run_req *sim, const char *run_name,
+                             sim_session **root, rs_err *e)
+{
+    if (sim) return sim_session_open(sim->db_path, run_name, sim->run, sim->unfired_path, root, e);
+    if (!args->transport || strncmp(args->transport, "sim:", 4) != 0)
+        return rs_fail(e, RS_USAGE,
+                       "the live transport is not built yet; use --transport sim:FILE.db");
+    return sim_session_open(args->transport + 4, run_name, NULL, NULL, root, e);
+}
+
+int cli_run_once(const rs_run_args *args, const sim_run_req *sim, FILE *out)
+{
+    const char *run_name = sim ? sim->run_name : "cli";
+    const char *desired = sim ? sim->desired_name : args->desired_name;
+    rs_err e;
+    rs_err_clear(&e);
+    sim_session *root = NULL;
+    if (run_root_open(args, sim, run_name, &root, &e) != RS_OK) return run_fail_early(out, &e);
+    rs_config cfg;
+    memset(&cfg, 0, sizeof cfg); /* sim_session_config fills it */
+    char *text = NULL, *ciphertext = NULL;
+    int code;
+    if (sim_session_config(root, &cfg, &e) != RS_OK ||
+        (args->config_path && live_config_load(args->config_path, &cfg, &e) != RS_OK) ||
+        sim_session_credential(root, desired ? desired : "", &text, &ciphertext, &e) != RS_OK) {
+        code = run_fail_early(out, &e);
+    } else {
+        rs_desired d = {.dockerconfigjson = text, .len = strlen(text), .ciphertext = ciphertext};
+        code = run_txn(args, sim, root, &cfg, &d, run_name, out);
+    }
+    if (text) {
+        memset(text, 0, strlen(text)); /* the credential leaves memory with the run */
+        free(text);
+    }
+    free(ciphertext);
+    rs_config_free(&cfg);
+    sim_session_close(root);
+    return code;
+}
+
+int cli_sim_run(const sim_run_req *req, FILE *out)
+{
+    rs_run_args args;
+    rs_err e;
+    rs_err_clear(&e);
+    if (run_args_parse(req->argc, req->argv, &args, &e) != RS_OK) return run_fail_early(out, &e);
+    return cli_run_once(&args, req, out);
+}

@@ -1,0 +1,198 @@
+/*
+ * cmd_sim.c — `reassert sim`: the scenario runner's arguments, the
+ * before/after table (`--compare`, reports/), and `sim init`, which builds a
+ * scenario's world into a file so a run can be tried by hand.
+ *
+ * Every run the runner executes goes through cli_sim_run — the same run path
+ * as `reassert run` — handed to sim/ as a function pointer, because sim/
+ * never includes cli/.
+ */
+#include "cli/cli.h"
+
+#include "reports/compare.h"
+#include "sim/world/world.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static int sim_usage_error(const char *msg)
+{
+    fprintf(stderr, "reassert sim: %s\n%s", msg, rs_usage_text);
+    return RS_USAGE;
+}
+
+static int sim_value_option(const char *a, const char *v, sim_opts *o)
+{
+    if (strcmp(a, "--strategy") == 0) {
+        if (strcmp(v, "lazy") != 0 && strcmp(v, "eager") != 0)
+            return sim_usage_error("--strategy: expected lazy or eager");
+        o->strategy = v;
+    } else if (strcmp(a, "--seed") == 0) {
+        char *end = NULL;
+        errno = 0;
+        unsigned long long n = strtoull(v, &end, 10);
+        if (errno || !end || *end || v[0] == '-')
+            return sim_usage_error("--seed: expected a non-negative integer");
+        o->seed = n;
+        o->seed_set = true;
+    } else if (strcmp(a, "--junit") == 0) {
+        o->junit = v;
+    } else {
+        /* Reports and cassettes arrive with the recorder. */
+        fprintf(stderr, "reassert sim: %s is not available in this build yet\n", a);
+        return RS_USAGE;
+    }
+    return RS_OK;
+}
+
+/* files must hold argc entries. */
+static int sim_opts_parse(int argc, char **argv, const char **files, sim_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->files = files;
+    o->run = cli_sim_run;
+    size_t n = 0;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--json") == 0) {
+            o->json = true;
+        } else if (strcmp(a, "--strategy") == 0 || strcmp(a, "--seed") == 0 ||
+                   strcmp(a, "--junit") == 0 || strcmp(a, "--report") == 0 ||
+                   strcmp(a, "--record") == 0) {
+            if (i + 1 >= argc) return sim_usage_error("an option needs a value");
+            int c = sim_value_option(a, argv[++i], o);
+            if (c != RS_OK) return c;
+        } else if (a[0] == '-' && a[1] == '-') {
+            char msg[256];
+            snprintf(msg, sizeof msg, "unknown option '%s'", a);
+            return sim_usage_error(msg);
+        } else {
+            files[n++] = a;
+        }
+    }
+    o->n_files = n;
+    if (n == 0) return sim_usage_error("no scenario file given");
+    return RS_OK;
+}
+
+/* ---- sim init ---- */
+
+typedef struct sim_init_args {
+    const char *scenario, *db, *run;
+} sim_init_args;
+
+static int sim_init_parse(int argc, char **argv, sim_init_args *a)
+{
+    memset(a, 0, sizeof *a);
+    for (int i = 0; i < argc; i++) {
+        const char **slot = strcmp(argv[i], "--scenario") == 0 ? &a->scenario
+                            : strcmp(argv[i], "--db") == 0     ? &a->db
+                            : strcmp(argv[i], "--run") == 0    ? &a->run
+                                                               : NULL;
+        if (!slot) {
+            fprintf(stderr, "reassert sim init: unknown argument '%s'\n%s", argv[i],
+                    cli_usage_sim_init);
+            return RS_USAGE;
+        }
+        if (i + 1 >= argc) {
+            fprintf(stderr, "reassert sim init: %s needs a value\n", argv[i]);
+            return RS_USAGE;
+        }
+        *slot = argv[++i];
+    }
+    if (!a->scenario || !a->db) {
+        fprintf(stderr, "reassert sim init: --scenario and --db are required\n%s",
+                cli_usage_sim_init);
+        return RS_USAGE;
+    }
+    return RS_OK;
+}
+
+/* A world file may be rebuilt; anything else at the path is someone's data. */
+static int sim_init_target_ok(const char *db)
+{
+    struct stat st;
+    if (lstat(db, &st) != 0) return errno == ENOENT ? RS_OK : RS_USAGE;
+    rs_err e;
+    rs_err_clear(&e);
+    if (!S_ISREG(st.st_mode) || sim_world_probe(db, &e) != RS_OK) {
+        fprintf(stderr,
+                "reassert sim init: %s exists and is not a sim world; refusing to overwrite it\n",
+                db);
+        return RS_USAGE;
+    }
+    return RS_OK;
+}
+
+static const sc_run *sim_init_find_run(const sc_scenario *sc, const char *name)
+{
+    for (size_t i = 0; i < sc->n_runs; i++)
+        if (strcmp(sc->runs[i].name, name) == 0) return &sc->runs[i];
+    return NULL;
+}
+
+static rs_code sim_init_before(const char *db, const sc_run *run, rs_err *e)
+{
+    sim_world *w = NULL;
+    rs_code c = sim_world_open(db, &w, e);
+    for (size_t i = 0; c == RS_OK && i < run->n_before; i++)
+        c = sim_world_apply_event(w, &run->before[i], e);
+    sim_world_close(w);
+    return c;
+}
+
+static int sim_init(int argc, char **argv)
+{
+    if (cli_wants_help(argc, argv)) {
+        fputs(cli_usage_sim_init, stdout);
+        return RS_OK;
+    }
+    sim_init_args a;
+    int code = sim_init_parse(argc, argv, &a);
+    if (code == RS_OK) code = sim_init_target_ok(a.db);
+    if (code != RS_OK) return code;
+    sc_scenario *sc = NULL;
+    rs_err e;
+    rs_err_clear(&e);
+    if (sc_load(a.scenario, &sc, &e) != RS_OK) {
+        fprintf(stderr, "reassert sim init: %s\n", e.msg);
+        return e.code;
+    }
+    const sc_run *run = a.run ? sim_init_find_run(sc, a.run) : NULL;
+    if (a.run && !run) {
+        fprintf(stderr, "reassert sim init: scenario %s has no run named '%s'\n", sc->name, a.run);
+        sc_free(sc);
+        return RS_USAGE;
+    }
+    if (sim_world_build(a.db, sc, &e) != RS_OK ||
+        (run && sim_init_before(a.db, run, &e) != RS_OK)) {
+        fprintf(stderr, "reassert sim init: %s\n", e.msg);
+        sc_free(sc);
+        return e.code;
+    }
+    printf("built the world of scenario %s in %s%s%s%s\n"
+           "try: reassert run --transport sim:%s --desired %s --output json\n",
+           sc->name, a.db, run ? " (with the before: events of run " : "", run ? run->name : "",
+           run ? ")" : "", a.db, sc->desired);
+    sc_free(sc);
+    return RS_OK;
+}
+
+int cmd_sim(int argc, char **argv)
+{
+    if (argc > 0 && strcmp(argv[0], "init") == 0) return sim_init(argc - 1, argv + 1);
+    if (cli_wants_help(argc, argv)) {
+        fputs(cli_usage_sim, stdout);
+        return RS_OK;
+    }
+    for (int i = 0; i < argc; i++)
+        if (strcmp(argv[i], "--compare") == 0) return reports_compare_main(argc, argv, cli_sim_run);
+    const char **files = rs_xcalloc((size_t)argc + 1, sizeof *files);
+    sim_opts o;
+    int code = sim_opts_parse(argc, argv, files, &o);
+    if (code == RS_OK) code = sim_main(&o);
+    free(files);
+    return code;
+}
