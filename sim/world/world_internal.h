@@ -124,7 +124,7 @@ cJSON *simw_node_object(sim_world *w, const char *name, bool control_plane, int 
                         const char *revision);
 void simw_node_pods_ensure(sim_world *w, const char *node);
 
-/* ---- controllers (controllers.c) ---- */
+/* ---- controllers (sim/controllers/ctl_*.c) ---- */
 void ctl_schedule(sim_world *w, int64_t due_ms, const char *kind, const char *payload);
 /* Moves the clock to target_ms, running every timer due on the way in
  * (due_ms, id) order. */
