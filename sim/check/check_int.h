@@ -1,10 +1,11 @@
 /*
  * check_int.h — private to sim/check/: what the invariant files share.
  *
- * check_invariants.c (the after-run checker) calls check_converged.c
- * (invariant 2) and both read what check_stamp.c recorded at call time;
- * check_stamp.c calls neither. check_expect.c stands apart (expectations,
- * and the plaintext scan invariant 6 reuses).
+ * Calls go one way: check_invariants.c (the after-run checker) ->
+ * check_converged.c (invariant 2) -> check_report.c (wording) and
+ * check_stamp.c (what was recorded at call time, called by the sim
+ * transport). check_expect.c stands apart (expectations, and the plaintext
+ * scan invariant 6 reuses).
  */
 #ifndef SIM_CHECK_INT_H
 #define SIM_CHECK_INT_H
@@ -28,12 +29,17 @@ typedef struct inv_report {
     int counts[INV_COUNT + 1];
 } inv_report;
 
+/* ---- check_report.c ---- */
+bool inv_is_off(const inv_run *r, int invariant);
 /* Appends "invariant N: <sentence>" unless N is switched off for the run or
- * already has INV_REPORT_MAX sentences (check_invariants.c). */
+ * already has INV_REPORT_MAX sentences. */
 void inv_report_add(inv_report *rep, int invariant, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* One "N more violations like the above" line per invariant that overflowed. */
+void inv_report_fold(inv_report *rep);
 
-/* Invariant 2 for a run that exited 0 on the normal path (check_converged.c). */
+/* ---- check_converged.c ---- */
+/* Invariant 2 for a run that exited 0 on the normal path. */
 void inv_check_converged(sim_world *w, inv_report *rep);
 
 /* ---- check_stamp.c ---- */

@@ -7,21 +7,16 @@
  * check_stamp.c wrote at call time say what protected each write; after the
  * run the checker reads only this run's rows (indexed by run) and a handful
  * of objects — never the whole world — and says, one sentence per violation,
- * which promise was broken. Sentences beyond INV_REPORT_MAX per invariant are
- * folded into a count.
+ * which promise was broken (worded by check_report.c).
  */
 #include "sim/check/check_int.h"
 
 #include "sim/check/check_expect.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* Per invariant, sentences beyond this many are folded into one count, so a
- * core that writes everything unfenced still yields a readable report. */
-#define INV_REPORT_MAX 8
 /* kube.list Node calls that must separate the last Talos mutation (or the
  * fan-out read) from the root write: the two clean inventories of §3.3. */
 #define INV_CLEAN_INVENTORIES 2
@@ -59,39 +54,6 @@ void inv_mark_free(inv_mark *m)
     m->root_data = NULL;
 }
 
-/* ---- reporting ---- */
-
-static bool inv_is_off(const inv_run *r, int invariant)
-{
-    for (size_t i = 0; i < r->n_off; i++)
-        if (r->off[i] == invariant) return true;
-    return false;
-}
-
-void inv_report_add(inv_report *rep, int invariant, const char *fmt, ...)
-{
-    if (inv_is_off(rep->run, invariant)) return;
-    if (++rep->counts[invariant] > INV_REPORT_MAX) return;
-    char msg[768];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    char *line = rs_xasprintf("invariant %d: %s", invariant, msg);
-    cJSON_AddItemToArray(rep->failures, cJSON_CreateString(line));
-    free(line);
-}
-
-static void report_folded(inv_report *rep)
-{
-    for (int i = 1; i <= INV_COUNT; i++) {
-        if (rep->counts[i] <= INV_REPORT_MAX) continue;
-        char *line = rs_xasprintf("invariant %d: %d more violations like the above", i,
-                                  rep->counts[i] - INV_REPORT_MAX);
-        cJSON_AddItemToArray(rep->failures, cJSON_CreateString(line));
-        free(line);
-    }
-}
 /* ---- the run's call log ---- */
 
 /* What a logged call touched, as far as the fences are concerned. */
@@ -374,6 +336,6 @@ void inv_check(sim_world *w, const inv_mark *m, const inv_run *r, cJSON *failure
     if (!crashed && r->exit_code != 0 && !inv_is_off(r, 5)) check_failed_root(w, m, &log, &rep);
     if (!inv_is_off(r, 6))
         expect_no_plaintext(w, r->output ? r->output : "", "the run's output", failures);
-    report_folded(&rep);
+    inv_report_fold(&rep);
     log_free(&log);
 }
