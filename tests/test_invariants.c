@@ -10,7 +10,7 @@
  */
 #include "cli/cli.h"
 #include "core/cred/cred.h"
-#include "sim/check/invariants.h"
+#include "sim/check/check_invariants.h"
 #include "sim/runner/runner.h"
 #include "sim/world/world.h"
 

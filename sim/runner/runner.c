@@ -12,8 +12,8 @@
 #define _XOPEN_SOURCE 700
 #include "sim/runner/runner.h"
 
-#include "sim/check/expect.h"
-#include "sim/check/invariants.h"
+#include "sim/check/check_expect.h"
+#include "sim/check/check_invariants.h"
 #include "sim/world/world.h"
 
 #include <errno.h>

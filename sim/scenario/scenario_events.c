@@ -60,28 +60,6 @@ static bool scl_duration(sc_ld *ld, const cJSON *n, const char *path, int64_t *m
                        n->valuestring);
 }
 
-bool scl_ref(sc_ld *ld, const cJSON *n, const char *path)
-{
-    const char *s;
-    if (!scl_str(ld, n, path, &s)) return false;
-    size_t parts = 1, part_len = 0;
-    bool ok = isupper((unsigned char)s[0]);
-    for (const char *p = s; *p && ok; p++) {
-        if (*p == '/') {
-            ok = part_len > 0;
-            parts++;
-            part_len = 0;
-        } else {
-            ok = !isspace((unsigned char)*p) && (parts > 1 || isalnum((unsigned char)*p));
-            part_len++;
-        }
-    }
-    if (ok && part_len > 0 && (parts == 2 || parts == 3)) return true;
-    return scl_fail_at(ld, n, path,
-                       "malformed object reference \"%s\" (want Kind/namespace/name or Kind/name)",
-                       s);
-}
-
 /* ---- one check per event ---------------------------------------------- */
 
 static bool ev_advance(sc_ld *ld, const cJSON *v, const char *path, cJSON **args)

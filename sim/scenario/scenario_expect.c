@@ -14,7 +14,8 @@
 #include <string.h>
 
 #define LD_EXIT_MAX 255
-#define LD_INVARIANT_MAX 6 /* DESIGN.md §6 numbers its invariants 1..6 */
+#define LD_INVARIANT_MAX 6        /* DESIGN.md §6 numbers its invariants 1..6 */
+#define SC_MERGE_PAIRS_MAX 100000 /* expectations are a few dozen nodes */
 
 static const char *const scl_counters[] = {
     "controller_restarts",
@@ -276,4 +277,44 @@ bool scl_invariants(sc_ld *ld, const cJSON *inv, const char *path, sc_run *run)
         run->invariants_off[run->n_invariants_off++] = (int)n;
     }
     return true;
+}
+
+/* ---- per strategy ------------------------------------------------------- */
+
+/* Deep merge without recursion: a worklist of (destination, source) maps. */
+static void sc_merge(cJSON *dst, const cJSON *src)
+{
+    size_t cap = 16, n = 0, done = 0;
+    struct sc_pair {
+        cJSON *dst;
+        const cJSON *src;
+    } *work = rs_xmalloc(cap * sizeof *work);
+    work[n++] = (struct sc_pair){dst, src};
+    while (n > 0 && done++ < SC_MERGE_PAIRS_MAX) {
+        struct sc_pair w = work[--n];
+        const cJSON *s;
+        cJSON_ArrayForEach(s, w.src)
+        {
+            cJSON *d = cJSON_GetObjectItemCaseSensitive(w.dst, s->string);
+            if (cJSON_IsObject(d) && cJSON_IsObject(s)) {
+                if (n == cap) work = rs_xrealloc(work, (cap *= 2) * sizeof *work);
+                work[n++] = (struct sc_pair){d, s};
+            } else if (d) {
+                cJSON_ReplaceItemInObjectCaseSensitive(w.dst, s->string, cJSON_Duplicate(s, true));
+            } else {
+                cJSON_AddItemToObject(w.dst, s->string, cJSON_Duplicate(s, true));
+            }
+        }
+    }
+    free(work);
+}
+
+cJSON *sc_expect_for(const sc_run *run, const char *strategy)
+{
+    cJSON *out = run && run->expect ? cJSON_Duplicate(run->expect, true) : cJSON_CreateObject();
+    if (!out) abort();
+    const cJSON *over =
+        run && strategy ? cJSON_GetObjectItemCaseSensitive(run->by_strategy, strategy) : NULL;
+    if (cJSON_IsObject(over)) sc_merge(out, over);
+    return out;
 }

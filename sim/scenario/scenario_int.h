@@ -1,6 +1,7 @@
 /*
- * scenario_int.h — shared vocabulary of the scenario loader's files
- * (scenario.c, scenario_check.c, scenario_events.c, scenario_expect.c).
+ * scenario_int.h — shared vocabulary of the scenario loader's files, grouped
+ * by the file that defines them, top to bottom (scenario.c's header comment
+ * draws the order; a file calls only what is declared below its own group).
  *
  * Every check takes the node, the dotted field path that names it in errors
  * ("runs[1].expect.delta.writes") and the loader context, and on failure
@@ -27,6 +28,8 @@ typedef struct sc_ld {
     rs_err *e;
     sc_scenario *sc; /* catalogue and run names are complete before runs are read */
 } sc_ld;
+
+/* ---- scenario_field.c: the leaf (calls only the YAML reader) ---- */
 
 bool scl_fail(sc_ld *ld, sc_pos pos, const char *path, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
@@ -56,17 +59,29 @@ bool scl_int(sc_ld *ld, const cJSON *n, const char *path, long long min, long lo
 bool scl_bool(sc_ld *ld, const cJSON *n, const char *path, bool *out);
 /* A list of non-empty strings, copied (an empty list gives a non-NULL array). */
 bool scl_str_list(sc_ld *ld, const cJSON *n, const char *path, char ***out, size_t *count);
-/* A string naming a catalogue credential. */
+/* A string naming a catalogue credential (ld->sc's catalogue). */
 bool scl_cred_name(sc_ld *ld, const cJSON *n, const char *path, const char **out);
 /* Frees a list from scl_str_list. */
 void scl_str_list_free(char **list, size_t n);
+/* "Kind/namespace/name" or "Kind/name". */
+bool scl_ref(sc_ld *ld, const cJSON *n, const char *path);
+
+/* ---- scenario_free.c ---- */
+
+/* Releases one catalogue entry (secrets wiped) and zeroes it. */
+void scl_cred_free(sc_cred *c);
+
+/* ---- section parsers: each calls only the groups above ---- */
+
+/* The catalogue (preset entries, then the file's) and the cluster
+ * (scenario_cluster.c). */
+bool scl_catalogue(sc_ld *ld, const cJSON *cat);
+bool scl_cluster(sc_ld *ld, const cJSON *v);
 
 /* Events, faults and `during:` entries (scenario_events.c). */
 bool scl_event(sc_ld *ld, const cJSON *item, const char *path, sc_event *out);
 bool scl_fault(sc_ld *ld, const cJSON *item, const char *path, sc_fault *out);
 bool scl_during(sc_ld *ld, const cJSON *item, const char *path, sc_during *out);
-/* "Kind/namespace/name" or "Kind/name". */
-bool scl_ref(sc_ld *ld, const cJSON *n, const char *path);
 
 /* A run's `expect:` and `invariants:` (scenario_expect.c). */
 bool scl_expect(sc_ld *ld, const cJSON *expect, const char *path, sc_run *run);

@@ -1,5 +1,5 @@
 /*
- * counters.c — the DESIGN.md §4 counters (a contract): storage, the full-fence
+ * world_counters.c — the DESIGN.md §4 counters (a contract): storage, the full-fence
  * predicate behind fence_acquisitions, snapshots and per-run deltas.
  *
  * The one idea: counters are rows in the world file, bumped by the sim

@@ -1,6 +1,11 @@
 /*
- * world_internal.h — what the world's own files (world*.c, controllers.c,
- * transport_sim.c, counters.c, invariants.c) share and nobody else sees.
+ * world_internal.h — what the world's own files share with the sim folders
+ * that act on the world from inside (sim/controllers, sim/transport, the
+ * call-time half of sim/check) and nobody else sees. It also declares the
+ * hooks the world's write path calls back into (ctl_*, inv_at_*): their
+ * implementations live in those folders, their contract lives here, so the
+ * include graph stays one way (those folders include sim/world, never the
+ * reverse).
  *
  * The one idea: the sim_world handle holds only a database connection, a
  * cache of prepared statements and the configuration derived once at open;
@@ -124,7 +129,7 @@ cJSON *simw_node_object(sim_world *w, const char *name, bool control_plane, int 
                         const char *revision);
 void simw_node_pods_ensure(sim_world *w, const char *node);
 
-/* ---- controllers (controllers.c) ---- */
+/* ---- controllers (sim/controllers/ctl_*.c) ---- */
 void ctl_schedule(sim_world *w, int64_t due_ms, const char *kind, const char *payload);
 /* Moves the clock to target_ms, running every timer due on the way in
  * (due_ms, id) order. */
@@ -140,7 +145,7 @@ void ctl_talos_reboot(sim_world *w, const char *node);
 int ctl_evict(sim_world *w, const char *ns, const char *name, char **node_out, cJSON **body);
 void ctl_rollout_status_refresh(sim_world *w);
 
-/* ---- counters (counters.c) ---- */
+/* ---- counters (world_counters.c) ---- */
 void cnt_add(sim_world *w, const char *name, int64_t delta);
 void cnt_kind_add(sim_world *w, const char *kind, int64_t delta);
 int64_t cnt_get(sim_world *w, const char *name);
@@ -149,7 +154,7 @@ const char *cnt_service_of(rs_op op);
 /* Whether the run holding identity run_ref holds the full fence right now. */
 bool cnt_fence_held(sim_world *w, const char *restarted_at_by_run);
 
-/* ---- invariants observed at call time (invariants.c) ---- */
+/* ---- invariants observed at call time (sim/check/check_stamp.c) ---- */
 /* Forgets the cordons a previous run of the same name made. */
 void inv_run_begin(sim_world *w, const char *run_name);
 /* Whether run_name holds the Lease, and both policy fences (owner

@@ -1,5 +1,5 @@
 /*
- * invariants.h — the DESIGN.md §6 invariants, checked by the scenario runner
+ * check_invariants.h — the DESIGN.md §6 invariants, checked by the scenario runner
  * after every run against the world the run left behind.
  *
  * The one idea: a run is judged on evidence, never on its own word. What
@@ -10,8 +10,8 @@
  * run's — and a handful of objects, and turns each violation into one
  * sentence "invariant N: ...". Credentials are compared, never printed.
  */
-#ifndef SIM_INVARIANTS_H
-#define SIM_INVARIANTS_H
+#ifndef SIM_CHECK_INVARIANTS_H
+#define SIM_CHECK_INVARIANTS_H
 
 #include "sim/world/world.h"
 

@@ -1,10 +1,10 @@
 /*
- * expect.c — expectation checks. Each failure is one sentence naming the
+ * check_expect.c — expectation checks. Each failure is one sentence naming the
  * expectation, what was wanted and what was found, so a red scenario says
  * exactly which promise the core broke. Credentials are compared, never
  * printed.
  */
-#include "sim/check/expect.h"
+#include "sim/check/check_expect.h"
 
 #include "core/cred/cred.h"
 #include "sim/store/jsonpatch.h"

@@ -1,9 +1,9 @@
 /*
- * expect.h — checking a run's expectations (DESIGN.md §5) and the plaintext
+ * check_expect.h — checking a run's expectations (DESIGN.md §5) and the plaintext
  * leak invariant (§6.6) against what the run did.
  */
-#ifndef SIM_EXPECT_H
-#define SIM_EXPECT_H
+#ifndef SIM_CHECK_EXPECT_H
+#define SIM_CHECK_EXPECT_H
 
 #include "sim/scenario/scenario.h"
 #include "sim/world/world.h"

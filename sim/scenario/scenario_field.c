@@ -1,14 +1,18 @@
 /*
- * scenario_check.c — the small typed checks every part of the scenario
- * loader is built from.
+ * scenario_field.c — the leaf of the scenario loader: the small typed checks
+ * every section parser is built from, and the shared vocabulary (object
+ * references, durations, the catalogue lookup).
  *
  * One idea: a field is read exactly once, through a check that either yields
  * a value of the promised type or an error naming file, line, column and the
  * field. Nothing downstream ever sees a half-checked value, so the runner and
- * the world can trust shapes without re-validating them.
+ * the world can trust shapes without re-validating them. This file calls
+ * nothing of the loader above it (only the YAML reader's positions), which is
+ * what keeps the loader a tree rather than a circle.
  */
 #include "sim/scenario/scenario_int.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -196,4 +200,41 @@ bool scl_cred_name(sc_ld *ld, const cJSON *n, const char *path, const char **out
         used += (size_t)w;
     }
     return scl_fail_at(ld, n, path, "unknown credential (the catalogue has: %s)", names);
+}
+
+/* ---- shared vocabulary ---------------------------------------------------- */
+
+bool sc_parse_duration_ms(const char *text, int64_t *ms)
+{
+    return live_yaml_duration_ms(text, ms); /* one duration syntax for scenarios and --config */
+}
+
+const sc_cred *sc_catalogue_find(const sc_scenario *sc, const char *name)
+{
+    if (!sc || !name) return NULL;
+    for (size_t i = 0; i < sc->n_catalogue; i++)
+        if (sc->catalogue[i].name && !strcmp(sc->catalogue[i].name, name)) return &sc->catalogue[i];
+    return NULL;
+}
+
+bool scl_ref(sc_ld *ld, const cJSON *n, const char *path)
+{
+    const char *s;
+    if (!scl_str(ld, n, path, &s)) return false;
+    size_t parts = 1, part_len = 0;
+    bool ok = isupper((unsigned char)s[0]);
+    for (const char *p = s; *p && ok; p++) {
+        if (*p == '/') {
+            ok = part_len > 0;
+            parts++;
+            part_len = 0;
+        } else {
+            ok = !isspace((unsigned char)*p) && (parts > 1 || isalnum((unsigned char)*p));
+            part_len++;
+        }
+    }
+    if (ok && part_len > 0 && (parts == 2 || parts == 3)) return true;
+    return scl_fail_at(ld, n, path,
+                       "malformed object reference \"%s\" (want Kind/namespace/name or Kind/name)",
+                       s);
 }

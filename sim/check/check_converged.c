@@ -1,0 +1,161 @@
+/*
+ * check_converged.c — invariant 2 (DESIGN.md §6): a run that exits 0 on the
+ * normal path leaves everything converged and every fence released.
+ *
+ * The one idea: "converged" is read from the world, object by object, never
+ * taken from the run's output: every consumer Secret, variables-base, the
+ * OpenBao seed and the root hold the desired credential (compared with the
+ * core's own canonical comparison, never printed), every node carries the
+ * verified revision and image and Talos holds the desired auth, and neither
+ * the Lease nor a policy fence nor a drain claim of this run is left behind.
+ */
+#include "sim/check/check_int.h"
+
+#include "core/cred/cred.h"
+#include "sim/store/store.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct inv_want {
+    rs_cred cred;
+    char revision[65];
+} inv_want;
+
+static char *secret_key_text(sim_world *w, const char *ns, const char *name, const char *key)
+{
+    cJSON *obj = simw_get(w, "Secret", ns, name);
+    const cJSON *v =
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(obj, "data"), key);
+    char *text = NULL;
+    if (cJSON_IsString(v)) {
+        size_t len = 0;
+        unsigned char *raw = base64_decode(v->valuestring, &len);
+        if (raw) {
+            text = rs_xmalloc(len + 1);
+            memcpy(text, raw, len);
+            text[len] = '\0';
+            free(raw);
+        }
+    }
+    cJSON_Delete(obj);
+    return text;
+}
+
+static bool text_is_desired(const inv_want *want, const char *text)
+{
+    return text && cred_matches_text(&want->cred, text, strlen(text));
+}
+
+static void check_secret(sim_world *w, const inv_want *want, const char *ns, const char *name,
+                         const char *key, inv_report *rep)
+{
+    char *text = secret_key_text(w, ns, name, key);
+    if (!text_is_desired(want, text))
+        inv_report_add(rep, 2, "exit 0 but Secret %s/%s key %s %s", ns, name, key,
+                       text ? "does not hold the desired credential" : "is missing");
+    free(text);
+}
+
+static void check_node(sim_world *w, const inv_want *want, const cJSON *node, const char *run_name,
+                       inv_report *rep)
+{
+    const char *path[] = {"metadata", "name"};
+    const char *name = simw_json_str(node, path, 2);
+    if (!name) return;
+    if (!inv_str_eq(simw_annotation(node, SIMW_ANN_REVISION), want->revision))
+        inv_report_add(rep, 2, "exit 0 but Node/%s does not carry the desired verified revision",
+                       name);
+    if (!inv_str_eq(simw_annotation(node, SIMW_ANN_IMAGE), w->cfg.operator_image))
+        inv_report_add(rep, 2, "exit 0 but Node/%s does not carry the verified image %s", name,
+                       w->cfg.operator_image);
+    char *auth = sim_world_talos_auth(w, name);
+    if (!text_is_desired(want, auth))
+        inv_report_add(
+            rep, 2, "exit 0 but the Talos registry auth of %s is not the desired credential", name);
+    free(auth);
+    if (inv_holder_of_run(simw_annotation(node, SIMW_ANN_DRAIN_OWNER), run_name))
+        inv_report_add(rep, 2, "exit 0 but Node/%s still carries this run's drain owner", name);
+    else if (inv_node_unschedulable(node) && inv_cordon_is_ours(w, run_name, name))
+        inv_report_add(rep, 2, "exit 0 but Node/%s is still cordoned by this run", name);
+}
+
+static void check_nodes(sim_world *w, const inv_want *want, const char *run_name, inv_report *rep)
+{
+    cJSON *list = NULL;
+    if (store_list(w->db, "Node", NULL, NULL, NULL, &list) != 200) {
+        inv_report_add(rep, 2, "exit 0 but the nodes could not be listed");
+        cJSON_Delete(list);
+        return;
+    }
+    const cJSON *node;
+    cJSON_ArrayForEach(node, cJSON_GetObjectItemCaseSensitive(list, "items"))
+        check_node(w, want, node, run_name, rep);
+    cJSON_Delete(list);
+}
+
+static void check_policy_released(sim_world *w, const char *ns, const char *name,
+                                  const char *owner_key, bool child, inv_report *rep)
+{
+    cJSON *ks = simw_get(w, "Kustomization", ns, name);
+    const cJSON *spec = cJSON_GetObjectItemCaseSensitive(ks, "spec");
+    if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(spec, "suspend")))
+        inv_report_add(rep, 2, "exit 0 but Kustomization %s/%s is still suspended", ns, name);
+    if (simw_annotation(ks, owner_key))
+        inv_report_add(rep, 2, "exit 0 but Kustomization %s/%s still carries %s", ns, name,
+                       owner_key);
+    if (child && inv_str_eq(simw_annotation(ks, SIMW_ANN_RECONCILE), "disabled"))
+        inv_report_add(rep, 2, "exit 0 but Kustomization %s/%s still has reconcile disabled", ns,
+                       name);
+    cJSON_Delete(ks);
+}
+
+static void check_fences_released(sim_world *w, inv_report *rep)
+{
+    const rs_config *c = &w->cfg;
+    check_policy_released(w, c->parent_ns, c->parent_name, SIMW_ANN_PARENT_OWNER, false, rep);
+    check_policy_released(w, c->child_ns, c->child_name, SIMW_ANN_HANDOFF_OWNER, true, rep);
+    cJSON *lease = simw_get(w, "Lease", c->lease_ns, c->lease_name);
+    const char *path[] = {"spec", "holderIdentity"};
+    const char *holder = simw_json_str(lease, path, 2);
+    if (holder && holder[0])
+        inv_report_add(rep, 2, "exit 0 but Lease %s/%s is still held", c->lease_ns, c->lease_name);
+    cJSON_Delete(lease);
+}
+
+static bool want_load(sim_world *w, const char *desired, inv_want *want, inv_report *rep)
+{
+    char *text = NULL, *cipher = NULL;
+    rs_err e;
+    rs_err_clear(&e);
+    bool ok = sim_world_credential(w, desired, &text, &cipher, &e) == RS_OK &&
+              cred_parse(text, strlen(text), "desired credential", &want->cred, &e) == RS_OK;
+    if (ok && revision_of_ciphertext(cipher, want->revision, &e) != RS_OK) {
+        cred_free(&want->cred);
+        ok = false;
+    }
+    if (!ok) inv_report_add(rep, 2, "cannot judge convergence: %s", e.msg);
+    if (text) memset(text, 0, strlen(text));
+    free(text);
+    free(cipher);
+    return ok;
+}
+
+void inv_check_converged(sim_world *w, inv_report *rep)
+{
+    const rs_config *c = &w->cfg;
+    inv_want want;
+    if (!want_load(w, rep->run->desired, &want, rep)) return;
+    for (size_t i = 0; i < c->n_fanout; i++)
+        check_secret(w, &want, c->fanout_namespaces[i], c->consumer_name, c->consumer_key, rep);
+    check_secret(w, &want, c->variables_ns, c->variables_name, c->variables_key, rep);
+    char *seed = sim_world_openbao_value(w, c->openbao_path);
+    if (!text_is_desired(&want, seed))
+        inv_report_add(rep, 2, "exit 0 but the OpenBao seed %s %s", c->openbao_path,
+                       seed ? "does not hold the desired credential" : "is missing");
+    free(seed);
+    check_secret(w, &want, c->root_ns, c->root_name, c->root_key, rep);
+    check_nodes(w, &want, rep->run->name, rep);
+    check_fences_released(w, rep);
+    cred_free(&want.cred);
+}

@@ -1,0 +1,174 @@
+/*
+ * check_stamp.c — the invariants that only the moment of a call can show,
+ * recorded by the sim transport as the call happens (DESIGN.md §6).
+ *
+ * The one idea: the protection a write had is a fact of the moment it was
+ * made. The transport stamps every call-log row with whether this run held
+ * the Lease and both policy fences just before the call (inv_fence_flags),
+ * and records as a violation what only that moment shows: an uncordon of a
+ * node this run did not cordon, a second node rebooting, a control plane
+ * rebooted beside an unhealthy peer. check_invariants.c reads these rows
+ * after the run; nothing here judges a run as a whole.
+ */
+#include "sim/check/check_int.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define INV_RUN_REF_MAX 512
+
+/* ---- holder identities ---- */
+
+bool inv_holder_of_run(const char *holder, const char *run_name)
+{
+    if (!holder || !run_name) return false;
+    const char *first = strchr(holder, '-');
+    const char *last = strrchr(holder, '-');
+    if (!first || last == first) return false;
+    const char *second_last = NULL;
+    for (const char *p = first + 1; p < last; p++)
+        if (*p == '-') second_last = p;
+    if (!second_last) return false;
+    size_t len = (size_t)(second_last - first - 1);
+    char want[INV_RUN_REF_MAX];
+    int n = snprintf(want, sizeof want, "sim.%s", run_name);
+    return n > 0 && (size_t)n == len && strncmp(first + 1, want, len) == 0;
+}
+
+static void inv_violation(sim_world *w, const char *run_name, int invariant, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void inv_violation(sim_world *w, const char *run_name, int invariant, const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    sqlite3_stmt *st =
+        simw_stmt(w, "INSERT INTO violations(run, invariant, message) VALUES(?1, ?2, ?3)");
+    sqlite3_bind_text(st, 1, run_name, -1, SQLITE_STATIC);
+    sqlite3_bind_int(st, 2, invariant);
+    sqlite3_bind_text(st, 3, msg, -1, SQLITE_STATIC);
+    simw_step_done(w, st);
+}
+
+void inv_run_begin(sim_world *w, const char *run_name)
+{
+    sqlite3_stmt *st = simw_stmt(w, "DELETE FROM cordons WHERE run = ?1");
+    sqlite3_bind_text(st, 1, run_name, -1, SQLITE_STATIC);
+    simw_step_done(w, st);
+}
+
+static bool ks_fence_of_run(sim_world *w, const char *ns, const char *name, const char *owner_key,
+                            const char *run_name)
+{
+    cJSON *ks = simw_get(w, "Kustomization", ns, name);
+    const cJSON *spec = cJSON_GetObjectItemCaseSensitive(ks, "spec");
+    bool held = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(spec, "suspend")) &&
+                inv_holder_of_run(simw_annotation(ks, owner_key), run_name);
+    cJSON_Delete(ks);
+    return held;
+}
+
+void inv_fence_flags(sim_world *w, const char *run_name, bool *lease_held, bool *fences_held)
+{
+    const rs_config *c = &w->cfg;
+    cJSON *lease = simw_get(w, "Lease", c->lease_ns, c->lease_name);
+    const char *path[] = {"spec", "holderIdentity"};
+    *lease_held = inv_holder_of_run(simw_json_str(lease, path, 2), run_name);
+    cJSON_Delete(lease);
+    *fences_held =
+        ks_fence_of_run(w, c->parent_ns, c->parent_name, SIMW_ANN_PARENT_OWNER, run_name) &&
+        ks_fence_of_run(w, c->child_ns, c->child_name, SIMW_ANN_HANDOFF_OWNER, run_name);
+}
+
+bool inv_node_unschedulable(const cJSON *node)
+{
+    return cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(node, "spec"), "unschedulable"));
+}
+
+bool inv_cordon_is_ours(sim_world *w, const char *run_name, const char *node)
+{
+    sqlite3_stmt *st = simw_stmt(w, "SELECT 1 FROM cordons WHERE run = ?1 AND node = ?2");
+    sqlite3_bind_text(st, 1, run_name, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, node, -1, SQLITE_STATIC);
+    bool ours = simw_step_row(w, st);
+    sqlite3_reset(st);
+    return ours;
+}
+
+/* A node may be uncordoned only by the run that both cordoned it (turned it
+ * unschedulable) and still owns its drain claim: a node cordoned before the
+ * claim — by an operator, or by another actor mid-run — stays cordoned. */
+void inv_at_node_patch(sim_world *w, const char *run_name, const char *node, const cJSON *before,
+                       const cJSON *after)
+{
+    if (!node || !before || !after) return;
+    bool was = inv_node_unschedulable(before), now = inv_node_unschedulable(after);
+    if (!was && now) {
+        sqlite3_stmt *st = simw_stmt(w, "INSERT OR IGNORE INTO cordons(run, node) VALUES(?1, ?2)");
+        sqlite3_bind_text(st, 1, run_name, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 2, node, -1, SQLITE_STATIC);
+        simw_step_done(w, st);
+        return;
+    }
+    if (!was || now) return;
+    bool owner_ours = inv_holder_of_run(simw_annotation(before, SIMW_ANN_DRAIN_OWNER), run_name);
+    bool cordoned_ours = inv_cordon_is_ours(w, run_name, node);
+    if (owner_ours && cordoned_ours) return;
+    inv_violation(w, run_name, 4, "uncordoned Node/%s, which this run did not cordon (%s)", node,
+                  !cordoned_ours ? "it was already unschedulable when this run came to it"
+                                 : "its drain owner did not name this run");
+}
+
+/* Why a control-plane peer cannot lose a member now; NULL when it can. */
+static const char *peer_unhealthy(sim_world *w, const char *peer)
+{
+    if (simw_talos_int(w, peer, "rebooting")) return "rebooting";
+    if (!simw_talos_int(w, peer, "etcd_healthy")) return "etcd unhealthy";
+    cJSON *obj = simw_get(w, "Node", NULL, peer);
+    const char *ready = obj ? simw_condition_status(obj, "Ready") : NULL;
+    bool ok = inv_str_eq(ready, "True");
+    cJSON_Delete(obj);
+    return ok ? NULL : "Node not Ready";
+}
+
+void inv_at_reboot(sim_world *w, const char *run_name, const char *node)
+{
+    bool cp = false;
+    sqlite3_stmt *st = simw_stmt(w, "SELECT role FROM talos WHERE node = ?1");
+    sqlite3_bind_text(st, 1, node, -1, SQLITE_STATIC);
+    if (simw_step_row(w, st))
+        cp = inv_str_eq((const char *)sqlite3_column_text(st, 0), "control-plane");
+    sqlite3_reset(st);
+    st = simw_stmt(w, "SELECT node, role, rebooting FROM talos WHERE node <> ?1 ORDER BY node");
+    sqlite3_bind_text(st, 1, node, -1, SQLITE_STATIC);
+    char **peers = NULL;
+    size_t n = 0, cap = 0;
+    while (simw_step_row(w, st)) {
+        char *peer = simw_col_text(st, 0);
+        if (sqlite3_column_int(st, 2))
+            inv_violation(w, run_name, 4, "rebooted %s while %s was still rebooting", node, peer);
+        if (cp && inv_str_eq((const char *)sqlite3_column_text(st, 1), "control-plane")) {
+            if (n == cap) peers = rs_xrealloc(peers, (cap = cap ? cap * 2 : 4) * sizeof *peers);
+            peers[n++] = peer;
+        } else {
+            free(peer);
+        }
+    }
+    sqlite3_reset(st);
+    /* Peers are judged after the scan: the health reads reuse statements. */
+    for (size_t i = 0; i < n; i++) {
+        const char *why = peer_unhealthy(w, peers[i]);
+        if (why && !inv_str_eq(why, "rebooting"))
+            inv_violation(w, run_name, 4,
+                          "rebooted control plane %s while control plane %s was"
+                          " unhealthy (%s)",
+                          node, peers[i], why);
+        free(peers[i]);
+    }
+    free(peers);
+}

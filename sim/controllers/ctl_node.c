@@ -1,0 +1,124 @@
+/*
+ * ctl_node.c — what happens to a node: Talos reboots (not Ready, then the
+ * machine config's registry auth loaded at boot) and pod evictions under a
+ * PodDisruptionBudget.
+ *
+ * The one idea: containerd reads the registry auth only at boot, so a Talos
+ * patch changes nothing a pull uses until the reboot finishes; the reboot's
+ * sequence number makes a stale "reboot done" timer (a node rebooted twice)
+ * a no-op.
+ */
+#include "sim/controllers/ctl_int.h"
+
+#include "sim/store/store.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Node Ready condition and the lifecycle not-ready taint, other taints kept. */
+static void node_set_ready(sim_world *w, const char *node, bool ready)
+{
+    cJSON *obj = simw_get(w, "Node", NULL, node);
+    if (!obj) return;
+    const cJSON *taints =
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(obj, "spec"), "taints");
+    cJSON *kept = cJSON_CreateArray();
+    const cJSON *t;
+    cJSON_ArrayForEach(t, taints)
+    {
+        const char *key = ctl_obj_str(t, "key", NULL, NULL);
+        if (!key || strcmp(key, SIMW_TAINT_NOT_READY) != 0)
+            cJSON_AddItemToArray(kept, cJSON_Duplicate(t, 1));
+    }
+    if (!ready) {
+        cJSON *taint = cJSON_CreateObject();
+        cJSON_AddStringToObject(taint, "key", SIMW_TAINT_NOT_READY);
+        cJSON_AddStringToObject(taint, "effect", "NoSchedule");
+        cJSON_AddItemToArray(kept, taint);
+    }
+    cJSON *patch = cJSON_CreateObject();
+    cJSON *spec = cJSON_AddObjectToObject(patch, "spec");
+    if (cJSON_GetArraySize(kept) > 0)
+        cJSON_AddItemToObject(spec, "taints", kept);
+    else {
+        cJSON_Delete(kept);
+        cJSON_AddNullToObject(spec, "taints");
+    }
+    cJSON_AddItemToObject(cJSON_AddObjectToObject(patch, "status"), "conditions",
+                          ctl_ready_conditions(ready ? "True" : "False",
+                                               ready ? "KubeletReady" : "NodeStatusUnknown",
+                                               ready ? "kubelet is posting ready status"
+                                                     : "Kubelet stopped posting node status.",
+                                               simw_now(w)));
+    simw_merge(w, "Node", NULL, node, patch);
+    cJSON_Delete(obj);
+}
+
+void ctl_talos_reboot(sim_world *w, const char *node)
+{
+    int64_t seq = simw_talos_int(w, node, "reboot_seq") + 1;
+    simw_talos_set_int(w, node, "reboot_seq", seq);
+    simw_talos_set_int(w, node, "rebooting", 1);
+    node_set_ready(w, node, false);
+    char *payload = rs_xasprintf("%lld:%s", (long long)seq, node);
+    ctl_schedule(w, simw_now(w) + SIM_REBOOT_MS, "talos.reboot-done", payload);
+    free(payload);
+}
+
+/* Boot: containerd loads the machine config's auth, Talos re-applies its
+ * node annotations, the node turns Ready and evicted pods come back. */
+void ctl_talos_reboot_done(sim_world *w, const char *payload)
+{
+    char *colon = strchr(payload, ':');
+    if (!colon) return;
+    const char *node = colon + 1;
+    long long seq = strtoll(payload, NULL, 10);
+    if (simw_talos_int(w, node, "reboot_seq") != seq) return;
+    simw_talos_set_int(w, node, "rebooting", 0);
+    cJSON *auth = simw_talos_json(w, node, "registry_auth");
+    simw_talos_set_json(w, node, "loaded_auth", auth);
+    cJSON_Delete(auth);
+    node_set_ready(w, node, true);
+    cJSON *ann = simw_talos_json(w, node, "node_annotations");
+    if (cJSON_GetArraySize(ann) > 0) simw_node_annotations_apply(w, node, ann);
+    cJSON_Delete(ann);
+    simw_node_pods_ensure(w, node);
+}
+
+static cJSON *eviction_status(int code, const char *status, const char *reason, const char *msg)
+{
+    cJSON *s = cJSON_CreateObject();
+    cJSON_AddStringToObject(s, "kind", "Status");
+    cJSON_AddStringToObject(s, "apiVersion", "v1");
+    cJSON_AddStringToObject(s, "status", status);
+    if (reason) cJSON_AddStringToObject(s, "reason", reason);
+    if (msg) cJSON_AddStringToObject(s, "message", msg);
+    cJSON_AddNumberToObject(s, "code", code);
+    return s;
+}
+
+int ctl_evict(sim_world *w, const char *ns, const char *name, char **node_out, cJSON **body)
+{
+    *node_out = NULL;
+    cJSON *pod = simw_get(w, "Pod", ns, name);
+    if (!pod) {
+        *body = store_status(404, "NotFound", "pods \"%s\" not found", name);
+        return 404;
+    }
+    const char *node = ctl_obj_str(pod, "spec", "nodeName", NULL);
+    *node_out = node ? rs_xstrdup(node) : NULL;
+    const char *owner_kind =
+        ctl_obj_str(ctl_first_item(pod, "metadata", "ownerReferences"), "kind", NULL, NULL);
+    bool daemonset = owner_kind && strcmp(owner_kind, "DaemonSet") == 0;
+    if (node && !daemonset && simw_talos_int(w, node, "pdb_block_until") > simw_now(w)) {
+        cJSON_Delete(pod);
+        *body =
+            eviction_status(429, "Failure", "TooManyRequests",
+                            "Cannot evict pod as it would violate the pod's disruption budget.");
+        return 429;
+    }
+    if (!ctl_pod_terminating(pod)) ctl_pod_terminate(w, ns, name, SIM_EVICT_MS);
+    cJSON_Delete(pod);
+    *body = eviction_status(201, "Success", NULL, NULL);
+    return 201;
+}

@@ -1,0 +1,252 @@
+/*
+ * scenario_cluster.c — the world a scenario starts from: the credential
+ * catalogue and the cluster (preset, sizes, fan-out namespaces).
+ *
+ * The one idea: the catalogue is complete before anything else is read,
+ * because every credential name in the file (cluster.credential, desired,
+ * events, state checks) resolves against it. The preset's entries are always
+ * there, with deterministic SOPS-shaped ciphertexts, so a scenario names only
+ * what it changes.
+ */
+#include "core/cred/cred.h"
+#include "sim/scenario/scenario_int.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SC_CONTROL_PLANES_MAX 254 /* InternalIP 10.0.0.<i> */
+#define SC_WORKERS_MAX 4096       /* InternalIP 10.1.<i div 256>.<i mod 256>; far past any test */
+#define SC_FANOUT_MAX 1000
+#define SC_DNS_LABEL_MAX 63
+
+typedef struct sc_preset_cred {
+    const char *name;
+    const char *username;
+    const char *password;
+    bool revoked;
+} sc_preset_cred;
+
+/* The prod preset's catalogue (DESIGN.md §5): always present, overridable. */
+static const sc_preset_cred sc_preset_creds[] = {
+    {"previous", "deploy-bot", "ghp-prev-0a1b2c3d4e5f", false},
+    {"current", "deploy-bot", "ghp-curr-9f8e7d6c5b4a", false},
+    {"revoked", "deploy-bot", "ghp-revk-5566778899aa", true},
+};
+
+static const char *const sc_default_fanout[] = {"wedding-app", "ascoachingogvaner", "kyverno"};
+
+/* ---- catalogue ----------------------------------------------------------- */
+
+/* "ENC[AES256_GCM,data:<32 hex>,iv:<16 hex>,tag:sim,type:str]" from
+ * SHA-256("reassert-sim:" + name): stable across runs, distinct per name, and
+ * shaped like SOPS output so the revision code path is the production one. */
+static char *sc_default_ciphertext(const char *name)
+{
+    char *seed = rs_xasprintf("reassert-sim:%s", name);
+    char hex[65];
+    sha256_hex(seed, strlen(seed), hex);
+    free(seed);
+    return rs_xasprintf("ENC[AES256_GCM,data:%.32s,iv:%.16s,tag:sim,type:str]", hex, hex + 32);
+}
+
+static void sc_preset_catalogue(sc_scenario *sc)
+{
+    for (size_t i = 0; i < RS_ARRAY_LEN(sc_preset_creds); i++) {
+        sc_cred *c = &sc->catalogue[sc->n_catalogue++];
+        c->name = rs_xstrdup(sc_preset_creds[i].name);
+        c->username = rs_xstrdup(sc_preset_creds[i].username);
+        c->password = rs_xstrdup(sc_preset_creds[i].password);
+        c->revoked = sc_preset_creds[i].revoked;
+        c->ciphertext = sc_default_ciphertext(c->name);
+    }
+}
+
+static bool scl_pulls(sc_ld *ld, const cJSON *n, const char *path, sc_cred *c)
+{
+    if (!scl_str_list(ld, n, path, &c->pulls, &c->n_pulls)) return false;
+    for (size_t i = 0; i < c->n_pulls; i++) {
+        const char *colon = strchr(c->pulls[i], ':');
+        if (colon && colon != c->pulls[i] && colon[1]) continue;
+        char ip[SC_PATH_MAX];
+        scl_path_idx(ip, path, i);
+        return scl_fail_at(ld, cJSON_GetArrayItem(n, (int)i), ip,
+                           "malformed pull target \"%s\" (want repo:ref)", c->pulls[i]);
+    }
+    return true;
+}
+
+/* {username, password} or {dockerconfigjson}: exactly one form. */
+static bool scl_cred_form(sc_ld *ld, const cJSON *v, const char *path, sc_cred *c)
+{
+    char kp[SC_PATH_MAX];
+    const cJSON *user = cJSON_GetObjectItemCaseSensitive(v, "username");
+    const cJSON *pass = cJSON_GetObjectItemCaseSensitive(v, "password");
+    const cJSON *dcj = cJSON_GetObjectItemCaseSensitive(v, "dockerconfigjson");
+    const char *s;
+    if ((user || pass) && dcj)
+        return scl_fail_at(ld, v, path,
+                           "give either username and password or dockerconfigjson, not both");
+    if (dcj) {
+        scl_path_key(kp, path, "dockerconfigjson");
+        if (!scl_str(ld, dcj, kp, &s)) return false;
+        c->dockerconfigjson = rs_xstrdup(s);
+        return true;
+    }
+    if (!user && !pass)
+        return scl_fail_at(ld, v, path, "give username and password, or dockerconfigjson");
+    if (!scl_required(ld, v, "username", path, &user) ||
+        !scl_required(ld, v, "password", path, &pass))
+        return false;
+    scl_path_key(kp, path, "username");
+    if (!scl_str(ld, user, kp, &s)) return false;
+    c->username = rs_xstrdup(s);
+    scl_path_key(kp, path, "password");
+    if (!scl_str(ld, pass, kp, &s)) return false;
+    c->password = rs_xstrdup(s);
+    return true;
+}
+
+static bool scl_cred_entry(sc_ld *ld, const cJSON *v, const char *path, sc_cred *c)
+{
+    static const char *const keys[] = {
+        "username", "password", "dockerconfigjson", "ciphertext", "revoked", "pulls", NULL};
+    char kp[SC_PATH_MAX];
+    const cJSON *f;
+    const char *s;
+    c->pos = sy_pos(ld->doc, v);
+    if (!scl_want_map(ld, v, path) || !scl_keys(ld, v, path, keys) ||
+        !scl_cred_form(ld, v, path, c))
+        return false;
+    if ((f = cJSON_GetObjectItemCaseSensitive(v, "ciphertext"))) {
+        scl_path_key(kp, path, "ciphertext");
+        if (!scl_str(ld, f, kp, &s)) return false;
+        /* Kept verbatim even when it is not ENC[...]: refusing a plaintext
+         * source is the core's job (exit 65), and a scenario proves it. */
+        c->ciphertext = rs_xstrdup(s);
+    } else {
+        c->ciphertext = sc_default_ciphertext(c->name);
+    }
+    scl_path_key(kp, path, "revoked");
+    if ((f = cJSON_GetObjectItemCaseSensitive(v, "revoked")) && !scl_bool(ld, f, kp, &c->revoked))
+        return false;
+    scl_path_key(kp, path, "pulls");
+    return !(f = cJSON_GetObjectItemCaseSensitive(v, "pulls")) || scl_pulls(ld, f, kp, c);
+}
+
+bool scl_catalogue(sc_ld *ld, const cJSON *cat)
+{
+    sc_scenario *sc = ld->sc;
+    size_t n_file = cat ? (size_t)cJSON_GetArraySize(cat) : 0;
+    if (cat && !scl_want_map(ld, cat, "catalogue")) return false;
+    sc->catalogue = rs_xcalloc(RS_ARRAY_LEN(sc_preset_creds) + n_file, sizeof *sc->catalogue);
+    sc_preset_catalogue(sc);
+    const cJSON *v;
+    cJSON_ArrayForEach(v, cat)
+    {
+        char path[SC_PATH_MAX];
+        scl_path_key(path, "catalogue", v->string);
+        if (!v->string[0])
+            return scl_fail(ld, sy_key_pos(ld->doc, v), path,
+                            "a credential name must not be empty");
+        /* A file entry replaces a preset entry of the same name wholesale. */
+        sc_cred *c = (sc_cred *)sc_catalogue_find(sc, v->string);
+        if (c)
+            scl_cred_free(c);
+        else
+            c = &sc->catalogue[sc->n_catalogue++];
+        c->name = rs_xstrdup(v->string);
+        if (!scl_cred_entry(ld, v, path, c)) return false;
+    }
+    return true;
+}
+
+/* ---- cluster ------------------------------------------------------------- */
+
+static bool sc_dns_label(const char *s)
+{
+    size_t n = strlen(s);
+    if (n == 0 || n > SC_DNS_LABEL_MAX || s[0] == '-' || s[n - 1] == '-') return false;
+    for (size_t i = 0; i < n; i++)
+        if (!islower((unsigned char)s[i]) && !isdigit((unsigned char)s[i]) && s[i] != '-')
+            return false;
+    return true;
+}
+
+static bool scl_fanout_list(sc_ld *ld, const cJSON *f, const char *path, sc_cluster *cl)
+{
+    if (!scl_str_list(ld, f, path, &cl->fanout_namespaces, &cl->n_fanout)) return false;
+    for (size_t i = 0; i < cl->n_fanout; i++) {
+        char ip[SC_PATH_MAX];
+        const char *ns = cl->fanout_namespaces[i];
+        const cJSON *item = cJSON_GetArrayItem(f, (int)i);
+        scl_path_idx(ip, path, i);
+        if (!sc_dns_label(ns))
+            return scl_fail_at(ld, item, ip, "\"%s\" is not a DNS label (a-z, 0-9, -; 1-63)", ns);
+        for (size_t j = 0; j < i; j++)
+            if (!strcmp(cl->fanout_namespaces[j], ns))
+                return scl_fail_at(ld, item, ip, "duplicate namespace \"%s\"", ns);
+    }
+    return true;
+}
+
+/* N => the three production namespaces, then tenant-4, tenant-5, ... */
+static void sc_fanout_n(sc_cluster *cl, size_t n)
+{
+    cl->fanout_namespaces = rs_xcalloc(n ? n : 1, sizeof *cl->fanout_namespaces);
+    for (size_t i = 0; i < n; i++)
+        cl->fanout_namespaces[i] = i < RS_ARRAY_LEN(sc_default_fanout)
+                                       ? rs_xstrdup(sc_default_fanout[i])
+                                       : rs_xasprintf("tenant-%zu", i + 1);
+    cl->n_fanout = n;
+}
+
+static bool scl_cluster_sizes(sc_ld *ld, const cJSON *v, sc_cluster *cl)
+{
+    const cJSON *f;
+    long long n;
+    cl->control_planes = 3;
+    cl->workers = 3;
+    if ((f = cJSON_GetObjectItemCaseSensitive(v, "control-planes"))) {
+        if (!scl_int(ld, f, "cluster.control-planes", 1, SC_CONTROL_PLANES_MAX, &n)) return false;
+        cl->control_planes = (int)n;
+    }
+    if ((f = cJSON_GetObjectItemCaseSensitive(v, "workers"))) {
+        if (!scl_int(ld, f, "cluster.workers", 0, SC_WORKERS_MAX, &n)) return false;
+        cl->workers = (int)n;
+    }
+    f = cJSON_GetObjectItemCaseSensitive(v, "fanout-namespaces");
+    if (!f) {
+        sc_fanout_n(cl, RS_ARRAY_LEN(sc_default_fanout));
+        return true;
+    }
+    if (cJSON_IsArray(f)) return scl_fanout_list(ld, f, "cluster.fanout-namespaces", cl);
+    if (!cJSON_IsNumber(f))
+        return scl_fail_at(ld, f, "cluster.fanout-namespaces",
+                           "expected a count or a list of namespaces, got %s",
+                           scl_type_name(ld, f));
+    if (!scl_int(ld, f, "cluster.fanout-namespaces", 0, SC_FANOUT_MAX, &n)) return false;
+    sc_fanout_n(cl, (size_t)n);
+    return true;
+}
+
+bool scl_cluster(sc_ld *ld, const cJSON *v)
+{
+    static const char *const keys[] = {"preset",  "credential",        "control-planes",
+                                       "workers", "fanout-namespaces", NULL};
+    sc_cluster *cl = &ld->sc->cluster;
+    const cJSON *f;
+    const char *s;
+    if (!scl_want_map(ld, v, "cluster") || !scl_keys(ld, v, "cluster", keys) ||
+        !scl_required(ld, v, "preset", "cluster", &f) || !scl_str(ld, f, "cluster.preset", &s))
+        return false;
+    if (strcmp(s, "prod") != 0)
+        return scl_fail_at(ld, f, "cluster.preset", "unknown preset \"%s\" (known: prod)", s);
+    cl->preset = rs_xstrdup(s);
+    if (!scl_required(ld, v, "credential", "cluster", &f) ||
+        !scl_cred_name(ld, f, "cluster.credential", &s))
+        return false;
+    cl->credential = rs_xstrdup(s);
+    return scl_cluster_sizes(ld, v, cl);
+}

@@ -1,0 +1,61 @@
+/*
+ * store_int.h — private to sim/store/: what store.c (the decisions) calls of
+ * store_kind.c (kinds, Status bodies) and store_row.c (SQLite rows). Calls go
+ * one way: store.c -> store_kind.c, store_row.c; those two call nothing of the
+ * folder.
+ */
+#ifndef SIM_STORE_INT_H
+#define SIM_STORE_INT_H
+
+#include "sim/store/store.h"
+
+#include "core/rs.h"
+
+#include <cjson/cJSON.h>
+#include <sqlite3.h>
+#include <stdbool.h>
+
+/* What the store knows about a kind: its group/version, the resource name
+ * the API server puts in its messages, and its scope. */
+typedef struct store_kind_info {
+    const char *kind;
+    const char *api_version;
+    const char *resource; /* plural, with group: "deployments.apps" */
+    bool cluster_scoped;
+} store_kind_info;
+
+/* ---- store_kind.c ---- */
+
+/* NULL for a kind the sim does not serve. */
+const store_kind_info *store_kind_find(const char *kind);
+/* Cluster-scoped objects live under ns "" whatever the caller passed: the
+ * API server has no namespace in their URL. */
+const char *store_ns(const store_kind_info *ki, const char *ns);
+/* Each sets *out to the API server's Status body and returns its code;
+ * store_fail_obj adds the "details" (name, group, resource kind). */
+int store_fail_obj(cJSON **out, int code, const char *reason, const store_kind_info *ki,
+                   const char *name, const char *msg);
+int store_not_found(cJSON **out, const store_kind_info *ki, const char *name);
+int store_unknown_kind(cJSON **out, const char *kind);
+int store_conflict(cJSON **out, const store_kind_info *ki, const char *name);
+int store_invalid(cJSON **out, const store_kind_info *ki, const char *name, const char *why);
+int store_bad_request(cJSON **out, const char *why);
+int store_internal(cJSON **out, sqlite3 *db);
+
+/* ---- store_row.c (SQLite result codes) ---- */
+
+/* Takes the next global revision. */
+int store_bump(sqlite3 *db, long long *rev);
+/* Reads one object: SQLITE_OK with *obj NULL when it does not exist. */
+int store_load(sqlite3 *db, const char *kind, const char *ns, const char *name, cJSON **obj);
+/* metadata.<key> when it is a string, else NULL. */
+const char *store_meta_str(const cJSON *obj, const char *key);
+int store_write(sqlite3 *db, const char *kind, const char *ns, const char *name, const cJSON *obj,
+                long long rev);
+int store_erase(sqlite3 *db, const char *kind, const char *ns, const char *name);
+/* A write either lands whole or not at all; a SAVEPOINT nests inside a
+ * transaction the world may already hold. */
+int store_tx_begin(sqlite3 *db);
+void store_tx_end(sqlite3 *db, bool commit);
+
+#endif
