@@ -47,7 +47,7 @@ x() {
 # rc_in CASE NAME CODE...: the last x's exit status is one of CODE...
 rc_in() {
   c=$1; n=$2; shift 2
-  for w in "$@"; do [ "$rc" -eq "$w" ] && return 0; done
+  for _w in "$@"; do [ "$rc" -eq "$_w" ] && return 0; done
   if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then why="timed out (exit $rc)"; else why="exit $rc"; fi
   no "$c" "expected exit $*, got $why: $(snip "$work/$n.all")"
   return 1
