@@ -16,7 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #define CURRENT_USER "deploy-bot"
@@ -1173,13 +1172,11 @@ START_TEST(test_node_events_and_liveness)
 }
 END_TEST
 
-/* ---- performance ---- */
+/* ---- volume (speed is measured by `make bench`, never asserted here) ---- */
 
-START_TEST(test_sixty_node_world_answers_thousands_of_calls_quickly)
+START_TEST(test_sixty_node_world_counts_thousands_of_calls)
 {
     t_scenario("previous", 3, 57, 11);
-    struct timespec a, b;
-    clock_gettime(CLOCK_MONOTONIC, &a);
     sim_world *w = t_build_open(t_path);
     rs_transport *t = sim_transport_open(w, "stage", NULL);
     rs_resp r;
@@ -1194,11 +1191,7 @@ START_TEST(test_sixty_node_world_answers_thousands_of_calls_quickly)
             rs_resp_free(&r);
         }
     }
-    clock_gettime(CLOCK_MONOTONIC, &b);
-    double secs = (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) / 1e9;
-    fprintf(stderr, "60-node world, 2020 calls + 1000 sleeps: %.3f s wall\n", secs);
     ck_assert_int_eq(t_counter(w, "api_calls"), 2020);
-    ck_assert_double_lt(secs, 20.0); /* generous: sanitizer and valgrind builds */
     t->close(t);
     sim_world_close(w);
 }
@@ -1232,7 +1225,7 @@ static Suite *world_suite(void)
     tcase_add_test(tc, test_eviction_drains_and_pdb_blocks);
     tcase_add_test(tc, test_event_errors_name_the_event);
     tcase_add_test(tc, test_node_events_and_liveness);
-    tcase_add_test(tc, test_sixty_node_world_answers_thousands_of_calls_quickly);
+    tcase_add_test(tc, test_sixty_node_world_counts_thousands_of_calls);
     suite_add_tcase(s, tc);
     return s;
 }
