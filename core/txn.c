@@ -39,6 +39,12 @@ const rs_strategy *rs_strategy_find(const char *name)
 static rs_code txn_fence_take(void *owner, gate_need need, rs_err *e)
 {
     rs_txn *tx = owner;
+    if (!tx->lease_held && !tx->opt->strategy->fence_first) {
+        if (node_fences_preflight(tx) != TX_OK) {
+            if (e != &tx->err) *e = tx->err;
+            return e->code == RS_OK ? RS_FAILED : e->code;
+        }
+    }
     if (!tx->lease_held) {
         out_info(tx->out, "taking Lease %s/%s as %s", tx->cfg->lease_ns, tx->cfg->lease_name,
                  tx->holder);
@@ -233,7 +239,8 @@ static tx_status lazy_start(rs_txn *tx, char rv[TX_RV_MAX])
         return TX_FAIL;
     }
     char what[400];
-    if (fence_policy_residual(tx, what, sizeof what)) {
+    if (fence_policy_residual(tx, what, sizeof what, &tx->err) != RS_OK) return TX_FAIL;
+    if (what[0]) {
         rs_fail(&tx->err, RS_FAILED,
                 "residual policy fence: %s; refusing to report converged "
                 "(see `reassert --fences`, then `reassert --recover-fences`)",

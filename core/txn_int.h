@@ -115,11 +115,17 @@ void fence_policy_release(rs_txn *tx, rs_result *res);
 /* Resumes the child (or parent) fenced by `who` — a provably terminal run. */
 rs_code fence_policy_recover(rs_txn *tx, bool child, const char *who, rs_err *e);
 /* True when either Kustomization carries any fence; `what` names the first. */
-bool fence_policy_residual(rs_txn *tx, char *what, size_t len);
+/* Reads both Kustomizations: RS_OK with `what` empty (free) or naming the
+ * first residual fence; a failed read is an error, never a residual fence. */
+rs_code fence_policy_residual(rs_txn *tx, char *what, size_t len, rs_err *e);
 
 /* node_pass.c, node_process.c, proof.c (node_info is in core/node.h) */
 struct node_info;
 tx_status node_pass(rs_txn *tx, bool *processed);
+/* Lazy, before its first fence: one Node list; fails naming every node fence
+ * no reclaim can clear (DESIGN §3.5 item 4 r2), so nothing is taken or
+ * reclaimed on the way to a certain failure. */
+tx_status node_fences_preflight(rs_txn *tx);
 tx_status node_process(rs_txn *tx, const struct node_info *n, int mode);
 /* Releases a claim left by a failed node procedure (cleanup path). */
 void node_cleanup(rs_txn *tx, rs_result *res);

@@ -385,23 +385,29 @@ void fence_policy_release(rs_txn *tx, rs_result *res)
     }
 }
 
-bool fence_policy_residual(rs_txn *tx, char *what, size_t len)
+rs_code fence_policy_residual(rs_txn *tx, char *what, size_t len, rs_err *e)
 {
     fence_ks ks[2] = {fence_parent(tx), fence_child(tx)};
     what[0] = '\0';
     for (int i = 0; i < 2; i++) {
         rs_resp r;
         int st = kobj_get(tx, "Kustomization", ks[i].ns, ks[i].name, &r);
-        bool residual = st != 200 || !fence_ks_free(&ks[i], r.body);
-        if (residual && !what[0]) {
-            const char *owner = st == 200 ? kobj_annotation(r.body, ks[i].owner_key) : NULL;
+        if (st != 200) {
+            /* A read that did not answer proves nothing either way: it is a
+             * read failure, never a residual fence (issue 9). */
+            rs_resp_free(&r);
+            return rs_fail(e, RS_FAILED, "reading Kustomization %s/%s failed (HTTP %d)", ks[i].ns,
+                           ks[i].name, st);
+        }
+        if (!fence_ks_free(&ks[i], r.body) && !what[0]) {
+            const char *owner = kobj_annotation(r.body, ks[i].owner_key);
             snprintf(what, len, "Kustomization %s/%s (owner %s, suspend %s)", ks[i].ns, ks[i].name,
                      owner ? owner : "none",
-                     st == 200 && kobj_bool(r.body, "spec", "suspend") ? "true" : "false");
+                     kobj_bool(r.body, "spec", "suspend") ? "true" : "false");
         }
         rs_resp_free(&r);
     }
-    return what[0] != '\0';
+    return RS_OK;
 }
 
 rs_code fence_policy_recover(rs_txn *tx, bool child, const char *who, rs_err *e)

@@ -144,35 +144,66 @@ static tx_status node_reclaim(rs_txn *tx, const node_info *n)
     return TX_OK;
 }
 
-/* Reclaims orphaned fences on the first inventory under the Lease, then fails
- * closed on anything left. Sets *again when a reclaim happened (re-read). */
-static tx_status node_fences_check(rs_txn *tx, const node_inventory *inv, bool *again)
+/* Names every node fence no reclaim can clear (owner or journal, and not a
+ * plain `claimed` fence) into names; returns whether there is any. */
+static bool node_unreclaimable(const node_inventory *inv, char *names, size_t len)
 {
-    *again = false;
-    char names[1024] = "";
+    names[0] = '\0';
     for (size_t i = 0; i < inv->n; i++) {
         const node_info *n = &inv->nodes[i];
-        if (!n->owner && !n->journal) continue;
-        if (node_reclaimable(n) && (!tx->lease_held || !tx->reclaim_done)) {
-            tx_status s = node_reclaim(tx, n);
-            if (s != TX_OK) return s;
-            *again = true;
-            continue;
-        }
+        if ((!n->owner && !n->journal) || node_reclaimable(n)) continue;
         size_t used = strlen(names);
-        snprintf(names + used, sizeof names - used, "%s%s (owner %s, phase %s%s)", used ? ", " : "",
+        snprintf(names + used, len - used, "%s%s (owner %s, phase %s%s)", used ? ", " : "",
                  n->name, n->owner ? n->owner : "none", n->phase ? n->phase : "missing",
                  n->journal ? ", recovery journal" : "");
     }
-    if (tx->lease_held) tx->reclaim_done = true;
-    if (names[0]) {
-        rs_fail(&tx->err, RS_FAILED,
-                "residual node fences: %s; failing closed (see "
-                "`reassert --fences`)",
-                names);
-        return TX_FAIL;
+    return names[0] != '\0';
+}
+
+static tx_status node_residual_fail(rs_txn *tx, const char *names)
+{
+    rs_fail(&tx->err, RS_FAILED,
+            "residual node fences: %s; failing closed (see "
+            "`reassert --fences`)",
+            names);
+    return TX_FAIL;
+}
+
+/* Fences no reclaim can clear are looked for first (DESIGN §3.5 item 4 r2):
+ * if any exist, fail naming them before reclaiming anything. Otherwise
+ * reclaim orphaned `claimed` fences on the first inventory under the Lease.
+ * Sets *again when a reclaim happened (re-read). */
+static tx_status node_fences_check(rs_txn *tx, const node_inventory *inv, bool *again)
+{
+    *again = false;
+    char names[1024];
+    if (node_unreclaimable(inv, names, sizeof names)) return node_residual_fail(tx, names);
+    for (size_t i = 0; i < inv->n; i++) {
+        const node_info *n = &inv->nodes[i];
+        if (!node_reclaimable(n)) continue;
+        if (tx->lease_held && tx->reclaim_done) {
+            /* Reclaimed once under this Lease and back again: someone else. */
+            char one[300];
+            snprintf(one, sizeof one, "%s (owner %s, phase claimed)", n->name, n->owner);
+            return node_residual_fail(tx, one);
+        }
+        tx_status s = node_reclaim(tx, n);
+        if (s != TX_OK) return s;
+        *again = true;
     }
+    if (tx->lease_held) tx->reclaim_done = true;
     return TX_OK;
+}
+
+tx_status node_fences_preflight(rs_txn *tx)
+{
+    node_inventory inv;
+    tx_status s = node_inventory_read(tx, NULL, &inv);
+    if (s != TX_OK) return s;
+    char names[1024];
+    if (node_unreclaimable(&inv, names, sizeof names)) s = node_residual_fail(tx, names);
+    node_inventory_free(&inv);
+    return s;
 }
 
 tx_status node_pass(rs_txn *tx, bool *processed)
