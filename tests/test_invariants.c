@@ -173,17 +173,34 @@ static void t_release_policy_fences(rs_transport *t)
                      200);
 }
 
-/* A checker run over the rows after mark, for a run named name. */
+/* A checker run over the rows after mark, for a run named name, with every
+ * invariant but 7 as asked: the rogue runs below hold fences on purpose and
+ * print nothing; invariant 7 has its own tests (t_check_all). */
 static cJSON *t_check(sim_world *w, const inv_mark *m, const char *name, int exit_code,
                       const char *output, const int *off, size_t n_off)
 {
+    int all_off[INV_COUNT + 1];
+    size_t n = 0;
+    for (size_t i = 0; i < n_off && n < INV_COUNT; i++)
+        all_off[n++] = off[i];
+    all_off[n++] = 7;
     cJSON *failures = cJSON_CreateArray();
     inv_run r = {.name = name,
                  .desired = "current",
                  .exit_code = exit_code,
                  .output = output,
-                 .off = off,
-                 .n_off = n_off};
+                 .off = all_off,
+                 .n_off = n};
+    inv_check(w, m, &r, failures);
+    return failures;
+}
+
+/* The checker with every invariant on. */
+static cJSON *t_check_all(sim_world *w, const inv_mark *m, const char *name, int exit_code,
+                          const char *output)
+{
+    cJSON *failures = cJSON_CreateArray();
+    inv_run r = {.name = name, .desired = "current", .exit_code = exit_code, .output = output};
     inv_check(w, m, &r, failures);
     return failures;
 }
@@ -701,6 +718,43 @@ START_TEST(test_catalogue_password_in_output_is_invariant_6)
 }
 END_TEST
 
+/* ---- invariant 7 ---- */
+
+START_TEST(test_fence_held_and_unnamed_is_invariant_7)
+{
+    sim_world *w = t_world("current");
+    inv_mark m;
+    inv_mark_take(w, &m);
+    rs_transport *t = sim_transport_open(w, ROGUE, NULL);
+    t_take_lease(t);
+    t_take_policy_fences(t);
+    t->close(t);
+    /* Held and named nowhere: one sentence per fence. */
+    cJSON *failures = t_check_all(w, &m, ROGUE, 1, "::error::something else failed\n");
+    ck_assert(t_mentions(failures, "invariant 7: Lease flux-system/ghcr-auth-refresh"));
+    ck_assert(t_mentions(failures, "invariant 7: Kustomization flux-system/flux-system"));
+    ck_assert(t_mentions(failures, "invariant 7: Kustomization flux-system/infrastructure"));
+    cJSON_Delete(failures);
+    /* A mention outside an error line does not count. */
+    failures = t_check_all(w, &m, ROGUE, 1, "taking Lease flux-system/ghcr-auth-refresh\n");
+    ck_assert(t_mentions(failures, "invariant 7: Lease flux-system/ghcr-auth-refresh"));
+    cJSON_Delete(failures);
+    /* Named in error lines: not reported. */
+    failures = t_check_all(w, &m, ROGUE, 1,
+                           "::error::parent fence flux-system/flux-system retained\n"
+                           "::error::child fence flux-system/infrastructure retained\n"
+                           "::error::releasing Lease flux-system/ghcr-auth-refresh failed\n");
+    ck_assert(!t_mentions(failures, "invariant 7"));
+    cJSON_Delete(failures);
+    /* A crashed run cannot speak: not judged. */
+    failures = t_check_all(w, &m, ROGUE, 137, "");
+    ck_assert(!t_mentions(failures, "invariant 7"));
+    cJSON_Delete(failures);
+    inv_mark_free(&m);
+    sim_world_close(w);
+}
+END_TEST
+
 static Suite *invariants_suite(void)
 {
     Suite *s = suite_create("invariants");
@@ -724,6 +778,7 @@ static Suite *invariants_suite(void)
     tcase_add_test(tc, test_failed_run_with_the_root_changed_is_invariant_5);
     tcase_add_test(tc, test_failed_bootstrap_run_that_wrote_the_root_passed_cutover);
     tcase_add_test(tc, test_catalogue_password_in_output_is_invariant_6);
+    tcase_add_test(tc, test_fence_held_and_unnamed_is_invariant_7);
     suite_add_tcase(s, tc);
     return s;
 }

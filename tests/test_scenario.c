@@ -770,8 +770,8 @@ START_TEST(test_other_malformed_values_are_refused)
            "2:62: cluster.control-planes: must be an integer from 1 to 254");
     ts_err("name: t\nstrategies: [lazy, quick]\n",
            "2:20: strategies[1]: unknown strategy \"quick\" (known: lazy, eager)");
-    ts_err(TS_HEAD "    invariants: {off: [7], reason: r}\n",
-           "8:24: runs[0].invariants.off[0]: must be an integer from 1 to 6");
+    ts_err(TS_HEAD "    invariants: {off: [8], reason: r}\n",
+           "8:24: runs[0].invariants.off[0]: must be an integer from 1 to 7");
     ts_err(TS_HEAD "    expect:\n      state: [{ref: A/b, path: data, equals: 1}]\n",
            "9:32: runs[0].expect.state[0].path: expected a JSON pointer starting with /");
     ts_err(TS_HEAD "    expect:\n      state: [{ref: A/b, path: /x}]\n",

@@ -42,6 +42,11 @@ void inv_report_fold(inv_report *rep);
 /* Invariant 2 for a run that exited 0 on the normal path. */
 void inv_check_converged(sim_world *w, inv_report *rep);
 
+/* ---- check_named.c ---- */
+/* Invariant 7 for a run that did not crash: every fence still held by it is
+ * named in one of its error lines. */
+void inv_check_named(sim_world *w, inv_report *rep);
+
 /* ---- check_stamp.c ---- */
 bool inv_node_unschedulable(const cJSON *node);
 /* Whether run_name turned node unschedulable (recorded at call time). */

@@ -1,7 +1,8 @@
 /*
  * check_invariants.c — the checker the scenario runner runs after every run:
  * DESIGN.md §6 invariants 1, 3, 4, 5 and 6 judged from this run's call-log
- * rows, with invariant 2 delegated to check_converged.c.
+ * rows, with invariant 2 delegated to check_converged.c and invariant 7 to
+ * check_named.c.
  *
  * The one idea: a run is judged on evidence, never on its own word. The rows
  * check_stamp.c wrote at call time say what protected each write; after the
@@ -334,6 +335,7 @@ void inv_check(sim_world *w, const inv_mark *m, const inv_run *r, cJSON *failure
     check_cutover(w, m, &log, &rep);
     check_recorded(w, m, &rep);
     if (!crashed && r->exit_code != 0 && !inv_is_off(r, 5)) check_failed_root(w, m, &log, &rep);
+    if (!crashed && !inv_is_off(r, 7)) inv_check_named(w, &rep);
     if (!inv_is_off(r, 6))
         expect_no_plaintext(w, r->output ? r->output : "", "the run's output", failures);
     inv_report_fold(&rep);

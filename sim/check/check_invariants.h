@@ -19,7 +19,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#define INV_COUNT 6
+#define INV_COUNT 7
 
 /* What the checker needs from before the run (taken after its `before:`
  * events): where its call-log and violation rows start, and the root
