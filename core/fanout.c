@@ -217,7 +217,7 @@ static int seed_matches(rs_txn *tx)
 
 static void drift(rs_txn *tx, const char *what, const char *object)
 {
-    out_notice(tx->out, "drift: %s (%s)", what, object);
+    txn_drift(tx, "%s (%s)", what, object);
 }
 
 /* Step 1: variables-base. Sets *wrote when it wrote. */

@@ -109,16 +109,23 @@ char *rs_xstrdup(const char *s)
     return p;
 }
 
+char *rs_xvasprintf(const char *fmt, va_list ap)
+{
+    va_list again;
+    va_copy(again, ap);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    if (n < 0) n = 0;
+    char *p = rs_xmalloc((size_t)n + 1);
+    vsnprintf(p, (size_t)n + 1, fmt, again);
+    va_end(again);
+    return p;
+}
+
 char *rs_xasprintf(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    int n = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    if (n < 0) n = 0;
-    char *p = rs_xmalloc((size_t)n + 1);
-    va_start(ap, fmt);
-    vsnprintf(p, (size_t)n + 1, fmt, ap);
+    char *p = rs_xvasprintf(fmt, ap);
     va_end(ap);
     return p;
 }

@@ -49,6 +49,7 @@ void *rs_xcalloc(size_t n, size_t size);
 void *rs_xrealloc(void *p, size_t n);
 char *rs_xstrdup(const char *s);
 char *rs_xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+char *rs_xvasprintf(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
 
 #define RS_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 

@@ -14,6 +14,7 @@
 #include "core/txn_int.h"
 
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -141,10 +142,26 @@ static tx_status txn_put_if_drifted(rs_txn *tx, gate_need need, const char *ns, 
             rs_fail(&tx->err, RS_FAILED, "reading Secret %s/%s failed (HTTP %d)", ns, name, st);
             return TX_FAIL;
         }
-        out_notice(tx->out, "drift: %s differs from the desired credential (Secret %s/%s)", what,
-                   ns, name);
+        txn_drift(tx, "%s differs from the desired credential (Secret %s/%s)", what, ns, name);
     }
     return kobj_secret_put_desired(tx, need, ns, name, key);
+}
+
+void txn_drift(rs_txn *tx, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *msg = rs_xvasprintf(fmt, ap);
+    va_end(ap);
+    for (size_t i = 0; i < tx->drift_n; i++) {
+        if (strcmp(tx->drift_seen[i], msg) == 0) {
+            free(msg);
+            return;
+        }
+    }
+    out_notice(tx->out, "drift: %s", msg);
+    tx->drift_seen = rs_xrealloc(tx->drift_seen, (tx->drift_n + 1) * sizeof *tx->drift_seen);
+    tx->drift_seen[tx->drift_n++] = msg;
 }
 
 /* Cutover: the root secret, always written last. */
@@ -353,5 +370,8 @@ void txn_run(rs_transport *t, const rs_config *cfg, const rs_options *opt,
     cJSON_Delete(tx->proof);
     cJSON_Delete(tx->proof_nodes);
     free(tx->claimed_taints);
+    for (size_t i = 0; i < tx->drift_n; i++)
+        free(tx->drift_seen[i]);
+    free(tx->drift_seen);
     free(tx);
 }

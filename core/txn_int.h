@@ -56,12 +56,18 @@ struct rs_txn {
     cJSON *proof_nodes; /* names+UIDs of the last target-free inventory */
     char *proof_text;   /* the proof recorded before the last cutover attempt */
     int force_sync_seq;
+    char **drift_seen; /* drift notices already printed (each prints once) */
+    size_t drift_n;
 };
 
 /* txn.c — the standard procedure after preflight (discovery, bootstrap,
  * convergence), as the strategy in tx->opt directs. Test-only strategies
  * escalate to it. */
 void txn_repair(rs_txn *tx, rs_result *res);
+/* Prints `::notice::drift: <message>` the first time this message is seen in
+ * the run (DESIGN §7.1 r2: each drift notice prints once, even when lazy
+ * restarts a round under the fence and finds the same drift again). */
+void txn_drift(rs_txn *tx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* kobj.c — Kubernetes object helpers over the gate. */
 const char *kobj_rv(const cJSON *obj);

@@ -79,5 +79,15 @@ expect_in "$tmp/out" "symbolic link" "symlink refusal says why"
 expect 0 "reassert reuses the proof" -- run --transport sim:"$w" --desired current --reuse-runtime-proof "$tmp/proof.json" --output json
 expect_in "$tmp/out" '"warnings":[]' "reused proof gives no warning"
 
+# Each drift notice prints once (DESIGN §7.1 r2), even though lazy finds the
+# same drift again in the round it restarts under the fence.
+w2=$tmp/drifted.db
+expect 0 "sim init (drifted world)" -- sim init --scenario "$scn" --db "$w2"
+expect 0 "text run on the drifted world" -- run --transport sim:"$w2" --desired current
+cat "$tmp/out" "$tmp/err" | grep 'drift:' >"$tmp/drift"
+expect_in "$tmp/drift" "drift: variables-base differs" "a drift notice is printed"
+dups=$(sort "$tmp/drift" | uniq -d)
+[ -z "$dups" ] && ok || fail "drift notices printed more than once: $dups"
+
 echo "sim init: $passes passed, $fails failed"
 [ "$fails" -eq 0 ]

@@ -114,7 +114,7 @@ static bool node_reclaimable(const node_info *n)
 
 static tx_status node_reclaim(rs_txn *tx, const node_info *n)
 {
-    out_notice(tx->out, "drift: orphaned node fence (Node %s, owner %s, phase claimed)", n->name,
+    txn_drift(tx, "orphaned node fence (Node %s, owner %s, phase claimed)", n->name,
                n->owner);
     cJSON *patch = cJSON_CreateArray();
     kobj_patch_op(patch, "test", "/metadata/uid", cJSON_CreateString(n->uid));
@@ -241,7 +241,7 @@ tx_status node_pass(rs_txn *tx, bool *processed)
                 /* Processed this round and still a target: the next round re-proves it. */
                 continue;
             }
-            out_notice(tx->out, "drift: node needs %s (Node %s)", mode_name(m), n->name);
+            txn_drift(tx, "node needs %s (Node %s)", mode_name(m), n->name);
             s = node_process(tx, n, m);
             node_auth_forget(tx, n->uid);
             if (s == TX_OK) {
