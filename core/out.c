@@ -18,6 +18,7 @@ void out_init(rs_out *o, rs_out_sink sink, bool json)
     o->errors = cJSON_CreateArray();
     o->warnings = cJSON_CreateArray();
     o->group_depth = 0;
+    memset(o->group_titles, 0, sizeof o->group_titles);
 }
 
 void out_free(rs_out *o)
@@ -25,6 +26,11 @@ void out_free(rs_out *o)
     cJSON_Delete(o->errors);
     cJSON_Delete(o->warnings);
     o->errors = o->warnings = NULL;
+    for (int i = 0; i < OUT_GROUP_DEPTH_MAX; i++) {
+        free(o->group_titles[i]);
+        o->group_titles[i] = NULL;
+    }
+    o->group_depth = 0;
 }
 
 static char *vformat(const char *fmt, va_list ap)
@@ -88,17 +94,33 @@ void out_error(rs_out *o, const char *fmt, ...)
 
 void out_group_begin(rs_out *o, const char *fmt, ...)
 {
-    /* GitHub does not nest groups: an inner group would close the outer. */
-    if (o->group_depth++ > 0) return;
     va_list ap;
     va_start(ap, fmt);
-    emit(o, "::group::", NULL, fmt, ap);
+    char *title = vformat(fmt, ap);
     va_end(ap);
+    if (o->group_depth >= OUT_GROUP_DEPTH_MAX) {
+        /* Too deep to track: the lines stay in the current group. */
+        o->group_depth++;
+        free(title);
+        return;
+    }
+    /* GitHub does not nest groups: close the outer one first. */
+    if (o->group_depth > 0) out_line(o, "::endgroup::", "");
+    out_line(o, "::group::", title);
+    o->group_titles[o->group_depth++] = title;
 }
 
 void out_group_end(rs_out *o)
 {
     if (o->group_depth <= 0) return;
-    if (--o->group_depth > 0) return;
+    int top = --o->group_depth;
+    if (top >= OUT_GROUP_DEPTH_MAX) return;
+    free(o->group_titles[top]);
+    o->group_titles[top] = NULL;
     out_line(o, "::endgroup::", "");
+    if (top > 0) {
+        char *again = rs_xasprintf("%s (continued)", o->group_titles[top - 1]);
+        out_line(o, "::group::", again);
+        free(again);
+    }
 }

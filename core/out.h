@@ -26,12 +26,18 @@ typedef struct rs_out_sink {
     void *ctx;
 } rs_out_sink;
 
+/* Actions log groups do not nest: opening a group while another is open
+ * closes the outer one, and closing the inner one reopens the outer one as
+ * "<title> (continued)". Deeper nesting than this is flattened. */
+#define OUT_GROUP_DEPTH_MAX 4
+
 typedef struct rs_out {
     rs_out_sink sink; /* write may be NULL: say nothing */
     bool json;
     cJSON *errors;   /* array of strings */
     cJSON *warnings; /* array of strings */
     int group_depth;
+    char *group_titles[OUT_GROUP_DEPTH_MAX]; /* the open groups, outermost first */
 } rs_out;
 
 void out_init(rs_out *o, rs_out_sink sink, bool json);

@@ -46,20 +46,32 @@ static rs_code txn_fence_take(void *owner, gate_need need, rs_err *e)
             return e->code == RS_OK ? RS_FAILED : e->code;
         }
     }
+    bool policy = need >= GATE_NEED_FULL && !tx->fence_taken;
+    /* The fence has its own log group (DESIGN §7.1 r2), even when lazy takes
+     * it in the middle of another phase. */
+    if (policy)
+        out_group_begin(tx->out, "Fence: %spausing Flux (%s/%s, %s/%s) and restarting %s",
+                        tx->lease_held ? "" : "taking the Lease, ", tx->cfg->parent_ns,
+                        tx->cfg->parent_name, tx->cfg->child_ns, tx->cfg->child_name,
+                        tx->cfg->controller_name);
+    else
+        out_group_begin(tx->out, "Fence: taking the Lease");
+    rs_code c = RS_OK;
     if (!tx->lease_held) {
         out_info(tx->out, "taking Lease %s/%s as %s", tx->cfg->lease_ns, tx->cfg->lease_name,
                  tx->holder);
-        rs_code c = lease_acquire(tx, e);
-        if (c != RS_OK) return c;
+        c = lease_acquire(tx, e);
     }
-    if (need >= GATE_NEED_FULL && !tx->fence_taken) {
+    if (c == RS_OK && policy) {
         if (fence_policy_take(tx) != TX_OK) {
             if (e != &tx->err) *e = tx->err;
-            return e->code == RS_OK ? RS_FAILED : e->code;
+            c = e->code == RS_OK ? RS_FAILED : e->code;
+        } else {
+            tx->fence_taken = true;
         }
-        tx->fence_taken = true;
     }
-    return RS_OK;
+    out_group_end(tx->out);
+    return c;
 }
 
 static rs_code txn_fence_check(void *owner, rs_err *e)

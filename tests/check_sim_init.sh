@@ -89,5 +89,15 @@ expect_in "$tmp/drift" "drift: variables-base differs" "a drift notice is printe
 dups=$(sort "$tmp/drift" | uniq -d)
 [ -z "$dups" ] && ok || fail "drift notices printed more than once: $dups"
 
+# Log groups never nest, every group is closed, and the lazy fence (taken in
+# the middle of the fan-out) is in a group of its own (DESIGN §7.1 r2).
+groups=$(cat "$tmp/out" "$tmp/err" | awk '
+  /^::group::/    { if (open) { print "nested group: " $0; bad = 1 } open = 1; title = $0; next }
+  /^::endgroup::/ { if (!open) { print "endgroup without a group"; bad = 1 } open = 0; next }
+  /^taking Lease/ { if (!open || title !~ /^::group::Fence/) { print "Lease taken outside a Fence group: " title; bad = 1 } }
+  END { if (open) { print "group left open: " title; bad = 1 } }')
+[ -z "$groups" ] && ok || fail "log groups: $groups"
+grep -q '^::group::Fence' "$tmp/out" && ok || fail "no ::group::Fence line in the lazy run"
+
 echo "sim init: $passes passed, $fails failed"
 [ "$fails" -eq 0 ]

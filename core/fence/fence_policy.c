@@ -290,8 +290,6 @@ static tx_status fence_child_settled(rs_txn *tx, const fence_ks *k)
 tx_status fence_policy_take(rs_txn *tx)
 {
     fence_ks parent = fence_parent(tx), child = fence_child(tx);
-    out_group_begin(tx->out, "Fence: pausing Flux (%s/%s, %s/%s) and restarting %s", parent.ns,
-                    parent.name, child.ns, child.name, tx->cfg->controller_name);
     tx_status s = fence_pause(tx, &parent);
     if (s == TX_OK) tx->parent_held = true;
     if (s == TX_OK) s = fence_wait_quiet(tx, &parent);
@@ -300,7 +298,6 @@ tx_status fence_policy_take(rs_txn *tx)
     if (s == TX_OK) tx->child_held = true;
     if (s == TX_OK) s = fence_restart_controller(tx);
     if (s == TX_OK) s = fence_child_settled(tx, &child);
-    out_group_end(tx->out);
     return s;
 }
 
