@@ -112,6 +112,9 @@ void kobj_describe(const rs_resp *r, char *buf, size_t len);
 rs_code lease_acquire(rs_txn *tx, rs_err *e);
 rs_code lease_assert_held(rs_txn *tx, rs_err *e);
 rs_code lease_release(rs_txn *tx, rs_err *e);
+/* Recovery: takes the Lease over from a provably terminal holder by CAS on
+ * that holder and the resourceVersion read when its liveness was judged. */
+rs_code lease_take_over(rs_txn *tx, const char *holder, const char *rv, rs_err *e);
 /* Renews the Lease if held and its heartbeat is due (before waits). */
 void lease_heartbeat(rs_txn *tx);
 
@@ -120,7 +123,6 @@ tx_status fence_policy_take(rs_txn *tx);
 void fence_policy_release(rs_txn *tx, rs_result *res);
 /* Resumes the child (or parent) fenced by `who` — a provably terminal run. */
 rs_code fence_policy_recover(rs_txn *tx, bool child, const char *who, rs_err *e);
-/* True when either Kustomization carries any fence; `what` names the first. */
 /* Reads both Kustomizations: RS_OK with `what` empty (free) or naming the
  * first residual fence; a failed read is an error, never a residual fence. */
 rs_code fence_policy_residual(rs_txn *tx, char *what, size_t len, rs_err *e);

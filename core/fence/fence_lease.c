@@ -219,6 +219,27 @@ rs_code lease_assert_held(rs_txn *tx, rs_err *e)
     return RS_OK;
 }
 
+rs_code lease_take_over(rs_txn *tx, const char *holder, const char *rv, rs_err *e)
+{
+    char now[48];
+    lease_time(tx, now, sizeof now);
+    cJSON *patch = cJSON_CreateArray();
+    add_op(patch, "test", "/metadata/resourceVersion", rv);
+    add_op(patch, "test", "/spec/holderIdentity", holder);
+    add_op(patch, "replace", "/spec/holderIdentity", tx->holder);
+    add_op(patch, "add", "/spec/acquireTime", now);
+    add_op(patch, "add", "/spec/renewTime", now);
+    int ws = 0;
+    if (lease_write_ours(tx, patch, &ws)) {
+        tx->lease_held = true;
+        return RS_OK;
+    }
+    return rs_fail(e, RS_FAILED,
+                   "taking over Lease %s/%s from %s failed (HTTP %d): it changed since it was "
+                   "read (CAS on holder and resourceVersion %s); refusing",
+                   tx->cfg->lease_ns, tx->cfg->lease_name, holder, ws, rv);
+}
+
 rs_code lease_release(rs_txn *tx, rs_err *e)
 {
     if (!tx->lease_held) return RS_OK;
