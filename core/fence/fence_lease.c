@@ -63,24 +63,38 @@ static int lease_patch(rs_txn *tx, cJSON *patch, rs_resp *r)
     return st;
 }
 
-/* After a lost response: do we hold it now? 1 yes, 0 no (free), -1 someone else / unreadable. */
-static int lease_reread_ours(rs_txn *tx)
+/* What a read of the Lease shows about this run's hold on it. */
+typedef enum lease_seen { LEASE_OURS, LEASE_FREE, LEASE_OTHER, LEASE_UNREADABLE } lease_seen;
+
+/* Reads the Lease; when it is ours, remembers its resourceVersion. *status
+ * (may be NULL) receives the HTTP status of the read. */
+static lease_seen lease_look(rs_txn *tx, int *status)
 {
     rs_resp r;
     int st = lease_get(tx, &r);
-    int verdict = -1;
-    if (st == 200 && r.body) {
+    if (status) *status = st;
+    lease_seen seen = LEASE_UNREADABLE;
+    if (st == 404) {
+        seen = LEASE_FREE;
+    } else if (st == 200 && r.body) {
         bool present;
         const char *h = lease_holder(r.body, &present);
         if (strcmp(h, tx->holder) == 0) {
-            verdict = 1;
+            seen = LEASE_OURS;
             snprintf(tx->lease_rv, sizeof tx->lease_rv, "%s", kobj_rv(r.body));
-        } else if (h[0] == '\0') {
-            verdict = 0;
+        } else {
+            seen = h[0] == '\0' ? LEASE_FREE : LEASE_OTHER;
         }
     }
     rs_resp_free(&r);
-    return verdict;
+    return seen;
+}
+
+/* After a lost response: do we hold it now? 1 yes, 0 no (free), -1 someone else / unreadable. */
+static int lease_reread_ours(rs_txn *tx)
+{
+    lease_seen seen = lease_look(tx, NULL);
+    return seen == LEASE_OURS ? 1 : seen == LEASE_FREE ? 0 : -1;
 }
 
 /* A CAS write that leaves the Lease ours (acquire, renew): on success or an
@@ -180,39 +194,81 @@ rs_code lease_acquire(rs_txn *tx, rs_err *e)
                    tx->cfg->lease_ns, tx->cfg->lease_name, TX_CAS_ATTEMPTS_MAX);
 }
 
+/* Renews the Lease by CAS on its resourceVersion and our holder. A CAS that
+ * fails because someone else touched the Lease (a label, an annotation: H5,
+ * DESIGN §3.4 r2) is re-read and, while the holder is still ours, renewed
+ * again. Only a read showing another holder (or none) proves the Lease lost;
+ * a failure to read or write proves nothing: the renewal fails, the Lease
+ * stays in this run's books and cleanup still releases it. */
 static rs_code lease_renew(rs_txn *tx, rs_err *e)
 {
-    char now[48];
-    lease_time(tx, now, sizeof now);
-    cJSON *patch = cJSON_CreateArray();
-    add_op(patch, "test", "/metadata/resourceVersion", tx->lease_rv);
-    add_op(patch, "test", "/spec/holderIdentity", tx->holder);
-    add_op(patch, "add", "/spec/renewTime", now);
     int ws = 0;
-    if (lease_write_ours(tx, patch, &ws)) return RS_OK;
-    tx->lease_held = false;
-    return rs_fail(e, RS_FAILED, "renewing Lease %s/%s failed (HTTP %d); the fence is lost",
+    for (int attempt = 0; attempt < TX_CAS_ATTEMPTS_MAX; attempt++) {
+        char now[48];
+        lease_time(tx, now, sizeof now);
+        cJSON *patch = cJSON_CreateArray();
+        add_op(patch, "test", "/metadata/resourceVersion", tx->lease_rv);
+        add_op(patch, "test", "/spec/holderIdentity", tx->holder);
+        add_op(patch, "add", "/spec/renewTime", now);
+        if (lease_write_ours(tx, patch, &ws)) return RS_OK;
+        int rs = 0;
+        lease_seen seen = lease_look(tx, &rs);
+        if (seen == LEASE_OURS) {
+            if (ws == 409 || ws == 422) {
+                out_info(tx->out,
+                         "Lease %s/%s changed under us but is still ours (HTTP %d on renewal); "
+                         "renewing again",
+                         tx->cfg->lease_ns, tx->cfg->lease_name, ws);
+                continue;
+            }
+            break; /* still ours, but the renewal itself keeps failing */
+        }
+        if (seen == LEASE_FREE || seen == LEASE_OTHER) {
+            tx->lease_held = false;
+            return rs_fail(e, RS_FAILED,
+                           "renewing Lease %s/%s failed (HTTP %d): it is now %s; the fence is "
+                           "lost",
+                           tx->cfg->lease_ns, tx->cfg->lease_name, ws,
+                           seen == LEASE_FREE ? "free" : "held by another run");
+        }
+        return rs_fail(e, RS_FAILED,
+                       "renewing Lease %s/%s failed (HTTP %d) and re-reading it failed (HTTP "
+                       "%d); whether this run still holds it is unknown",
+                       tx->cfg->lease_ns, tx->cfg->lease_name, ws, rs);
+    }
+    return rs_fail(e, RS_FAILED, "renewing Lease %s/%s failed (HTTP %d); it is still ours",
                    tx->cfg->lease_ns, tx->cfg->lease_name, ws);
 }
 
+#define LEASE_READ_ATTEMPTS 3
+
+/* Before every mutation: the Lease must still be ours. A read that fails is
+ * retried within a small budget (H6) and said so; only a read showing
+ * another holder (or none) drops the Lease from this run's books. */
 rs_code lease_assert_held(rs_txn *tx, rs_err *e)
 {
     if (!tx->lease_held)
         return rs_fail(e, RS_FAILED, "Lease %s/%s is not held by this run", tx->cfg->lease_ns,
                        tx->cfg->lease_name);
-    rs_resp r;
-    int st = lease_get(tx, &r);
-    bool present;
-    const char *holder = st == 200 && r.body ? lease_holder(r.body, &present) : "";
-    bool ours = st == 200 && strcmp(holder, tx->holder) == 0;
-    if (ours) snprintf(tx->lease_rv, sizeof tx->lease_rv, "%s", kobj_rv(r.body));
-    rs_resp_free(&r);
-    if (!ours) {
+    int st = 0;
+    lease_seen seen = lease_look(tx, &st);
+    for (int attempt = 1; seen == LEASE_UNREADABLE && attempt < LEASE_READ_ATTEMPTS; attempt++) {
+        out_warning(tx->out, "reading Lease %s/%s failed (HTTP %d); re-proving its holder",
+                    tx->cfg->lease_ns, tx->cfg->lease_name, st);
+        gate_sleep_ms(&tx->gate, tx->cfg->sync_interval_ms);
+        seen = lease_look(tx, &st);
+    }
+    if (seen == LEASE_UNREADABLE)
+        return rs_fail(e, RS_FAILED,
+                       "Lease %s/%s could not be read (HTTP %d, %d attempts); refusing to write "
+                       "while its holder is unproven",
+                       tx->cfg->lease_ns, tx->cfg->lease_name, st, LEASE_READ_ATTEMPTS);
+    if (seen != LEASE_OURS) {
         tx->lease_held = false;
         return rs_fail(e, RS_FAILED,
-                       "Lease %s/%s is no longer held by this run (HTTP %d); "
-                       "refusing to write",
-                       tx->cfg->lease_ns, tx->cfg->lease_name, st);
+                       "Lease %s/%s is no longer held by this run (it is %s); refusing to write",
+                       tx->cfg->lease_ns, tx->cfg->lease_name,
+                       seen == LEASE_FREE ? "free" : "held by another run");
     }
     int64_t heartbeat_ms = (int64_t)tx->cfg->lease_heartbeat_s * 1000;
     if (gate_now_ms(&tx->gate) - tx->lease_renewed_ms >= heartbeat_ms) return lease_renew(tx, e);
