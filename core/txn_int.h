@@ -38,6 +38,9 @@ struct rs_txn {
     int64_t lease_renewed_ms;
     bool fence_taken; /* the full fence was taken at least once */
     bool parent_held, child_held;
+    /* A pause was sent and its answer lost, never confirmed: the fence may be
+     * ours, so cleanup releases it by exact-tuple CAS or names it. */
+    bool parent_unconfirmed, child_unconfirmed;
 
     /* Talos pass state. */
     struct {

@@ -103,8 +103,10 @@ static cJSON *fence_pause_patch(rs_txn *tx, const fence_ks *k, const cJSON *obj)
     return patch;
 }
 
-/* CAS-pauses one Kustomization with our owner tuple. */
-static tx_status fence_pause(rs_txn *tx, const fence_ks *k)
+/* CAS-pauses one Kustomization with our owner tuple. *unconfirmed is set when
+ * a pause was sent and its answer lost: from then on the fence may be ours
+ * even if this fails, and cleanup must try to release it (DESIGN §3.4 r2). */
+static tx_status fence_pause(rs_txn *tx, const fence_ks *k, bool *unconfirmed)
 {
     for (int attempt = 0; attempt < TX_CAS_ATTEMPTS_MAX; attempt++) {
         rs_resp r;
@@ -136,6 +138,7 @@ static tx_status fence_pause(rs_txn *tx, const fence_ks *k)
         rs_resp_free(&r);
         int ws = kobj_fence_patch(tx, "Kustomization", k->ns, k->name, patch);
         if (ws == 200) return TX_OK;
+        if (ws == 0) *unconfirmed = true;
         if (ws != 0 && ws != 409 && ws != 422) {
             rs_fail(&tx->err, RS_FAILED, "pausing Kustomization %s/%s failed (HTTP %d)", k->ns,
                     k->name, ws);
@@ -290,19 +293,22 @@ static tx_status fence_child_settled(rs_txn *tx, const fence_ks *k)
 tx_status fence_policy_take(rs_txn *tx)
 {
     fence_ks parent = fence_parent(tx), child = fence_child(tx);
-    tx_status s = fence_pause(tx, &parent);
+    tx_status s = fence_pause(tx, &parent, &tx->parent_unconfirmed);
     if (s == TX_OK) tx->parent_held = true;
     if (s == TX_OK) s = fence_wait_quiet(tx, &parent);
     if (s == TX_OK) s = fence_wait_quiet(tx, &child);
-    if (s == TX_OK) s = fence_pause(tx, &child);
+    if (s == TX_OK) s = fence_pause(tx, &child, &tx->child_unconfirmed);
     if (s == TX_OK) tx->child_held = true;
     if (s == TX_OK) s = fence_restart_controller(tx);
     if (s == TX_OK) s = fence_child_settled(tx, &child);
     return s;
 }
 
-/* Resumes one Kustomization fenced by `who`: CAS-test the tuple, then clear it. */
-static rs_code fence_resume(rs_txn *tx, const fence_ks *k, const char *who, rs_err *e)
+/* Resumes one Kustomization fenced by `who`: CAS-test the tuple, then clear it.
+ * may_be_free: the pause was never confirmed, so finding the Kustomization
+ * free of any fence means there is nothing to release. */
+static rs_code fence_resume(rs_txn *tx, const fence_ks *k, const char *who, bool may_be_free,
+                            rs_err *e)
 {
     for (int attempt = 0; attempt < TX_CAS_ATTEMPTS_MAX; attempt++) {
         rs_resp r;
@@ -318,7 +324,8 @@ static rs_code fence_resume(rs_txn *tx, const fence_ks *k, const char *who, rs_e
         if (!fence_tuple_is(k, r.body, uid, who)) {
             bool free_now = fence_ks_free(k, r.body);
             rs_resp_free(&r);
-            if (free_now && attempt > 0) return RS_OK; /* our lost resume was applied */
+            /* Our lost resume was applied, or our unconfirmed pause never was. */
+            if (free_now && (attempt > 0 || may_be_free)) return RS_OK;
             return rs_fail(e, RS_FAILED,
                            "Kustomization %s/%s no longer carries our fence; "
                            "not resuming it",
@@ -344,23 +351,33 @@ static rs_code fence_resume(rs_txn *tx, const fence_ks *k, const char *who, rs_e
     return rs_fail(e, RS_FAILED, "resuming Kustomization %s/%s failed", k->ns, k->name);
 }
 
+/* Releases one policy fence this run holds, or may hold because a pause's
+ * answer was lost and never confirmed. Returns whether it is now released. */
+static bool fence_release_one(rs_txn *tx, const fence_ks *k, bool *held, bool *unconfirmed,
+                              const char *which, rs_result *res)
+{
+    if (!*held && !*unconfirmed) return true;
+    rs_err e;
+    rs_err_clear(&e);
+    if (fence_resume(tx, k, tx->holder, !*held, &e) == RS_OK) {
+        *held = *unconfirmed = false;
+        return true;
+    }
+    out_error(tx->out, "%s; %s fence %s/%s %s (owner %s)", e.msg, which, k->ns, k->name,
+              *held ? "retained" : "may be retained: its pause was sent and never confirmed",
+              tx->holder);
+    res->exit = rs_code_worst(res->exit, RS_FAILED);
+    res->outcome = "failed";
+    return false;
+}
+
 void fence_policy_release(rs_txn *tx, rs_result *res)
 {
-    rs_err e;
     fence_ks parent = fence_parent(tx), child = fence_child(tx);
-    if (tx->child_held) {
-        rs_err_clear(&e);
-        if (fence_resume(tx, &child, tx->holder, &e) == RS_OK) {
-            tx->child_held = false;
-        } else {
-            out_error(tx->out, "%s; child fence %s/%s retained (owner %s)", e.msg, child.ns,
-                      child.name, tx->holder);
-            res->exit = rs_code_worst(res->exit, RS_FAILED);
-            res->outcome = "failed";
-        }
-    }
-    if (!tx->parent_held) return;
-    if (tx->child_held) {
+    bool child_free = fence_release_one(tx, &child, &tx->child_held, &tx->child_unconfirmed,
+                                        "child", res);
+    if (!tx->parent_held && !tx->parent_unconfirmed) return;
+    if (!child_free) {
         /* Resuming the parent while the child is still fenced would let Flux
          * re-apply the child's owner annotations away: keep both. */
         out_error(tx->out,
@@ -371,15 +388,7 @@ void fence_policy_release(rs_txn *tx, rs_result *res)
         res->outcome = "failed";
         return;
     }
-    rs_err_clear(&e);
-    if (fence_resume(tx, &parent, tx->holder, &e) == RS_OK) {
-        tx->parent_held = false;
-    } else {
-        out_error(tx->out, "%s; parent fence %s/%s retained (owner %s)", e.msg, parent.ns,
-                  parent.name, tx->holder);
-        res->exit = rs_code_worst(res->exit, RS_FAILED);
-        res->outcome = "failed";
-    }
+    fence_release_one(tx, &parent, &tx->parent_held, &tx->parent_unconfirmed, "parent", res);
 }
 
 rs_code fence_policy_residual(rs_txn *tx, char *what, size_t len, rs_err *e)
@@ -410,5 +419,5 @@ rs_code fence_policy_residual(rs_txn *tx, char *what, size_t len, rs_err *e)
 rs_code fence_policy_recover(rs_txn *tx, bool child, const char *who, rs_err *e)
 {
     fence_ks k = child ? fence_child(tx) : fence_parent(tx);
-    return fence_resume(tx, &k, who, e);
+    return fence_resume(tx, &k, who, false, e);
 }
