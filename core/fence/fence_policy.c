@@ -19,7 +19,6 @@
 #define FENCE_CHILD_OWNER "platform.devantler.tech/ghcr-policy-handoff-owner"
 #define FENCE_RECONCILE "kustomize.toolkit.fluxcd.io/reconcile"
 #define FENCE_RESTARTED_AT "kubectl.kubernetes.io/restartedAt"
-#define FENCE_POD_PAGE_MAX 64
 
 typedef struct fence_ks {
     const char *ns, *name, *owner_key;
@@ -151,9 +150,30 @@ static tx_status fence_pause(rs_txn *tx, const fence_ks *k, bool *unconfirmed)
     return TX_FAIL;
 }
 
-/* Collects the UIDs of the controller's pods. Returns the HTTP status. */
-static int controller_pods(rs_txn *tx, char uids[][64], int *n, int *ready_new, char old[][64],
-                           int n_old, int *old_left)
+/* The UIDs of a set of pods; grows as needed, never truncated. */
+typedef struct pod_set {
+    char (*uid)[64];
+    int n, cap;
+} pod_set;
+
+static void pod_set_free(pod_set *ps)
+{
+    free(ps->uid);
+    memset(ps, 0, sizeof *ps);
+}
+
+static bool pod_set_has(const pod_set *ps, const char *uid)
+{
+    for (int i = 0; i < ps->n; i++)
+        if (strcmp(ps->uid[i], uid) == 0) return true;
+    return false;
+}
+
+/* Lists the controller's pods into *now (emptied first). With old given,
+ * counts the pods of old still present and the Ready, non-terminating pods
+ * not in old. Returns the HTTP status; a UID too long to hold is an error. */
+static int controller_pods(rs_txn *tx, pod_set *now, const pod_set *old, int *ready_new,
+                           int *old_left)
 {
     rs_resp r;
     rs_req req = {.op = RS_OP_KUBE_LIST,
@@ -161,58 +181,43 @@ static int controller_pods(rs_txn *tx, char uids[][64], int *n, int *ready_new, 
                   .ns = tx->cfg->controller_ns,
                   .label_selector = tx->cfg->controller_selector};
     int st = gate_read(&tx->gate, &req, &r);
-    *n = 0;
+    now->n = 0;
     if (ready_new) *ready_new = 0;
     if (old_left) *old_left = 0;
     const cJSON *it;
     const cJSON *items = r.body ? cJSON_GetObjectItemCaseSensitive(r.body, "items") : NULL;
+    if (st == 200 && !cJSON_IsArray(items)) st = 0;
     cJSON_ArrayForEach(it, items)
     {
         const char *uid = kobj_str(it, "metadata.uid");
-        if (!uid || *n >= FENCE_POD_PAGE_MAX) continue;
-        bool is_old = false;
-        for (int i = 0; i < n_old; i++)
-            is_old = is_old || strcmp(old[i], uid) == 0;
+        if (!uid || strlen(uid) >= 64) {
+            st = 0; /* a pod we cannot name cannot be proven replaced */
+            break;
+        }
+        bool is_old = old && pod_set_has(old, uid);
         if (is_old && old_left) (*old_left)++;
         bool terminating = kobj_str(it, "metadata.deletionTimestamp") != NULL;
         if (!is_old && !terminating && kobj_condition_true(it, "Ready") && ready_new)
             (*ready_new)++;
-        snprintf(uids[(*n)++], 64, "%s", uid);
+        if (now->n == now->cap) {
+            now->cap = now->cap ? now->cap * 2 : 8;
+            now->uid = rs_xrealloc(now->uid, (size_t)now->cap * sizeof *now->uid);
+        }
+        snprintf(now->uid[now->n++], 64, "%s", uid);
     }
     rs_resp_free(&r);
     return st;
 }
 
-/* Restarts kustomize-controller and proves every pre-restart pod was
- * replaced by a Ready pod. */
-static tx_status fence_restart_controller(rs_txn *tx)
+/* The restart patch: a fresh restartedAt stamp, CAS on resourceVersion. */
+static cJSON *restart_patch(const cJSON *deploy, const char *stamp)
 {
-    const rs_config *c = tx->cfg;
-    char old[FENCE_POD_PAGE_MAX][64];
-    int n_old = 0;
-    if (controller_pods(tx, old, &n_old, NULL, NULL, 0, NULL) != 200) {
-        rs_fail(&tx->err, RS_FAILED, "listing kustomize-controller pods failed");
-        return TX_FAIL;
-    }
-    rs_resp r;
-    int st = kobj_get(tx, "Deployment", c->controller_ns, c->controller_name, &r);
-    if (st != 200 || !r.body) {
-        rs_resp_free(&r);
-        rs_fail(&tx->err, RS_FAILED, "reading Deployment %s/%s failed (HTTP %d)", c->controller_ns,
-                c->controller_name, st);
-        return TX_FAIL;
-    }
-    const cJSON *spec = cJSON_GetObjectItemCaseSensitive(r.body, "spec");
-    const cJSON *replicas = cJSON_GetObjectItemCaseSensitive(spec, "replicas");
-    int want = cJSON_IsNumber(replicas) ? replicas->valueint : 1;
+    const cJSON *spec = cJSON_GetObjectItemCaseSensitive(deploy, "spec");
     const cJSON *tmd = cJSON_GetObjectItemCaseSensitive(
         cJSON_GetObjectItemCaseSensitive(spec, "template"), "metadata");
     bool has_ann = cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(tmd, "annotations"));
-    char stamp[64];
-    snprintf(stamp, sizeof stamp, "%.16s-%" PRId64, tx->holder, gate_now_ms(&tx->gate));
     cJSON *patch = cJSON_CreateArray();
-    kobj_patch_op(patch, "test", "/metadata/resourceVersion", cJSON_CreateString(kobj_rv(r.body)));
-    rs_resp_free(&r);
+    kobj_patch_op(patch, "test", "/metadata/resourceVersion", cJSON_CreateString(kobj_rv(deploy)));
     if (!has_ann) {
         if (!cJSON_IsObject(tmd))
             kobj_patch_op(patch, "add", "/spec/template/metadata", cJSON_CreateObject());
@@ -221,44 +226,92 @@ static tx_status fence_restart_controller(rs_txn *tx)
     kobj_patch_op(patch, "add",
                   "/spec/template/metadata/annotations/kubectl.kubernetes.io~1restartedAt",
                   cJSON_CreateString(stamp));
-    int ws = kobj_fence_patch(tx, "Deployment", c->controller_ns, c->controller_name, patch);
-    if (ws == 0) {
-        rs_resp rr;
-        int rs = kobj_get(tx, "Deployment", c->controller_ns, c->controller_name, &rr);
-        const cJSON *ann =
-            rs == 200 ? cJSON_GetObjectItemCaseSensitive(
-                            cJSON_GetObjectItemCaseSensitive(
-                                cJSON_GetObjectItemCaseSensitive(
-                                    cJSON_GetObjectItemCaseSensitive(rr.body, "spec"), "template"),
-                                "metadata"),
-                            "annotations")
-                      : NULL;
-        const cJSON *v = cJSON_GetObjectItemCaseSensitive(ann, FENCE_RESTARTED_AT);
-        ws = cJSON_IsString(v) && strcmp(v->valuestring, stamp) == 0 ? 200 : 0;
-        rs_resp_free(&rr);
+    return patch;
+}
+
+static bool restart_stamp_is(const cJSON *deploy, const char *stamp)
+{
+    const cJSON *ann = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(
+            cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(deploy, "spec"),
+                                             "template"),
+            "metadata"),
+        "annotations");
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(ann, FENCE_RESTARTED_AT);
+    return cJSON_IsString(v) && strcmp(v->valuestring, stamp) == 0;
+}
+
+/* Restarts the controller Deployment by CAS, with the same retry as the
+ * pauses: a conflict re-reads and tries again; a lost answer re-reads and
+ * adopts our stamp if it is there. *want receives spec.replicas. */
+static tx_status restart_deployment(rs_txn *tx, int *want)
+{
+    const rs_config *c = tx->cfg;
+    char stamp[64];
+    snprintf(stamp, sizeof stamp, "%.16s-%" PRId64, tx->holder, gate_now_ms(&tx->gate));
+    int ws = 0;
+    for (int attempt = 0; attempt < TX_CAS_ATTEMPTS_MAX; attempt++) {
+        rs_resp r;
+        int st = kobj_get(tx, "Deployment", c->controller_ns, c->controller_name, &r);
+        if (st != 200 || !r.body) {
+            rs_resp_free(&r);
+            rs_fail(&tx->err, RS_FAILED, "reading Deployment %s/%s failed (HTTP %d)",
+                    c->controller_ns, c->controller_name, st);
+            return TX_FAIL;
+        }
+        const cJSON *replicas = cJSON_GetObjectItemCaseSensitive(
+            cJSON_GetObjectItemCaseSensitive(r.body, "spec"), "replicas");
+        *want = cJSON_IsNumber(replicas) ? replicas->valueint : 1;
+        bool adopted = attempt > 0 && ws == 0 && restart_stamp_is(r.body, stamp);
+        cJSON *patch = adopted ? NULL : restart_patch(r.body, stamp);
+        rs_resp_free(&r);
+        if (adopted) return TX_OK; /* the lost answer's write was applied */
+        ws = kobj_fence_patch(tx, "Deployment", c->controller_ns, c->controller_name, patch);
+        if (ws == 200) return TX_OK;
+        if (ws != 0 && ws != 409 && ws != 422) break;
     }
-    if (ws != 200) {
-        rs_fail(&tx->err, RS_FAILED, "restarting Deployment %s/%s failed (HTTP %d)",
-                c->controller_ns, c->controller_name, ws);
+    rs_fail(&tx->err, RS_FAILED, "restarting Deployment %s/%s failed (HTTP %d)", c->controller_ns,
+            c->controller_name, ws);
+    return TX_FAIL;
+}
+
+/* Restarts kustomize-controller and proves every pre-restart pod was
+ * replaced by a Ready pod. */
+static tx_status fence_restart_controller(rs_txn *tx)
+{
+    const rs_config *c = tx->cfg;
+    pod_set old = {0}, now = {0};
+    int st = controller_pods(tx, &old, NULL, NULL, NULL);
+    if (st != 200) {
+        pod_set_free(&old);
+        rs_fail(&tx->err, RS_FAILED, "listing %s pods failed (HTTP %d)", c->controller_name, st);
+        return TX_FAIL;
+    }
+    int want = 1;
+    if (restart_deployment(tx, &want) != TX_OK) {
+        pod_set_free(&old);
         return TX_FAIL;
     }
     out_info(tx->out, "restarted %s/%s; waiting for every pre-restart pod to be replaced",
              c->controller_ns, c->controller_name);
     int attempts =
         (c->rollout_timeout_s * 1000) / (c->sync_interval_ms > 0 ? c->sync_interval_ms : 1000);
-    for (int attempt = 0; attempt < attempts; attempt++) {
+    tx_status s = TX_FAIL;
+    for (int attempt = 0; attempt < attempts && s != TX_OK; attempt++) {
         gate_sleep_ms(&tx->gate, c->sync_interval_ms);
-        char now[FENCE_POD_PAGE_MAX][64];
-        int n = 0, ready_new = 0, old_left = 0;
-        if (controller_pods(tx, now, &n, &ready_new, old, n_old, &old_left) == 200 &&
-            old_left == 0 && ready_new >= want)
-            return TX_OK;
+        int ready_new = 0, old_left = 0;
+        if (controller_pods(tx, &now, &old, &ready_new, &old_left) == 200 && old_left == 0 &&
+            ready_new >= want)
+            s = TX_OK;
     }
-    rs_fail(&tx->err, RS_FAILED,
-            "kustomize-controller rollout did not replace every pod within "
-            "%d s; root auth unchanged",
-            c->rollout_timeout_s);
-    return TX_FAIL;
+    pod_set_free(&old);
+    pod_set_free(&now);
+    if (s != TX_OK)
+        rs_fail(&tx->err, RS_FAILED,
+                "kustomize-controller rollout did not replace every pod within "
+                "%d s; root auth unchanged",
+                c->rollout_timeout_s);
+    return s;
 }
 
 /* Two identical consecutive observations of the fenced child. */
