@@ -198,18 +198,22 @@ tx_status fanout_force_sync(rs_txn *tx, const char *kind, const char *ns, const 
     return TX_FAIL;
 }
 
-/* The OpenBao seed equals the desired credential? 1 yes, 0 differs, -1 unreadable. */
-static int seed_matches(rs_txn *tx)
+/* Does the OpenBao seed hold the desired credential? *status receives the
+ * read's HTTP status (0: transport error). */
+static rs_verdict seed_matches(rs_txn *tx, int *status)
 {
     rs_resp r;
     int st = tp_openbao_read_gate(tx, &r);
-    int verdict = -1;
+    *status = st;
+    rs_verdict verdict = RS_UNKNOWN;
     if (st == 200 && r.body) {
         const cJSON *data = cJSON_GetObjectItemCaseSensitive(
             cJSON_GetObjectItemCaseSensitive(r.body, "data"), "data");
         const cJSON *v = cJSON_GetObjectItemCaseSensitive(data, tx->cfg->openbao_property);
         verdict = cJSON_IsString(v) &&
-                  cred_matches_text(&tx->cred, v->valuestring, strlen(v->valuestring));
+                          cred_matches_text(&tx->cred, v->valuestring, strlen(v->valuestring))
+                      ? RS_EQUAL
+                      : RS_DIFFERS;
     }
     rs_resp_free(&r);
     return verdict;
@@ -264,13 +268,26 @@ static tx_status fanout_seed(rs_txn *tx, bool lazy, bool wrote_variables, bool *
             rs_fail(&tx->err, RS_FAILED, "reading %s failed (HTTP %d)", obj, st);
             return TX_FAIL;
         }
-        int seed = seed_matches(tx);
+        int seed_status = 0;
+        rs_verdict seed = seed_matches(tx, &seed_status);
         char seed_obj[300];
         snprintf(seed_obj, sizeof seed_obj, "openbao %s", c->openbao_path);
         if (!ready) drift(tx, "PushSecret is not Ready", obj);
-        if (seed == 0) drift(tx, "OpenBao seed differs", seed_obj);
-        if (seed < 0) drift(tx, "OpenBao seed cannot be read", seed_obj);
-        push = !ready || seed != 1;
+        if (seed == RS_DIFFERS) drift(tx, "OpenBao seed differs", seed_obj);
+        if (seed == RS_UNKNOWN) {
+            /* Name the status: a 403 from a mis-scoped token must be obvious. */
+            char why[160];
+            if (seed_status == 0)
+                snprintf(why, sizeof why, "OpenBao seed cannot be read (no answer)");
+            else
+                snprintf(why, sizeof why, "OpenBao seed cannot be read (HTTP %d%s)", seed_status,
+                         seed_status == 403   ? ": permission denied; check the read-only token's "
+                                                "policy for this path"
+                         : seed_status == 404 ? ": no secret at this path"
+                                              : "");
+            drift(tx, why, seed_obj);
+        }
+        push = !ready || seed != RS_EQUAL;
     }
     *pushed = false;
     if (!push) return TX_OK;

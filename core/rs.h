@@ -14,6 +14,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The one tri-state of a comparison that needs a read: the read showed the
+ * value equal, showed it different, or did not answer (never "differs"). */
+typedef enum rs_verdict { RS_EQUAL, RS_DIFFERS, RS_UNKNOWN } rs_verdict;
+
 typedef enum rs_code {
     RS_OK = 0,
     RS_FAILED = 1,   /* the operation failed closed (exit 1) */
