@@ -50,7 +50,8 @@ gate_result gate_write(rs_gate *g, gate_need need, const rs_req *req, rs_resp *r
     }
     if (g->ops.check && g->ops.check(g->owner, e) != RS_OK) return GATE_FAILED;
     g->writes++;
-    g->t->call(g->t, req, resp);
+    int st = g->t->call(g->t, req, resp);
+    if (st >= 200 && st < 300) g->changes++;
     return GATE_WRITTEN;
 }
 

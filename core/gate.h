@@ -48,7 +48,8 @@ typedef struct rs_gate {
     void *owner;
     gate_need held;
     bool restart_on_fence;
-    int writes; /* writes performed through the gate (incl. fence writes) */
+    int writes;  /* writes performed through the gate (incl. fence writes) */
+    int changes; /* gated (non-fence) writes the cluster accepted: the run changed the world */
 } rs_gate;
 
 void gate_init(rs_gate *g, rs_transport *t, rs_gate_ops ops, void *owner, bool restart_on_fence);

@@ -330,7 +330,10 @@ void txn_repair(rs_txn *tx, rs_result *res)
     if (bootstrapped)
         res->outcome = "bootstrapped";
     else
-        res->outcome = tx->gate.writes > 0 ? "repaired" : "converged";
+        /* "repaired" only when a write changed the world: a fence taken
+         * for drift that was gone by the time the round re-read it is not a
+         * repair. */
+        res->outcome = tx->gate.changes > 0 ? "repaired" : "converged";
     if (!bootstrapped && tx->gate.writes == 0)
         out_info(tx->out, "converged: nothing drifted; no fence taken, nothing written");
 }
