@@ -271,8 +271,18 @@ START_TEST(test_prod_preset_pods_per_node)
     ck_assert_int_eq(
         store_list(sim_world_db(w), "Pod", NULL, NULL, "spec.nodeName=prod-control-plane-1", &list),
         200);
-    ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(list, "items")), 1);
+    /* The DaemonSet pod and the three static pods of a Talos control plane
+     * (DESIGN §3.3 r2), seen through the API as mirror pods. */
+    ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(list, "items")), 4);
     cJSON_Delete(list);
+    cJSON *mirror = NULL;
+    ck_assert_int_eq(store_get(sim_world_db(w), "Pod", "kube-system",
+                               "kube-apiserver-prod-control-plane-1", &mirror),
+                     200);
+    const cJSON *ann = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(mirror, "metadata"), "annotations");
+    ck_assert(cJSON_IsString(cJSON_GetObjectItemCaseSensitive(ann, "kubernetes.io/config.mirror")));
+    cJSON_Delete(mirror);
     ck_assert_int_eq(
         store_list(sim_world_db(w), "Pod", "flux-system", "app=kustomize-controller", NULL, &list),
         200);
@@ -1084,6 +1094,31 @@ START_TEST(test_eviction_drains_and_pdb_blocks)
 }
 END_TEST
 
+START_TEST(test_evicted_mirror_pod_comes_back_at_once)
+{
+    sim_world *w = t_build_open(t_path);
+    rs_transport *t = sim_transport_open(w, "stage", NULL);
+    cJSON *before = t_get(w, "Pod/kube-system/kube-scheduler-prod-control-plane-2");
+    char *uid = rs_xstrdup(cJSON_GetStringValue(jsonpointer_get(before, "/metadata/uid")));
+    cJSON_Delete(before);
+    rs_req ev = {.op = RS_OP_KUBE_EVICT,
+                 .kind = "Pod",
+                 .ns = "kube-system",
+                 .name = "kube-scheduler-prod-control-plane-2"};
+    rs_resp r;
+    ck_assert_int_eq(t->call(t, &ev, &r), 201);
+    rs_resp_free(&r);
+    /* The kubelet registered it again: present, not terminating, a new UID. */
+    cJSON *after = t_get(w, "Pod/kube-system/kube-scheduler-prod-control-plane-2");
+    ck_assert_ptr_null(jsonpointer_get(after, "/metadata/deletionTimestamp"));
+    ck_assert_str_ne(cJSON_GetStringValue(jsonpointer_get(after, "/metadata/uid")), uid);
+    cJSON_Delete(after);
+    free(uid);
+    t->close(t);
+    sim_world_close(w);
+}
+END_TEST
+
 START_TEST(test_event_errors_name_the_event)
 {
     sim_world *w = t_build_open(t_path);
@@ -1226,6 +1261,7 @@ static Suite *world_suite(void)
     tcase_add_test(tc, test_event_errors_name_the_event);
     tcase_add_test(tc, test_node_events_and_liveness);
     tcase_add_test(tc, test_sixty_node_world_counts_thousands_of_calls);
+    tcase_add_test(tc, test_evicted_mirror_pod_comes_back_at_once);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -244,21 +244,31 @@ static tx_status node_release(rs_txn *tx)
     return TX_OK;
 }
 
-static bool pod_is_daemonset(const cJSON *pod)
+/* Pods a drain leaves alone, as `kubectl drain` does: DaemonSet pods (their
+ * controller ignores the cordon) and mirror pods (the API's view of a static
+ * pod the kubelet runs — every Talos control plane runs kube-apiserver,
+ * kube-controller-manager and kube-scheduler that way; evicting one only
+ * makes the kubelet register it again, so a drain that waits for it to be
+ * gone never ends). */
+static bool pod_stays(const cJSON *pod)
 {
+    if (kobj_annotation(pod, "kubernetes.io/config.mirror")) return true;
     const cJSON *refs = cJSON_GetObjectItemCaseSensitive(
         cJSON_GetObjectItemCaseSensitive(pod, "metadata"), "ownerReferences");
     const cJSON *ref;
     cJSON_ArrayForEach(ref, refs)
     {
         const char *k = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ref, "kind"));
-        if (k && strcmp(k, "DaemonSet") == 0) return true;
+        if (k && (strcmp(k, "DaemonSet") == 0 || strcmp(k, "Node") == 0)) return true;
     }
     return false;
 }
 
-/* Evicts every non-DaemonSet pod through the Eviction API; 429 (PDB) is
- * retried until the drain timeout; one guarded retry on transport loss. */
+/* Evicts every pod but DaemonSet and mirror pods through the Eviction API;
+ * 429 (PDB) is retried until the drain timeout; one guarded retry on
+ * transport loss. The drain ends when every evicted pod is gone, not merely
+ * terminating (DESIGN §3.3 r2): a reboot under a still-running pod kills it
+ * without its grace period. */
 static tx_status node_drain(rs_txn *tx, const node_info *n)
 {
     int64_t deadline = gate_now_ms(&tx->gate) + tx->cfg->drain_timeout_ms;
@@ -280,8 +290,9 @@ static tx_status node_drain(rs_txn *tx, const node_info *n)
         const cJSON *items = cJSON_GetObjectItemCaseSensitive(r.body, "items");
         cJSON_ArrayForEach(pod, items)
         {
-            if (pod_is_daemonset(pod) || kobj_str(pod, "metadata.deletionTimestamp")) continue;
+            if (pod_stays(pod)) continue;
             remaining++;
+            if (kobj_str(pod, "metadata.deletionTimestamp")) continue; /* going: wait */
             rs_req ev = {.op = RS_OP_KUBE_EVICT,
                          .kind = "Pod",
                          .ns = kobj_str(pod, "metadata.namespace"),

@@ -117,7 +117,18 @@ int ctl_evict(sim_world *w, const char *ns, const char *name, char **node_out, c
                             "Cannot evict pod as it would violate the pod's disruption budget.");
         return 429;
     }
-    if (!ctl_pod_terminating(pod)) ctl_pod_terminate(w, ns, name, SIM_EVICT_MS);
+    bool mirror = simw_annotation(pod, SIMW_ANN_CONFIG_MIRROR) ||
+                  (owner_kind && strcmp(owner_kind, "Node") == 0);
+    if (mirror && node) {
+        /* A mirror pod is the API's view of a static pod the kubelet runs:
+         * evicting it deletes the object and the kubelet registers it again
+         * at once (a new UID), while the static pod itself keeps running. A
+         * drain that evicts it and waits for it to be gone never finishes. */
+        ctl_pod_delete(w, ns, name);
+        simw_node_pods_ensure(w, node);
+    } else if (!ctl_pod_terminating(pod)) {
+        ctl_pod_terminate(w, ns, name, SIM_EVICT_MS);
+    }
     cJSON_Delete(pod);
     *body = eviction_status(201, "Success", NULL, NULL);
     return 201;

@@ -39,6 +39,7 @@
 #define SIMW_ANN_FORCE_SYNC "force-sync"
 #define SIMW_ANN_REQUESTED_AT "reconcile.fluxcd.io/requestedAt"
 #define SIMW_ANN_DRAIN_OWNER "platform.devantler.tech/ghcr-auth-drain-owner"
+#define SIMW_ANN_CONFIG_MIRROR "kubernetes.io/config.mirror"
 #define SIMW_TAINT_NOT_READY "node.kubernetes.io/not-ready"
 
 struct sim_world {

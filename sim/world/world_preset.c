@@ -339,20 +339,39 @@ cJSON *simw_node_object(sim_world *w, const char *name, bool control_plane, int 
     return node;
 }
 
+/* What runs a preset pod: a workload controller, a DaemonSet, or the
+ * kubelet itself (a static pod, seen through the API as a mirror pod). */
+typedef enum preset_owner { PRESET_WORKLOAD, PRESET_DAEMONSET, PRESET_STATIC } preset_owner;
+
+static void preset_owner_ref(cJSON *meta, const char *kind, const char *name, const char *uid)
+{
+    cJSON *owner = cJSON_CreateObject();
+    cJSON_AddStringToObject(owner, "apiVersion", strcmp(kind, "Node") == 0 ? "v1" : "apps/v1");
+    cJSON_AddStringToObject(owner, "kind", kind);
+    cJSON_AddStringToObject(owner, "name", name);
+    cJSON_AddStringToObject(owner, "uid", uid);
+    cJSON_AddBoolToObject(owner, "controller", true);
+    cJSON_AddItemToArray(cJSON_AddArrayToObject(meta, "ownerReferences"), owner);
+}
+
 static cJSON *preset_pod(sim_world *w, const char *ns, const char *name, const char *node,
-                         const char *app, bool daemonset)
+                         const char *app, preset_owner owner)
 {
     cJSON *meta = NULL;
     cJSON *pod = preset_object("Pod", ns, name, &meta);
     cJSON_AddStringToObject(cJSON_AddObjectToObject(meta, "labels"), "app", app);
-    if (daemonset) {
-        cJSON *owner = cJSON_CreateObject();
-        cJSON_AddStringToObject(owner, "apiVersion", "apps/v1");
-        cJSON_AddStringToObject(owner, "kind", "DaemonSet");
-        cJSON_AddStringToObject(owner, "name", PRESET_DS_NAME);
-        cJSON_AddStringToObject(owner, "uid", "sim-daemonset-" PRESET_DS_NAME);
-        cJSON_AddBoolToObject(owner, "controller", true);
-        cJSON_AddItemToArray(cJSON_AddArrayToObject(meta, "ownerReferences"), owner);
+    if (owner == PRESET_DAEMONSET)
+        preset_owner_ref(meta, "DaemonSet", PRESET_DS_NAME, "sim-daemonset-" PRESET_DS_NAME);
+    if (owner == PRESET_STATIC) {
+        /* As the kubelet registers a static pod: the mirror annotation and
+         * the Node as its controller. */
+        char *hash = rs_xasprintf("sim-static-%s", name);
+        cJSON_AddStringToObject(cJSON_AddObjectToObject(meta, "annotations"),
+                                SIMW_ANN_CONFIG_MIRROR, hash);
+        free(hash);
+        char *uid = rs_xasprintf("sim-node-%s", node);
+        preset_owner_ref(meta, "Node", node, uid);
+        free(uid);
     }
     cJSON *spec = cJSON_AddObjectToObject(pod, "spec");
     cJSON_AddStringToObject(spec, "nodeName", node);
@@ -366,7 +385,11 @@ static cJSON *preset_pod(sim_world *w, const char *ns, const char *name, const c
 }
 
 /* The pods a node runs in the preset; missing ones are (re)created — after a
- * reboot the evicted workload pods are scheduled back onto the node. */
+ * reboot the evicted workload pods are scheduled back onto the node, and the
+ * kubelet recreates a deleted mirror pod at once. Every node runs the
+ * DaemonSet pod; workers run two workload pods; control planes run
+ * kube-apiserver, kube-controller-manager and kube-scheduler as static pods
+ * (as every Talos control plane does: DESIGN §3.3 r2). */
 void simw_node_pods_ensure(sim_world *w, const char *node)
 {
     sqlite3_stmt *st = simw_stmt(w, "SELECT role FROM talos WHERE node = ?1");
@@ -375,23 +398,33 @@ void simw_node_pods_ensure(sim_world *w, const char *node)
     sqlite3_reset(st);
     bool worker = role && strcmp(role, "worker") == 0;
     free(role);
-    char *names[3] = {rs_xasprintf(PRESET_DS_NAME "-%s", node),
-                      rs_xasprintf("wedding-app-%s", node), rs_xasprintf("workload-%s", node)};
-    const char *nss[3] = {"kube-system", "wedding-app", "default"};
-    const char *apps[3] = {PRESET_DS_NAME, "wedding-app", "workload"};
-    for (size_t i = 0; i < (worker ? 3u : 1u); i++) {
-        cJSON *existing = simw_get(w, "Pod", nss[i], names[i]);
+    static const struct {
+        const char *ns, *app;
+        preset_owner owner;
+        bool worker; /* runs on workers (else on control planes) */
+    } pods[] = {
+        {"kube-system", PRESET_DS_NAME, PRESET_DAEMONSET, true},
+        {"kube-system", PRESET_DS_NAME, PRESET_DAEMONSET, false},
+        {"wedding-app", "wedding-app", PRESET_WORKLOAD, true},
+        {"default", "workload", PRESET_WORKLOAD, true},
+        {"kube-system", "kube-apiserver", PRESET_STATIC, false},
+        {"kube-system", "kube-controller-manager", PRESET_STATIC, false},
+        {"kube-system", "kube-scheduler", PRESET_STATIC, false},
+    };
+    for (size_t i = 0; i < RS_ARRAY_LEN(pods); i++) {
+        if (pods[i].worker != worker) continue;
+        char *name = rs_xasprintf("%s-%s", pods[i].app, node);
+        cJSON *existing = simw_get(w, "Pod", pods[i].ns, name);
         if (!existing) {
-            cJSON *pod = preset_pod(w, nss[i], names[i], node, apps[i], i == 0);
+            cJSON *pod = preset_pod(w, pods[i].ns, name, node, pods[i].app, pods[i].owner);
             cJSON *out = NULL;
-            store_create(w->db, "Pod", nss[i], pod, &out);
+            store_create(w->db, "Pod", pods[i].ns, pod, &out);
             cJSON_Delete(out);
             cJSON_Delete(pod);
         }
         cJSON_Delete(existing);
+        free(name);
     }
-    for (size_t i = 0; i < 3; i++)
-        free(names[i]);
 }
 
 static bool preset_nodes(sim_world *w, const sim_world_desc *d, const char *revision,
