@@ -57,10 +57,34 @@ static tx_status node_revalidate(rs_txn *tx, const node_info *n, cJSON **fresh)
     return TX_OK;
 }
 
-static tx_status node_talos_write(rs_txn *tx, const node_info *n, rs_op op, cJSON *body,
-                                  const char *what)
+#define NODE_BOOT_ID_MAX 128
+
+/* status.nodeInfo.bootID into out ("" when absent or too long). */
+static void node_boot_id(const cJSON *node, char out[NODE_BOOT_ID_MAX])
 {
-    tx_status s = node_revalidate(tx, n, NULL);
+    const char *b = kobj_str(node, "status.nodeInfo.bootID");
+    snprintf(out, NODE_BOOT_ID_MAX, "%s", b && strlen(b) < NODE_BOOT_ID_MAX ? b : "");
+}
+
+/* One Talos write after revalidating the node's identity. boot_before (may
+ * be NULL) receives the boot ID the revalidating read showed: a reboot is
+ * later proven by a different one (DESIGN §3.3 r2). */
+static tx_status node_talos_write_boot(rs_txn *tx, const node_info *n, rs_op op, cJSON *body,
+                                       const char *what, char *boot_before)
+{
+    cJSON *fresh = NULL;
+    tx_status s = node_revalidate(tx, n, boot_before ? &fresh : NULL);
+    if (s == TX_OK && boot_before) {
+        node_boot_id(fresh, boot_before);
+        if (!boot_before[0]) {
+            rs_fail(&tx->err, RS_FAILED,
+                    "Node %s reports no status.nodeInfo.bootID, so a reboot could not be "
+                    "proven; refusing to reboot it",
+                    n->name);
+            s = TX_FAIL;
+        }
+    }
+    cJSON_Delete(fresh);
     if (s != TX_OK) {
         cJSON_Delete(body);
         return s;
@@ -79,6 +103,12 @@ static tx_status node_talos_write(rs_txn *tx, const node_info *n, rs_op op, cJSO
         return TX_FAIL;
     }
     return TX_OK;
+}
+
+static tx_status node_talos_write(rs_txn *tx, const node_info *n, rs_op op, cJSON *body,
+                                  const char *what)
+{
+    return node_talos_write_boot(tx, n, op, body, what, NULL);
 }
 
 /* Every other control plane Ready, etcd healthy, not a learner, no alarms. */
@@ -341,23 +371,35 @@ static bool node_lifecycle_tainted(const cJSON *node)
     return false;
 }
 
-/* After a reboot: NotReady seen, then Ready with lifecycle taints cleared. */
-static tx_status node_wait_ready(rs_txn *tx, const node_info *n)
+/* After a reboot: the node is Ready, with lifecycle taints cleared, under a
+ * boot ID other than boot_before (DESIGN §3.3 r2). A read that fails says
+ * nothing — never "it went down" — and a fast reboot may never show
+ * NotReady at all. */
+static tx_status node_wait_ready(rs_txn *tx, const node_info *n, const char *boot_before)
 {
-    bool went_down = false;
     int polls = (int)(NODE_READY_TIMEOUT_MS / NODE_READY_POLL_MS);
+    char boot[NODE_BOOT_ID_MAX] = "";
+    int last = 0;
     for (int i = 0; i < polls; i++) {
-        rs_resp r;
-        int st = kobj_get(tx, "Node", NULL, n->name, &r);
-        bool ready = st == 200 && kobj_condition_true(r.body, "Ready");
-        bool tainted = st == 200 && node_lifecycle_tainted(r.body);
-        rs_resp_free(&r);
-        if (!ready) went_down = true;
-        if (went_down && ready && !tainted) return TX_OK;
         gate_sleep_ms(&tx->gate, NODE_READY_POLL_MS);
+        rs_resp r;
+        last = kobj_get(tx, "Node", NULL, n->name, &r);
+        if (last == 200 && r.body) {
+            node_boot_id(r.body, boot);
+            bool ready = kobj_condition_true(r.body, "Ready");
+            bool tainted = node_lifecycle_tainted(r.body);
+            bool rebooted = boot[0] && strcmp(boot, boot_before) != 0;
+            if (rebooted && ready && !tainted) {
+                rs_resp_free(&r);
+                return TX_OK;
+            }
+        }
+        rs_resp_free(&r);
     }
-    rs_fail(&tx->err, RS_FAILED, "Node %s did not come back Ready within %lld s after reboot",
-            n->name, NODE_READY_TIMEOUT_MS / 1000);
+    rs_fail(&tx->err, RS_FAILED,
+            "Node %s did not come back Ready under a new boot ID within %lld s after the "
+            "reboot (boot ID before %s, last seen %s; last read HTTP %d)",
+            n->name, NODE_READY_TIMEOUT_MS / 1000, boot_before, boot[0] ? boot : "none", last);
     return TX_FAIL;
 }
 
@@ -421,11 +463,15 @@ tx_status node_process(rs_txn *tx, const node_info *n, int mode_i)
                              "RegistryAuthConfig patch");
         if (s == TX_OK) s = node_drain(tx, n);
         if (s == TX_OK && cp_reboot) s = node_quorum(tx, n, "after the drain");
+        char boot_before[NODE_BOOT_ID_MAX] = "";
         if (s == TX_OK) {
             tx->claimed_rebooting = true;
-            s = node_talos_write(tx, n, RS_OP_TALOS_REBOOT, NULL, "reboot");
+            s = node_talos_write_boot(tx, n, RS_OP_TALOS_REBOOT, NULL, "reboot", boot_before);
+            /* Refused before sending (no boot ID to prove it by): no reboot
+             * was issued, so the claim is released as usual. */
+            if (s != TX_OK && !boot_before[0]) tx->claimed_rebooting = false;
         }
-        if (s == TX_OK) s = node_wait_ready(tx, n);
+        if (s == TX_OK) s = node_wait_ready(tx, n, boot_before);
         if (s == TX_OK) tx->claimed_rebooting = false;
     }
     if (s == TX_OK && mode != NODE_PROOF_ONLY) {

@@ -54,14 +54,35 @@ static void node_set_ready(sim_world *w, const char *node, bool ready)
     cJSON_Delete(obj);
 }
 
+/* A new kernel boot: status.nodeInfo.bootID changes. */
+static void node_set_boot(sim_world *w, const char *node, int64_t seq)
+{
+    char *boot = simw_boot_id(node, seq);
+    cJSON *patch = cJSON_CreateObject();
+    cJSON_AddStringToObject(
+        cJSON_AddObjectToObject(cJSON_AddObjectToObject(patch, "status"), "nodeInfo"), "bootID",
+        boot);
+    simw_merge(w, "Node", NULL, node, patch); /* takes the patch */
+    free(boot);
+}
+
+/* A reboot as the scenario ordered it for this node (one-shot): normal (not
+ * Ready for SIM_REBOOT_MS, then a new boot), fast (a new boot within a few
+ * seconds, never seen NotReady), stuck (NotReady for good) or ignored (the
+ * request is accepted and nothing happens). */
 void ctl_talos_reboot(sim_world *w, const char *node)
 {
+    int64_t mode = simw_talos_int(w, node, "reboot_mode");
+    simw_talos_set_int(w, node, "reboot_mode", SIMW_REBOOT_NORMAL);
+    if (mode == SIMW_REBOOT_IGNORED) return;
     int64_t seq = simw_talos_int(w, node, "reboot_seq") + 1;
     simw_talos_set_int(w, node, "reboot_seq", seq);
     simw_talos_set_int(w, node, "rebooting", 1);
-    node_set_ready(w, node, false);
+    if (mode != SIMW_REBOOT_FAST) node_set_ready(w, node, false);
+    if (mode == SIMW_REBOOT_STUCK) return;
     char *payload = rs_xasprintf("%lld:%s", (long long)seq, node);
-    ctl_schedule(w, simw_now(w) + SIM_REBOOT_MS, "talos.reboot-done", payload);
+    ctl_schedule(w, simw_now(w) + (mode == SIMW_REBOOT_FAST ? SIM_FAST_REBOOT_MS : SIM_REBOOT_MS),
+                 "talos.reboot-done", payload);
     free(payload);
 }
 
@@ -78,6 +99,7 @@ void ctl_talos_reboot_done(sim_world *w, const char *payload)
     cJSON *auth = simw_talos_json(w, node, "registry_auth");
     simw_talos_set_json(w, node, "loaded_auth", auth);
     cJSON_Delete(auth);
+    node_set_boot(w, node, seq);
     node_set_ready(w, node, true);
     cJSON *ann = simw_talos_json(w, node, "node_annotations");
     if (cJSON_GetArraySize(ann) > 0) simw_node_annotations_apply(w, node, ann);

@@ -216,6 +216,22 @@ static bool ev_node_add(sc_ld *ld, const cJSON *v, const char *path, cJSON **arg
     return true;
 }
 
+static bool ev_next_reboot(sc_ld *ld, const cJSON *v, const char *path, cJSON **args)
+{
+    static const char *const keys[] = {"node", "mode", NULL};
+    char kp[SC_PATH_MAX];
+    if (!scl_shape(ld, v, path, keys, 2) || !scl_field_str(ld, v, "node", path) ||
+        !scl_field_str(ld, v, "mode", path))
+        return false;
+    const cJSON *mode = cJSON_GetObjectItemCaseSensitive(v, "mode");
+    scl_path_key(kp, path, "mode");
+    if (strcmp(mode->valuestring, "fast") && strcmp(mode->valuestring, "stuck") &&
+        strcmp(mode->valuestring, "ignored"))
+        return scl_fail_at(ld, mode, kp, "must be fast, stuck or ignored");
+    *args = cJSON_Duplicate(v, true);
+    return true;
+}
+
 static bool ev_pdb_block(sc_ld *ld, const cJSON *v, const char *path, cJSON **args)
 {
     static const char *const keys[] = {"node", "for", NULL};
@@ -270,6 +286,7 @@ static const struct {
     {"etcd.unhealthy", ev_node_only},
     {"etcd.healthy", ev_node_only},
     {"pdb.block", ev_pdb_block},
+    {"talos.next-reboot", ev_next_reboot},
     {"registry.revoke", ev_credential_only},
     {"runs.terminal", ev_runs_terminal},
 };

@@ -26,7 +26,7 @@ static const char *const simw_schema =
     " loaded_auth TEXT, node_annotations TEXT NOT NULL DEFAULT '{}',"
     " images TEXT NOT NULL DEFAULT '[]', etcd_healthy INTEGER NOT NULL DEFAULT 1,"
     " rebooting INTEGER NOT NULL DEFAULT 0, reboot_seq INTEGER NOT NULL DEFAULT 0,"
-    " pdb_block_until INTEGER NOT NULL DEFAULT 0);"
+    " pdb_block_until INTEGER NOT NULL DEFAULT 0, reboot_mode INTEGER NOT NULL DEFAULT 0);"
     "CREATE TABLE timers(id INTEGER PRIMARY KEY, due_ms INTEGER NOT NULL, kind TEXT NOT NULL,"
     " payload TEXT NOT NULL);"
     "CREATE INDEX timers_due ON timers(due_ms, id);"

@@ -34,6 +34,7 @@ typedef struct sim_world sim_world;
 #define SIM_POD_TERMINATE_MS 8000
 #define SIM_EVICT_MS 3000
 #define SIM_REBOOT_MS 240000
+#define SIM_FAST_REBOOT_MS 4000 /* a fast reboot: done between two Ready polls */
 #define SIM_IMAGE_PULL_MS 5000
 #define SIM_TIMEOUT_MS 30000
 #define SIM_ESO_REFRESH_MS (3600LL * 1000)

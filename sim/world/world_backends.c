@@ -174,6 +174,7 @@ static const char *talos_select_sql(const char *column)
     if (strcmp(column, "reboot_seq") == 0) return "SELECT reboot_seq FROM talos WHERE node = ?1";
     if (strcmp(column, "pdb_block_until") == 0)
         return "SELECT pdb_block_until FROM talos WHERE node = ?1";
+    if (strcmp(column, "reboot_mode") == 0) return "SELECT reboot_mode FROM talos WHERE node = ?1";
     return NULL;
 }
 
@@ -193,6 +194,8 @@ static const char *talos_update_sql(const char *column)
         return "UPDATE talos SET reboot_seq = ?2 WHERE node = ?1";
     if (strcmp(column, "pdb_block_until") == 0)
         return "UPDATE talos SET pdb_block_until = ?2 WHERE node = ?1";
+    if (strcmp(column, "reboot_mode") == 0)
+        return "UPDATE talos SET reboot_mode = ?2 WHERE node = ?1";
     return NULL;
 }
 

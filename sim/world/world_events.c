@@ -201,6 +201,24 @@ static rs_code ev_pdb_block(sim_world *w, const sc_event *ev, rs_err *e)
     return RS_OK;
 }
 
+/* How the node's next reboot goes (DESIGN §3.3 r2: a reboot is proven by a
+ * new boot ID): fast (done before anyone sees NotReady), stuck (NotReady for
+ * good) or ignored (accepted, never happens). One-shot. */
+static rs_code ev_next_reboot(sim_world *w, const sc_event *ev, rs_err *e)
+{
+    const char *node = ev_node(w, ev, arg_str(ev, "node"), e);
+    if (!node) return RS_DATAERR;
+    const char *mode = arg_str(ev, "mode");
+    int m = !mode                         ? -1
+            : strcmp(mode, "fast") == 0    ? SIMW_REBOOT_FAST
+            : strcmp(mode, "stuck") == 0   ? SIMW_REBOOT_STUCK
+            : strcmp(mode, "ignored") == 0 ? SIMW_REBOOT_IGNORED
+                                           : -1;
+    if (m < 0) return ev_fail(ev, e, "needs mode fast, stuck or ignored%s", NULL);
+    simw_talos_set_int(w, node, "reboot_mode", m);
+    return RS_OK;
+}
+
 static cJSON *verified_annotations_removal(void)
 {
     cJSON *ann = cJSON_CreateObject();
@@ -341,6 +359,7 @@ static const struct {
     {"etcd.unhealthy", ev_etcd},
     {"etcd.healthy", ev_etcd},
     {"pdb.block", ev_pdb_block},
+    {"talos.next-reboot", ev_next_reboot},
     {"registry.revoke", ev_registry_revoke},
     {"runs.terminal", ev_runs_terminal},
 };

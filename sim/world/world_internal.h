@@ -40,6 +40,12 @@
 #define SIMW_ANN_REQUESTED_AT "reconcile.fluxcd.io/requestedAt"
 #define SIMW_ANN_DRAIN_OWNER "platform.devantler.tech/ghcr-auth-drain-owner"
 #define SIMW_ANN_CONFIG_MIRROR "kubernetes.io/config.mirror"
+
+/* talos.reboot_mode: how the node's next reboot goes (one-shot). */
+#define SIMW_REBOOT_NORMAL 0
+#define SIMW_REBOOT_FAST 1    /* new boot ID before anyone sees NotReady */
+#define SIMW_REBOOT_STUCK 2   /* NotReady for good */
+#define SIMW_REBOOT_IGNORED 3 /* accepted, never happens */
 #define SIMW_TAINT_NOT_READY "node.kubernetes.io/not-ready"
 
 struct sim_world {
@@ -129,6 +135,8 @@ rs_code simw_preset_build(sim_world *w, const sim_world_desc *d, rs_err *e);
 cJSON *simw_node_object(sim_world *w, const char *name, bool control_plane, int index,
                         const char *revision);
 void simw_node_pods_ensure(sim_world *w, const char *node);
+/* status.nodeInfo.bootID for the node's boot number n. Caller frees. */
+char *simw_boot_id(const char *node, int64_t n);
 
 /* ---- controllers (sim/controllers/ctl_*.c) ---- */
 void ctl_schedule(sim_world *w, int64_t due_ms, const char *kind, const char *payload);

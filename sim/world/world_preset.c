@@ -303,6 +303,17 @@ static bool preset_flux(sim_world *w, rs_err *e)
 
 /* ---- nodes and their pods ---- */
 
+char *simw_boot_id(const char *node, int64_t n)
+{
+    /* Shaped like the kernel's random boot_id, derived from name and boot
+     * number so runs stay reproducible. */
+    uint32_t h = 2166136261u;
+    for (const char *p = node; *p; p++)
+        h = (h ^ (uint8_t)*p) * 16777619u;
+    return rs_xasprintf("%08x-%04x-4%03x-8000-%012llx", h, (unsigned)(n & 0xffff),
+                        (unsigned)((h >> 8) & 0xfff), (unsigned long long)n);
+}
+
 cJSON *simw_node_object(sim_world *w, const char *name, bool control_plane, int index,
                         const char *revision)
 {
@@ -333,6 +344,9 @@ cJSON *simw_node_object(sim_world *w, const char *name, bool control_plane, int 
     cJSON_AddStringToObject(a, "type", "Hostname");
     cJSON_AddStringToObject(a, "address", name);
     cJSON_AddItemToArray(addrs, a);
+    char *boot = simw_boot_id(name, 0);
+    cJSON_AddStringToObject(cJSON_AddObjectToObject(status, "nodeInfo"), "bootID", boot);
+    free(boot);
     cJSON *conds = cJSON_AddArrayToObject(status, "conditions");
     cJSON_AddItemToArray(conds, simw_condition("Ready", "True", "KubeletReady",
                                                "kubelet is posting ready status", simw_now(w)));
