@@ -5,6 +5,7 @@
  * each test pins one API-server behaviour the core depends on: revisions,
  * compare-and-swap, no-op patches, generation, selectors, Status bodies.
  */
+#include "core/cred/cred.h"
 #include "sim/store/store.h"
 
 #include <check.h>
@@ -579,6 +580,72 @@ START_TEST(test_store_status_shape)
 }
 END_TEST
 
+/* ---- admission: what the API server does before storing (DESIGN §3.3 r2) ---- */
+
+START_TEST(test_secret_string_data_is_merged_into_data)
+{
+    create("Secret", "ns",
+           "{\"metadata\":{\"name\":\"s\"},\"data\":{\"a\":\"b2xk\",\"k\":\"eA==\"},"
+           "\"stringData\":{\"a\":\"new\"}}");
+    cJSON *out = NULL;
+    ck_assert_int_eq(store_get(db, "Secret", "ns", "s", &out), 200);
+    const cJSON *data = cJSON_GetObjectItemCaseSensitive(out, "data");
+    ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(data, "a")->valuestring, "bmV3");
+    ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(data, "k")->valuestring, "eA==");
+    ck_assert_ptr_null(cJSON_GetObjectItemCaseSensitive(out, "stringData"));
+    cJSON_Delete(out);
+    /* On a patch too. */
+    ck_assert_int_eq(patch("Secret", "ns", "s", RS_PATCH_MERGE, "{\"stringData\":{\"z\":\"zz\"}}",
+                           &out),
+                     200);
+    data = cJSON_GetObjectItemCaseSensitive(out, "data");
+    ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(data, "z")->valuestring, "eno=");
+    ck_assert_ptr_null(cJSON_GetObjectItemCaseSensitive(out, "stringData"));
+    cJSON_Delete(out);
+}
+END_TEST
+
+START_TEST(test_secret_over_one_mebibyte_is_422)
+{
+    size_t n = 1024 * 1024 + 3; /* decoded bytes: 3 over the limit */
+    unsigned char *raw = calloc(n, 1);
+    char *b64 = base64_encode(raw, n);
+    free(raw);
+    cJSON *obj = parse("{\"metadata\":{\"name\":\"big\"},\"data\":{}}");
+    cJSON_AddStringToObject(cJSON_GetObjectItemCaseSensitive(obj, "data"), "k", b64);
+    free(b64);
+    cJSON *out = NULL;
+    ck_assert_int_eq(store_create(db, "Secret", "ns", obj, &out), 422);
+    assert_status(out, 422, "Invalid");
+    cJSON_Delete(obj);
+    out = NULL;
+    ck_assert_int_eq(store_get(db, "Secret", "ns", "big", &out), 404);
+    cJSON_Delete(out);
+}
+END_TEST
+
+START_TEST(test_lease_times_must_be_micro_time)
+{
+    create("Lease", "ns",
+           "{\"metadata\":{\"name\":\"l\"},\"spec\":{\"holderIdentity\":\"\","
+           "\"renewTime\":\"2026-01-02T03:04:05.123456Z\"}}");
+    cJSON *out = NULL;
+    static const char *const bad[] = {"2026-01-02T03:04:05Z", "2026-01-02T03:04:05.123Z",
+                                      "2026-01-02T03:04:05.123456+00:00", "yesterday"};
+    for (size_t i = 0; i < 4; i++) {
+        char *p = rs_xasprintf("{\"spec\":{\"acquireTime\":\"%s\"}}", bad[i]);
+        ck_assert_int_eq(patch("Lease", "ns", "l", RS_PATCH_MERGE, p, &out), 400);
+        assert_status(out, 400, "BadRequest");
+        free(p);
+        out = NULL;
+    }
+    ck_assert_int_eq(patch("Lease", "ns", "l", RS_PATCH_MERGE,
+                           "{\"spec\":{\"acquireTime\":\"2026-01-02T03:04:05.000001Z\"}}", &out),
+                     200);
+    cJSON_Delete(out);
+}
+END_TEST
+
 static Suite *store_suite(void)
 {
     Suite *s = suite_create("store");
@@ -604,6 +671,9 @@ static Suite *store_suite(void)
     tcase_add_test(tc, test_field_selectors);
     tcase_add_test(tc, test_invalid_selectors_are_400);
     tcase_add_test(tc, test_store_status_shape);
+    tcase_add_test(tc, test_secret_string_data_is_merged_into_data);
+    tcase_add_test(tc, test_secret_over_one_mebibyte_is_422);
+    tcase_add_test(tc, test_lease_times_must_be_micro_time);
     suite_add_tcase(s, tc);
     return s;
 }

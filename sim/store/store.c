@@ -212,7 +212,11 @@ int store_create(sqlite3 *db, const char *kind, const char *ns, const cJSON *obj
         store_uid(rev, uid, sizeof uid);
         cJSON *body = store_canonical_copy(obj);
         store_stamp(body, ki, want_ns, name, uid, rev, 1);
-        if (store_write(db, kind, want_ns, name, body, rev) != SQLITE_OK) {
+        int refused = store_admit(ki, name, body, out);
+        if (refused) {
+            cJSON_Delete(body);
+            code = refused;
+        } else if (store_write(db, kind, want_ns, name, body, rev) != SQLITE_OK) {
             cJSON_Delete(body);
             code = store_internal(out, db);
         } else {
@@ -258,6 +262,7 @@ static int store_commit_update(sqlite3 *db, const store_kind_info *ki, const cha
         return store_invalid(out, ki, name, "the result is not a JSON object");
     }
     int code = store_check_identity(ki, ns, name, old, cand, out);
+    if (!code) code = store_admit(ki, name, cand, out);
     if (code) {
         cJSON_Delete(cand);
         return code;

@@ -40,6 +40,10 @@ int store_unknown_kind(cJSON **out, const char *kind);
 int store_conflict(cJSON **out, const store_kind_info *ki, const char *name);
 int store_invalid(cJSON **out, const store_kind_info *ki, const char *name, const char *why);
 int store_bad_request(cJSON **out, const char *why);
+/* store_admit.c: what the API server does to obj before storing it (merges
+ * a Secret's stringData, refuses an over-large Secret or a Lease time that
+ * is not MicroTime). Returns 0, or the failure code with *out set. */
+int store_admit(const store_kind_info *ki, const char *name, cJSON *obj, cJSON **out);
 int store_internal(cJSON **out, sqlite3 *db);
 
 /* ---- store_row.c (SQLite result codes) ---- */
