@@ -624,6 +624,9 @@ START_TEST(test_secret_over_one_mebibyte_is_422)
 }
 END_TEST
 
+/* Hazard: H4 — the API server validates Lease acquireTime/renewTime as
+ * MicroTime. The sim refuses any other form, so every scenario that takes the
+ * Lease fails if the core ever writes another form. */
 START_TEST(test_lease_times_must_be_micro_time)
 {
     create("Lease", "ns",
