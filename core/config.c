@@ -8,6 +8,11 @@
 
 static const char *const default_fanout[] = {"wedding-app", "ascoachingogvaner", "kyverno"};
 
+/* Kubernetes' node lifecycle taints, and Cilium's startup taint, which can
+ * linger after Ready (DESIGN §3.3 r2, H95, H96). */
+static const char *const default_lifecycle_taints[] = {"node.kubernetes.io/",
+                                                       "node.cilium.io/agent-not-ready"};
+
 static const char *const default_targets[] = {
     "devantler-tech/platform/manifests:latest",
     "devantler-tech/wedding-app/manifests:latest",
@@ -56,6 +61,8 @@ void rs_config_defaults(rs_config *cfg)
     cfg->sync_attempts = 60;
     cfg->sync_interval_ms = 2000;
     cfg->drain_timeout_ms = 45LL * 60 * 1000;
+    rs_config_set_list(cfg->lifecycle_taints, &cfg->n_lifecycle_taints, default_lifecycle_taints,
+                       RS_ARRAY_LEN(default_lifecycle_taints));
     rs_config_set_str(&cfg->operator_image, "ghcr.io/devantler-tech/ksail:v7.178.30");
     rs_config_set_str(&cfg->registry_host, "ghcr.io");
     rs_config_set_list(cfg->pull_targets, &cfg->n_pull_targets, default_targets,
@@ -109,4 +116,5 @@ void rs_config_free(rs_config *cfg)
     }
     rs_config_set_list(cfg->fanout_namespaces, &cfg->n_fanout, NULL, 0);
     rs_config_set_list(cfg->pull_targets, &cfg->n_pull_targets, NULL, 0);
+    rs_config_set_list(cfg->lifecycle_taints, &cfg->n_lifecycle_taints, NULL, 0);
 }

@@ -32,6 +32,12 @@ typedef struct rs_config {
     int sync_interval_ms;
     int64_t drain_timeout_ms;
 
+    /* Taints that mean "not ready yet" after a reboot: image work waits for
+     * them to clear. An entry ending in '/' matches every key under it
+     * (except node.kubernetes.io/unschedulable, the cordon itself). */
+    char *lifecycle_taints[RS_CONFIG_LIST_MAX];
+    size_t n_lifecycle_taints;
+
     char *operator_image;
     char *registry_host; /* "ghcr.io" */
     char *pull_targets[RS_CONFIG_LIST_MAX];

@@ -974,8 +974,19 @@ START_TEST(test_talos_auth_loads_only_at_reboot)
     ck_assert_str_eq(t_str(node, "/spec/taints/0/key"), "node.kubernetes.io/not-ready");
     cJSON_Delete(node);
     t->sleep_ms(t, SIM_REBOOT_MS);
+    /* Ready, while the not-ready taint (cleared by a separate write) and
+     * Cilium's startup taint linger (DESIGN §3.3 r2; H95, H96). */
     node = t_get(w, "Node/prod-worker-1");
     ck_assert_str_eq(simw_condition_status(node, "Ready"), "True");
+    ck_assert_int_eq(cJSON_GetArraySize(jsonpointer_get(node, "/spec/taints")), 2);
+    cJSON_Delete(node);
+    t->sleep_ms(t, SIMW_UNTAINT_MS);
+    node = t_get(w, "Node/prod-worker-1");
+    ck_assert_str_eq(t_str(node, "/spec/taints/0/key"), "node.cilium.io/agent-not-ready");
+    ck_assert_int_eq(cJSON_GetArraySize(jsonpointer_get(node, "/spec/taints")), 1);
+    cJSON_Delete(node);
+    t->sleep_ms(t, SIMW_CILIUM_STARTUP_MS);
+    node = t_get(w, "Node/prod-worker-1");
     ck_assert_ptr_null(jsonpointer_get(node, "/spec/taints"));
     cJSON_Delete(node);
     ck_assert_int_eq(t_call(t, RS_OP_TALOS_IMAGE_PULL, "prod-worker-1", img, &r), 200);

@@ -43,6 +43,7 @@ static const cf_key cf_keys[] = {
     {"sync.attempts", CF_INT_POS, CF_FIELD(sync_attempts), 0},
     {"sync.interval-s", CF_SECONDS, CF_FIELD(sync_interval_ms), 0},
     {"drain-timeout", CF_DURATION, CF_FIELD(drain_timeout_ms), 0},
+    {"lifecycle-taints", CF_LIST, CF_FIELD(lifecycle_taints), CF_FIELD(n_lifecycle_taints)},
     {"operator-image", CF_STR, CF_FIELD(operator_image), 0},
     {"registry-host", CF_STR, CF_FIELD(registry_host), 0},
     {"openbao.mount", CF_STR, CF_FIELD(openbao_mount), 0},

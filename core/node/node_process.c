@@ -357,16 +357,27 @@ static tx_status node_drain(rs_txn *tx, const node_info *n)
     return TX_FAIL;
 }
 
-static bool node_lifecycle_tainted(const cJSON *node)
+/* A taint key in the configured lifecycle list (an entry ending in '/' is a
+ * prefix); the cordon's own taint never counts. */
+static bool taint_is_lifecycle(const rs_config *c, const char *key)
+{
+    if (strcmp(key, "node.kubernetes.io/unschedulable") == 0) return false;
+    for (size_t i = 0; i < c->n_lifecycle_taints; i++) {
+        const char *t = c->lifecycle_taints[i];
+        size_t n = strlen(t);
+        if (n > 0 && t[n - 1] == '/' ? strncmp(key, t, n) == 0 : strcmp(key, t) == 0) return true;
+    }
+    return false;
+}
+
+static bool node_lifecycle_tainted(rs_txn *tx, const cJSON *node)
 {
     const cJSON *t;
     cJSON_ArrayForEach(t, cJSON_GetObjectItemCaseSensitive(
                               cJSON_GetObjectItemCaseSensitive(node, "spec"), "taints"))
     {
         const char *k = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(t, "key"));
-        if (k && strncmp(k, "node.kubernetes.io/", 19) == 0 &&
-            strcmp(k, "node.kubernetes.io/unschedulable") != 0)
-            return true;
+        if (k && taint_is_lifecycle(tx->cfg, k)) return true;
     }
     return false;
 }
@@ -387,7 +398,7 @@ static tx_status node_wait_ready(rs_txn *tx, const node_info *n, const char *boo
         if (last == 200 && r.body) {
             node_boot_id(r.body, boot);
             bool ready = kobj_condition_true(r.body, "Ready");
-            bool tainted = node_lifecycle_tainted(r.body);
+            bool tainted = node_lifecycle_tainted(tx, r.body);
             bool rebooted = boot[0] && strcmp(boot, boot_before) != 0;
             if (rebooted && ready && !tainted) {
                 rs_resp_free(&r);

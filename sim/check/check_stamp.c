@@ -172,3 +172,30 @@ void inv_at_reboot(sim_world *w, const char *run_name, const char *node)
     }
     free(peers);
 }
+
+void inv_at_image_work(sim_world *w, const char *run_name, const char *node)
+{
+    cJSON *obj = simw_get(w, "Node", NULL, node);
+    if (!obj) return;
+    const char *ready = NULL;
+    const cJSON *c;
+    cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(
+                              cJSON_GetObjectItemCaseSensitive(obj, "status"), "conditions"))
+    {
+        const char *type = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(c, "type"));
+        if (inv_str_eq(type, "Ready"))
+            ready = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(c, "status"));
+    }
+    if (!inv_str_eq(ready, "True"))
+        inv_violation(w, run_name, 4, "image work on %s while it was not Ready", node);
+    const cJSON *t;
+    cJSON_ArrayForEach(t, cJSON_GetObjectItemCaseSensitive(
+                              cJSON_GetObjectItemCaseSensitive(obj, "spec"), "taints"))
+    {
+        const char *key = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(t, "key"));
+        if (key && simw_taint_is_lifecycle(key))
+            inv_violation(w, run_name, 4, "image work on %s while its %s taint was still on", node,
+                          key);
+    }
+    cJSON_Delete(obj);
+}

@@ -47,6 +47,8 @@ static void ctl_fire(sim_world *w, const char *kind, const char *payload)
         ctl_pod_gone(w, payload);
     } else if (strcmp(kind, "talos.reboot-done") == 0) {
         ctl_talos_reboot_done(w, payload);
+    } else if (strcmp(kind, "node.untaint") == 0) {
+        ctl_node_untaint(w, payload);
     } else {
         simw_die(w, "controller timer dispatch (unknown timer kind)");
     }

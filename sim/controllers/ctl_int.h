@@ -62,5 +62,7 @@ void ctl_rollout_ready(sim_world *w, const char *hash);
 /* ---- ctl_node.c ---- */
 /* payload "<reboot seq>:<node>"; a superseded reboot is a no-op. */
 void ctl_talos_reboot_done(sim_world *w, const char *payload);
+/* Timer "node.untaint": clears one startup taint ("<seq>:<key>:<node>"). */
+void ctl_node_untaint(sim_world *w, const char *payload);
 
 #endif

@@ -15,8 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Node Ready condition and the lifecycle not-ready taint, other taints kept. */
-static void node_set_ready(sim_world *w, const char *node, bool ready)
+/* Adds (present) or removes one NoSchedule taint, other taints kept. */
+static void node_taint(sim_world *w, const char *node, const char *key, bool present)
 {
     cJSON *obj = simw_get(w, "Node", NULL, node);
     if (!obj) return;
@@ -26,24 +26,35 @@ static void node_set_ready(sim_world *w, const char *node, bool ready)
     const cJSON *t;
     cJSON_ArrayForEach(t, taints)
     {
-        const char *key = ctl_obj_str(t, "key", NULL, NULL);
-        if (!key || strcmp(key, SIMW_TAINT_NOT_READY) != 0)
-            cJSON_AddItemToArray(kept, cJSON_Duplicate(t, 1));
+        const char *k = ctl_obj_str(t, "key", NULL, NULL);
+        if (!k || strcmp(k, key) != 0) cJSON_AddItemToArray(kept, cJSON_Duplicate(t, 1));
     }
-    if (!ready) {
+    if (present) {
         cJSON *taint = cJSON_CreateObject();
-        cJSON_AddStringToObject(taint, "key", SIMW_TAINT_NOT_READY);
+        cJSON_AddStringToObject(taint, "key", key);
         cJSON_AddStringToObject(taint, "effect", "NoSchedule");
         cJSON_AddItemToArray(kept, taint);
     }
     cJSON *patch = cJSON_CreateObject();
     cJSON *spec = cJSON_AddObjectToObject(patch, "spec");
-    if (cJSON_GetArraySize(kept) > 0)
+    if (cJSON_GetArraySize(kept) > 0) {
         cJSON_AddItemToObject(spec, "taints", kept);
-    else {
+    } else {
         cJSON_Delete(kept);
         cJSON_AddNullToObject(spec, "taints");
     }
+    simw_merge(w, "Node", NULL, node, patch);
+    cJSON_Delete(obj);
+}
+
+/* The Node's Ready condition. Going down adds the not-ready taint at once;
+ * coming back, the node lifecycle controller removes it a few seconds after
+ * Ready (a separate write, so a reader can see Ready with the taint still
+ * on: H95). */
+static void node_set_ready(sim_world *w, const char *node, bool ready)
+{
+    if (!ready) node_taint(w, node, SIMW_TAINT_NOT_READY, true);
+    cJSON *patch = cJSON_CreateObject();
     cJSON_AddItemToObject(cJSON_AddObjectToObject(patch, "status"), "conditions",
                           ctl_ready_conditions(ready ? "True" : "False",
                                                ready ? "KubeletReady" : "NodeStatusUnknown",
@@ -51,7 +62,28 @@ static void node_set_ready(sim_world *w, const char *node, bool ready)
                                                      : "Kubelet stopped posting node status.",
                                                simw_now(w)));
     simw_merge(w, "Node", NULL, node, patch);
-    cJSON_Delete(obj);
+}
+
+/* Clears a startup taint later, unless the node rebooted again meanwhile. */
+static void node_untaint_later(sim_world *w, const char *node, int64_t seq, const char *key,
+                               int64_t after_ms)
+{
+    char *payload = rs_xasprintf("%lld:%s:%s", (long long)seq, key, node);
+    ctl_schedule(w, simw_now(w) + after_ms, "node.untaint", payload);
+    free(payload);
+}
+
+void ctl_node_untaint(sim_world *w, const char *payload)
+{
+    /* "<seq>:<key>:<node>" — a taint key has no ':' in it here; node names never do. */
+    const char *a = strchr(payload, ':');
+    const char *b = a ? strrchr(payload, ':') : NULL;
+    if (!a || !b || b == a) return;
+    long long seq = strtoll(payload, NULL, 10);
+    char *key = rs_xasprintf("%.*s", (int)(b - a - 1), a + 1);
+    const char *node = b + 1;
+    if (simw_talos_int(w, node, "reboot_seq") == seq) node_taint(w, node, key, false);
+    free(key);
 }
 
 /* A new kernel boot: status.nodeInfo.bootID changes. */
@@ -100,7 +132,12 @@ void ctl_talos_reboot_done(sim_world *w, const char *payload)
     simw_talos_set_json(w, node, "loaded_auth", auth);
     cJSON_Delete(auth);
     node_set_boot(w, node, seq);
+    /* Cilium's agent starts after the kubelet: its startup taint is on when
+     * the node turns Ready and lingers (H96). */
+    node_taint(w, node, SIMW_TAINT_CILIUM, true);
     node_set_ready(w, node, true);
+    node_untaint_later(w, node, seq, SIMW_TAINT_NOT_READY, SIMW_UNTAINT_MS);
+    node_untaint_later(w, node, seq, SIMW_TAINT_CILIUM, SIMW_CILIUM_STARTUP_MS);
     cJSON *ann = simw_talos_json(w, node, "node_annotations");
     if (cJSON_GetArraySize(ann) > 0) simw_node_annotations_apply(w, node, ann);
     cJSON_Delete(ann);

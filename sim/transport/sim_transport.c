@@ -368,6 +368,7 @@ static int simt_talos(sim_world *w, const char *run_name, const rs_req *req, rs_
         break;
     case RS_OP_TALOS_IMAGE_REMOVE:
     case RS_OP_TALOS_IMAGE_PULL:
+        inv_at_image_work(w, run_name, node);
         if (!image) {
             resp->body = talos_error("the request needs an image");
             return 400;

@@ -24,6 +24,7 @@
 #include <sqlite3.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #define SIMW_STMT_MAX 128
 #define SIMW_NAME_MAX 256
@@ -47,6 +48,18 @@
 #define SIMW_REBOOT_STUCK 2   /* NotReady for good */
 #define SIMW_REBOOT_IGNORED 3 /* accepted, never happens */
 #define SIMW_TAINT_NOT_READY "node.kubernetes.io/not-ready"
+#define SIMW_TAINT_CILIUM "node.cilium.io/agent-not-ready"
+#define SIMW_UNTAINT_MS 5000        /* not-ready taint cleared after Ready */
+#define SIMW_CILIUM_STARTUP_MS 20000 /* Cilium's startup taint lingers after Ready */
+
+/* The taints this world puts on a node that is not ready for work yet: the
+ * node lifecycle taints and Cilium's startup taint (DESIGN §3.3 r2). */
+static inline bool simw_taint_is_lifecycle(const char *key)
+{
+    return strcmp(key, SIMW_TAINT_NOT_READY) == 0 ||
+           strcmp(key, "node.kubernetes.io/unreachable") == 0 ||
+           strcmp(key, SIMW_TAINT_CILIUM) == 0;
+}
 
 struct sim_world {
     sqlite3 *db;
@@ -176,6 +189,9 @@ void inv_at_node_patch(sim_world *w, const char *run_name, const char *node, con
 /* Before a talos.reboot is applied: records a violation when another node is
  * still rebooting, or when node is a control plane and a peer is unhealthy. */
 void inv_at_reboot(sim_world *w, const char *run_name, const char *node);
+/* Image work (remove, pull) on a node that is not Ready or still carries a
+ * taint of the world's lifecycle list (H95, H96). */
+void inv_at_image_work(sim_world *w, const char *run_name, const char *node);
 
 /* ---- events (world_events.c) ---- */
 rs_code simw_apply_event(sim_world *w, const sc_event *ev, rs_err *e);
