@@ -11,6 +11,7 @@
  */
 #include "cli/cli.h"
 
+#include "core/cred/cred.h"
 #include "core/live/live_config.h"
 #include "core/txn.h"
 #include "sim/runner/runner_session.h"
@@ -129,10 +130,7 @@ int cli_run_once(const rs_run_args *args, const sim_run_req *sim, FILE *out)
         rs_desired d = {.dockerconfigjson = text, .len = strlen(text), .ciphertext = ciphertext};
         code = run_txn(args, sim, root, &cfg, &d, run_name, out);
     }
-    if (text) {
-        memset(text, 0, strlen(text)); /* the credential leaves memory with the run */
-        free(text);
-    }
+    cred_text_wipe_free(text); /* the credential leaves memory with the run */
     free(ciphertext);
     rs_config_free(&cfg);
     sim_session_close(root);

@@ -235,7 +235,7 @@ static tx_status fanout_variables(rs_txn *tx, bool lazy, bool *wrote)
         int st = kobj_secret_read(tx, c->variables_ns, c->variables_name, c->variables_key, &text,
                                   &len, NULL);
         bool ok = st == 200 && text && cred_matches_text(&tx->cred, text, len);
-        free(text);
+        cred_bytes_wipe_free(text, len);
         if (st != 200) {
             rs_fail(&tx->err, RS_FAILED, "reading Secret %s/%s failed (HTTP %d)", c->variables_ns,
                     c->variables_name, st);
@@ -347,7 +347,7 @@ static tx_status fanout_consumers(rs_txn *tx, bool lazy, bool pushed)
         size_t len = 0;
         int st = kobj_secret_read(tx, ns, c->consumer_name, c->consumer_key, &text, &len, NULL);
         bool ok = st == 200 && text && cred_matches_text(&tx->cred, text, len);
-        free(text);
+        cred_bytes_wipe_free(text, len);
         if (!ok) {
             rs_fail(&tx->err, RS_FAILED,
                     "consumer Secret %s/%s does not hold the desired credential after force-sync "

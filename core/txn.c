@@ -148,7 +148,7 @@ static tx_status txn_put_if_drifted(rs_txn *tx, gate_need need, const char *ns, 
         size_t len = 0;
         int st = kobj_secret_read(tx, ns, name, key, &text, &len, NULL);
         bool ok = st == 200 && text && cred_matches_text(&tx->cred, text, len);
-        free(text);
+        cred_bytes_wipe_free(text, len);
         if (ok) return TX_OK;
         if (st != 200 && st != 404) {
             rs_fail(&tx->err, RS_FAILED, "reading Secret %s/%s failed (HTTP %d)", ns, name, st);

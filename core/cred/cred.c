@@ -29,7 +29,19 @@ static void cred_cleanse_str(char *s)
  * the password, and cJSON_Delete alone would leave it in freed memory. The
  * walk goes down via child and across via next, climbing back with an
  * explicit stack, so depth costs heap, not C stack. */
-static void cred_json_wipe_delete(cJSON *root)
+void cred_bytes_wipe_free(void *p, size_t len)
+{
+    if (p) OPENSSL_cleanse(p, len);
+    free(p);
+}
+
+void cred_text_wipe_free(char *text)
+{
+    cred_cleanse_str(text);
+    free(text);
+}
+
+void cred_json_wipe_delete(cJSON *root)
 {
     size_t cap = 16, depth = 0;
     cJSON **stack = rs_xmalloc(cap * sizeof *stack);

@@ -52,6 +52,15 @@ bool json_strict_check(const char *text, size_t len, rs_err *e);
 rs_code revision_of_ciphertext(const char *ciphertext, char hex_out[65], rs_err *e);
 
 void sha256_hex(const void *data, size_t len, char hex_out[65]);
+/* Wipes every string of a JSON tree (OPENSSL_cleanse) and frees it: for any
+ * document that may hold a credential (a Secret, an OpenBao answer, a Talos
+ * auth read), so it is not left in freed memory. NULL is fine. */
+void cred_json_wipe_delete(cJSON *root);
+/* Wipes a NUL-terminated secret (OPENSSL_cleanse) and frees it. */
+void cred_text_wipe_free(char *text);
+/* Wipes len bytes of a decoded secret (which may hold NULs) and frees it. */
+void cred_bytes_wipe_free(void *p, size_t len);
+
 /* Standard base64 with padding. Caller frees. */
 char *base64_encode(const void *data, size_t len);
 /* Returns NULL on malformed input; *out_len receives the decoded length. */

@@ -152,7 +152,7 @@ static int secret_classify(rs_txn *tx, const char *ns, const char *name, const c
             char *text = (char *)base64_decode(v->valuestring, &len);
             *state =
                 text && cred_matches_text(&tx->cred, text, len) ? SECRET_DESIRED : SECRET_OTHER;
-            free(text);
+            cred_bytes_wipe_free(text, len);
         }
     }
     rs_resp_free(&r);
@@ -298,7 +298,7 @@ bool kobj_secret_matches(rs_txn *tx, const cJSON *secret, const char *key)
     size_t len = 0;
     char *text = (char *)base64_decode(v->valuestring, &len);
     bool ok = text && cred_matches_text(&tx->cred, text, len);
-    free(text);
+    cred_bytes_wipe_free(text, len);
     return ok;
 }
 

@@ -4,6 +4,8 @@
  */
 #include "core/transport/transport.h"
 
+#include "core/cred/cred.h"
+
 #include "core/rs.h"
 
 #include <stdlib.h>
@@ -93,7 +95,9 @@ void rs_resp_init(rs_resp *resp)
 void rs_resp_free(rs_resp *resp)
 {
     if (!resp) return;
-    cJSON_Delete(resp->body);
+    /* Any answer may carry a credential (a Secret, the OpenBao seed, a Talos
+     * auth read): wiped, never left in freed memory. */
+    cred_json_wipe_delete(resp->body);
     resp->body = NULL;
 }
 

@@ -135,8 +135,7 @@ static bool want_load(sim_world *w, const char *desired, inv_want *want, inv_rep
         ok = false;
     }
     if (!ok) inv_report_add(rep, 2, "cannot judge convergence: %s", e.msg);
-    if (text) memset(text, 0, strlen(text));
-    free(text);
+    cred_text_wipe_free(text);
     free(cipher);
     return ok;
 }
