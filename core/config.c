@@ -83,6 +83,11 @@ void rs_config_defaults(rs_config *cfg)
     rs_config_set_str(&cfg->root_key, ".dockerconfigjson");
 }
 
+int rs_config_talos_attempts(const rs_config *cfg)
+{
+    return cfg->talos_attempts > 0 ? cfg->talos_attempts : cfg->sync_attempts;
+}
+
 void rs_config_free(rs_config *cfg)
 {
     char **strs[] = {&cfg->lease_ns,

@@ -29,6 +29,7 @@ typedef struct rs_config {
     int rollout_timeout_s;
 
     int sync_attempts;
+    int talos_attempts; /* Talos convergence attempts; 0: the same as sync_attempts */
     int sync_interval_ms;
     int64_t drain_timeout_ms;
 
@@ -61,5 +62,7 @@ void rs_config_defaults(rs_config *cfg);
 void rs_config_set_str(char **field, const char *value);
 void rs_config_set_list(char **list, size_t *n, const char *const *values, size_t count);
 void rs_config_free(rs_config *cfg);
+/* The convergence loop's rounds: talos_attempts, or sync_attempts when unset. */
+int rs_config_talos_attempts(const rs_config *cfg);
 
 #endif

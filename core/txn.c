@@ -191,7 +191,14 @@ static tx_status txn_cutover(rs_txn *tx)
 /* The convergence loop (§3.3). */
 static tx_status txn_converge(rs_txn *tx)
 {
-    int rounds = tx->cfg->sync_attempts > TX_ROUNDS_MIN ? tx->cfg->sync_attempts : TX_ROUNDS_MIN;
+    int rounds = rs_config_talos_attempts(tx->cfg); /* validated >= 3, never clamped */
+    if (rounds < TX_ROUNDS_MIN) {
+        rs_fail(&tx->err, RS_DATAERR,
+                "Talos convergence attempts is %d; at least %d are needed (a target pass and "
+                "two clean inventories)",
+                rounds, TX_ROUNDS_MIN);
+        return TX_FAIL;
+    }
     for (int round = 1; round <= rounds; round++) {
         tx_status s = fanout_converge(tx);
         if (s == TX_RESTART) continue;

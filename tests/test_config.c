@@ -83,12 +83,54 @@ START_TEST(test_config_errors_name_line_column_and_key)
 }
 END_TEST
 
+/* Hazard: H140 — a drain timeout that is not a plain duration is refused.
+ * Hazard: H141 — fewer than 2 sync attempts; H142 — fewer than 3 Talos
+ * convergence attempts (refused, never clamped); H143 — a heartbeat at or
+ * above the Lease duration. DESIGN §3 r2: names are DNS labels/subdomains,
+ * lists have no duplicates, a key given twice (dotted and nested) is an
+ * error. Each is exit 65 naming file:line:column and the key. */
+START_TEST(test_config_values_are_refused_never_clamped)
+{
+    expect_error("drain-timeout: 45m --disable-eviction\n", ":1:16: drain-timeout: expected a duration");
+    expect_error("sync:\n  attempts: 1\n", ":2:3: sync.attempts: must be at least 2");
+    expect_error("sync.attempts: 2\n", ":1:1: sync.attempts: Talos convergence attempts default");
+    expect_error("sync.attempts: 2\ntalos: {convergence-attempts: 2}\n",
+                 ":2:9: talos.convergence-attempts: must be at least 3");
+    expect_error("lease: {heartbeat-s: 120}\n", ":1:9: lease.heartbeat-s: the heartbeat (120 s)");
+    expect_error("lease: {duration-s: 30}\n", ":1:9: lease.duration-s: the heartbeat (30 s)");
+    expect_error("lease.name: Ghcr_Lease\n", ":1:13: lease.name: expected a DNS subdomain");
+    expect_error("parent.namespace: flux.system\n", ":1:19: parent.namespace: expected a DNS label");
+    expect_error("fanout-namespaces: [a, b, a]\n", ":1:27: fanout-namespaces: a value is listed twice");
+    expect_error("fanout-namespaces: [a, B]\n", ":1:24: fanout-namespaces: expected a DNS label");
+    expect_error("lease.name: l1\nlease: {name: l2}\n", ":2:9: lease.name: given twice");
+}
+END_TEST
+
+START_TEST(test_config_talos_attempts_apply)
+{
+    char *p = write_tmp("sync.attempts: 2\ntalos.convergence-attempts: 4\nlease.name: a.b-c\n");
+    rs_config c;
+    rs_config_defaults(&c);
+    rs_err e;
+    rs_err_clear(&e);
+    ck_assert_msg(live_config_load(p, &c, &e) == RS_OK, "%s", e.msg);
+    ck_assert_int_eq(c.sync_attempts, 2);
+    ck_assert_int_eq(rs_config_talos_attempts(&c), 4);
+    ck_assert_str_eq(c.lease_name, "a.b-c");
+    rs_config_free(&c);
+    unlink(p);
+    free(p);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("config");
     TCase *tc = tcase_create("config");
     tcase_add_test(tc, test_config_keys_apply_nested_and_dotted);
     tcase_add_test(tc, test_config_errors_name_line_column_and_key);
+    tcase_add_test(tc, test_config_values_are_refused_never_clamped);
+    tcase_add_test(tc, test_config_talos_attempts_apply);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

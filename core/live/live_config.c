@@ -14,7 +14,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef enum cf_type { CF_STR, CF_INT_POS, CF_SECONDS, CF_DURATION, CF_LIST } cf_type;
+/* CF_LABEL: an RFC 1123 DNS label (namespaces); CF_NAME: a DNS subdomain
+ * (object names); CF_LABELS: a list of DNS labels. Lists never repeat. */
+typedef enum cf_type {
+    CF_STR,
+    CF_LABEL,
+    CF_NAME,
+    CF_INT_POS,
+    CF_SECONDS,
+    CF_DURATION,
+    CF_LIST,
+    CF_LABELS
+} cf_type;
 
 typedef struct cf_key {
     const char *name;
@@ -26,21 +37,22 @@ typedef struct cf_key {
 #define CF_FIELD(f) offsetof(rs_config, f)
 
 static const cf_key cf_keys[] = {
-    {"fanout-namespaces", CF_LIST, CF_FIELD(fanout_namespaces), CF_FIELD(n_fanout)},
+    {"fanout-namespaces", CF_LABELS, CF_FIELD(fanout_namespaces), CF_FIELD(n_fanout)},
     {"required-pull-targets", CF_LIST, CF_FIELD(pull_targets), CF_FIELD(n_pull_targets)},
-    {"lease.namespace", CF_STR, CF_FIELD(lease_ns), 0},
-    {"lease.name", CF_STR, CF_FIELD(lease_name), 0},
+    {"lease.namespace", CF_LABEL, CF_FIELD(lease_ns), 0},
+    {"lease.name", CF_NAME, CF_FIELD(lease_name), 0},
     {"lease.duration-s", CF_INT_POS, CF_FIELD(lease_duration_s), 0},
     {"lease.heartbeat-s", CF_INT_POS, CF_FIELD(lease_heartbeat_s), 0},
-    {"parent.namespace", CF_STR, CF_FIELD(parent_ns), 0},
-    {"parent.name", CF_STR, CF_FIELD(parent_name), 0},
-    {"child.namespace", CF_STR, CF_FIELD(child_ns), 0},
-    {"child.name", CF_STR, CF_FIELD(child_name), 0},
-    {"controller.namespace", CF_STR, CF_FIELD(controller_ns), 0},
-    {"controller.name", CF_STR, CF_FIELD(controller_name), 0},
+    {"parent.namespace", CF_LABEL, CF_FIELD(parent_ns), 0},
+    {"parent.name", CF_NAME, CF_FIELD(parent_name), 0},
+    {"child.namespace", CF_LABEL, CF_FIELD(child_ns), 0},
+    {"child.name", CF_NAME, CF_FIELD(child_name), 0},
+    {"controller.namespace", CF_LABEL, CF_FIELD(controller_ns), 0},
+    {"controller.name", CF_NAME, CF_FIELD(controller_name), 0},
     {"controller.selector", CF_STR, CF_FIELD(controller_selector), 0},
     {"controller.rollout-timeout-s", CF_INT_POS, CF_FIELD(rollout_timeout_s), 0},
     {"sync.attempts", CF_INT_POS, CF_FIELD(sync_attempts), 0},
+    {"talos.convergence-attempts", CF_INT_POS, CF_FIELD(talos_attempts), 0},
     {"sync.interval-s", CF_SECONDS, CF_FIELD(sync_interval_ms), 0},
     {"drain-timeout", CF_DURATION, CF_FIELD(drain_timeout_ms), 0},
     {"lifecycle-taints", CF_LIST, CF_FIELD(lifecycle_taints), CF_FIELD(n_lifecycle_taints)},
@@ -59,8 +71,34 @@ static rs_code cf_fail(rs_err *e, const char *path, live_yaml_pos p, const char 
     return rs_fail(e, RS_DATAERR, "%s:%d:%d: %s: %s", path, p.line, p.col, key, what);
 }
 
+/* RFC 1123: a label is 1-63 of [a-z0-9-], starting and ending alphanumeric;
+ * a subdomain is dot-separated labels, at most 253 characters. */
+static bool cf_dns_label(const char *s, size_t len)
+{
+    if (len == 0 || len > 63) return false;
+    for (size_t i = 0; i < len; i++) {
+        char c = s[i];
+        bool alnum = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+        if (!alnum && !(c == '-' && i > 0 && i + 1 < len)) return false;
+    }
+    return true;
+}
+
+static bool cf_dns_subdomain(const char *s)
+{
+    size_t n = strlen(s);
+    if (n == 0 || n > 253) return false;
+    for (const char *p = s;;) {
+        const char *dot = strchr(p, '.');
+        size_t len = dot ? (size_t)(dot - p) : strlen(p);
+        if (!cf_dns_label(p, len)) return false;
+        if (!dot) return true;
+        p = dot + 1;
+    }
+}
+
 static rs_code cf_list(const live_yaml_doc *d, const char *path, const char *key, const cJSON *v,
-                       char **list, size_t *n, rs_err *e)
+                       bool labels, char **list, size_t *n, rs_err *e)
 {
     if (!cJSON_IsArray(v) || cJSON_GetArraySize(v) == 0 ||
         cJSON_GetArraySize(v) > RS_CONFIG_LIST_MAX)
@@ -73,6 +111,12 @@ static rs_code cf_list(const live_yaml_doc *d, const char *path, const char *key
     {
         if (!cJSON_IsString(it) || !it->valuestring[0])
             return cf_fail(e, path, live_yaml_pos_of(d, it), key, "expected a non-empty string");
+        if (labels && !cf_dns_label(it->valuestring, strlen(it->valuestring)))
+            return cf_fail(e, path, live_yaml_pos_of(d, it), key,
+                           "expected a DNS label (a-z, 0-9 and '-', at most 63)");
+        for (size_t i = 0; i < count; i++)
+            if (strcmp(vals[i], it->valuestring) == 0)
+                return cf_fail(e, path, live_yaml_pos_of(d, it), key, "a value is listed twice");
         vals[count++] = it->valuestring;
     }
     rs_config_set_list(list, n, vals, count);
@@ -83,12 +127,18 @@ static rs_code cf_apply(const live_yaml_doc *d, const char *path, const cf_key *
                         rs_config *cfg, rs_err *e)
 {
     char *base = (char *)cfg;
-    if (k->type == CF_LIST)
-        return cf_list(d, path, k->name, v, (char **)(base + k->offset),
+    if (k->type == CF_LIST || k->type == CF_LABELS)
+        return cf_list(d, path, k->name, v, k->type == CF_LABELS, (char **)(base + k->offset),
                        (size_t *)(base + k->count_offset), e);
-    if (k->type == CF_STR) {
+    if (k->type == CF_STR || k->type == CF_LABEL || k->type == CF_NAME) {
         if (!cJSON_IsString(v) || !v->valuestring[0])
             return cf_fail(e, path, live_yaml_pos_of(d, v), k->name, "expected a non-empty string");
+        if (k->type == CF_LABEL && !cf_dns_label(v->valuestring, strlen(v->valuestring)))
+            return cf_fail(e, path, live_yaml_pos_of(d, v), k->name,
+                           "expected a DNS label (a-z, 0-9 and '-', at most 63)");
+        if (k->type == CF_NAME && !cf_dns_subdomain(v->valuestring))
+            return cf_fail(e, path, live_yaml_pos_of(d, v), k->name,
+                           "expected a DNS subdomain (DNS labels joined by '.')");
         rs_config_set_str((char **)(base + k->offset), v->valuestring);
         return RS_OK;
     }
@@ -108,9 +158,17 @@ static rs_code cf_apply(const live_yaml_doc *d, const char *path, const cf_key *
     return RS_OK;
 }
 
+#define CF_NKEYS RS_ARRAY_LEN(cf_keys)
+
+/* Where each key was given (line 0: not given), for the one-key-once rule
+ * and for the checks that relate two keys. */
+typedef struct cf_seen {
+    live_yaml_pos pos[sizeof cf_keys / sizeof cf_keys[0]];
+} cf_seen;
+
 /* Walks nested maps, joining keys with '.', bounded by an explicit depth. */
 static rs_code cf_walk(const live_yaml_doc *d, const char *path, const cJSON *map,
-                       const char *prefix, int depth, rs_config *cfg, rs_err *e)
+                       const char *prefix, int depth, rs_config *cfg, cf_seen *seen, rs_err *e)
 {
     if (depth > 3) return cf_fail(e, path, live_yaml_pos_of(d, map), prefix, "nested too deeply");
     const cJSON *it;
@@ -119,16 +177,63 @@ static rs_code cf_walk(const live_yaml_doc *d, const char *path, const cJSON *ma
         char key[256];
         snprintf(key, sizeof key, "%s%s%s", prefix, prefix[0] ? "." : "", it->string);
         const cf_key *k = NULL;
-        for (size_t i = 0; i < RS_ARRAY_LEN(cf_keys) && !k; i++)
-            if (strcmp(cf_keys[i].name, key) == 0) k = &cf_keys[i];
+        size_t ki = 0;
+        for (size_t i = 0; i < CF_NKEYS && !k; i++)
+            if (strcmp(cf_keys[i].name, key) == 0) k = &cf_keys[ki = i];
         rs_code c;
-        if (k)
-            c = cf_apply(d, path, k, it, cfg, e);
-        else if (cJSON_IsObject(it))
-            c = cf_walk(d, path, it, key, depth + 1, cfg, e);
+        if (k) {
+            c = cf_apply(d, path, k, it, cfg, e); /* a bad value is named first */
+            if (c == RS_OK && seen->pos[ki].line > 0) {
+                char why[160];
+                snprintf(why, sizeof why,
+                         "given twice (first at line %d; dotted and nested keys name the same "
+                         "setting)",
+                         seen->pos[ki].line);
+                c = cf_fail(e, path, live_yaml_key_pos(d, it), key, why);
+            }
+            if (seen->pos[ki].line == 0) seen->pos[ki] = live_yaml_key_pos(d, it);
+        } else if (cJSON_IsObject(it))
+            c = cf_walk(d, path, it, key, depth + 1, cfg, seen, e);
         else
             c = cf_fail(e, path, live_yaml_key_pos(d, it), key, "unknown configuration key");
         if (c != RS_OK) return c;
+    }
+    return RS_OK;
+}
+
+static live_yaml_pos cf_pos(const cf_seen *seen, const char *name)
+{
+    for (size_t i = 0; i < CF_NKEYS; i++)
+        if (strcmp(cf_keys[i].name, name) == 0) return seen->pos[i];
+    return (live_yaml_pos){0, 0};
+}
+
+/* The rules that relate keys (DESIGN §3 r2; H141–H143): refused, never
+ * clamped, before any cluster call. */
+static rs_code cf_validate(const char *path, const rs_config *c, const cf_seen *seen, rs_err *e)
+{
+    if (c->sync_attempts < 2)
+        return cf_fail(e, path, cf_pos(seen, "sync.attempts"), "sync.attempts",
+                       "must be at least 2 (two identical fence observations need two reads)");
+    if (rs_config_talos_attempts(c) < 3) {
+        bool own = cf_pos(seen, "talos.convergence-attempts").line > 0;
+        return cf_fail(e, path,
+                       cf_pos(seen, own ? "talos.convergence-attempts" : "sync.attempts"),
+                       own ? "talos.convergence-attempts" : "sync.attempts",
+                       own ? "must be at least 3 (a target pass and two clean inventories)"
+                           : "Talos convergence attempts default to sync.attempts and must be at "
+                             "least 3 (a target pass and two clean inventories); set "
+                             "talos.convergence-attempts");
+    }
+    if (c->lease_heartbeat_s >= c->lease_duration_s) {
+        bool hb = cf_pos(seen, "lease.heartbeat-s").line > 0;
+        char why[160];
+        snprintf(why, sizeof why,
+                 "the heartbeat (%d s) must be below the Lease duration (%d s), or the Lease "
+                 "lapses between renewals",
+                 c->lease_heartbeat_s, c->lease_duration_s);
+        return cf_fail(e, path, cf_pos(seen, hb ? "lease.heartbeat-s" : "lease.duration-s"),
+                       hb ? "lease.heartbeat-s" : "lease.duration-s", why);
     }
     return RS_OK;
 }
@@ -152,8 +257,12 @@ rs_code live_config_load(const char *path, rs_config *cfg, rs_err *e)
                        (const char *const *)cfg->fanout_namespaces, cfg->n_fanout);
     if (!cJSON_IsObject(root))
         c = cf_fail(e, path, live_yaml_pos_of(d, root), "(top)", "expected a map");
-    else
-        c = cf_walk(d, path, root, "", 0, &scratch, e);
+    else {
+        cf_seen seen;
+        memset(&seen, 0, sizeof seen);
+        c = cf_walk(d, path, root, "", 0, &scratch, &seen, e);
+        if (c == RS_OK) c = cf_validate(path, &scratch, &seen, e);
+    }
     live_yaml_free(d);
     if (c != RS_OK) {
         rs_config_free(&scratch);
