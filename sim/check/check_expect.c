@@ -2,11 +2,15 @@
  * check_expect.c — expectation checks. Each failure is one sentence naming the
  * expectation, what was wanted and what was found, so a red scenario says
  * exactly which promise the core broke. Credentials are compared, never
- * printed.
+ * printed; Secret data is shown by fingerprint; and every message still
+ * passes the runner's redaction filter (core/cred/cred_redact.h), which
+ * catches a credential quoted from the scenario itself (an output-contains
+ * needle).
  */
 #include "sim/check/check_expect.h"
 
 #include "core/cred/cred.h"
+#include "core/cred/cred_redact.h"
 #include "sim/store/jsonpatch.h"
 
 #include <math.h>
@@ -18,12 +22,27 @@
 static void fail(cJSON *failures, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void fail(cJSON *failures, const char *fmt, ...)
 {
-    char buf[1024];
+    /* Never truncated: a message cut inside a credential would hide the
+     * cut-off part from the redaction filter the runner applies. */
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
+    char *msg = rs_xvasprintf(fmt, ap);
     va_end(ap);
-    cJSON_AddItemToArray(failures, cJSON_CreateString(buf));
+    cJSON_AddItemToArray(failures, cJSON_CreateString(msg));
+    free(msg);
+}
+
+/* A value of Secret data as the failure shows it: its fingerprint, never the
+ * value (base64 of a docker config is the password in all but name). */
+static char *shown_value(const cJSON *v, bool secret)
+{
+    char *s = cJSON_PrintUnformatted(v);
+    if (!secret || !s) return s;
+    char fp[CRED_FINGERPRINT_LEN];
+    cred_redact_fingerprint(s, strlen(s), fp);
+    memset(s, 0, strlen(s));
+    free(s);
+    return rs_xasprintf("a value with fingerprint %s (Secret data is never printed)", fp);
 }
 
 bool expect_compare(const cJSON *want, double got, char *desc, size_t desclen)
@@ -173,8 +192,9 @@ static void check_state_one(const cJSON *chk, sim_world *w, cJSON *failures)
         const cJSON *node = st == 200 ? jsonpointer_get(obj, path) : NULL;
         bool absent = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(chk, "absent"));
         const cJSON *equals = cJSON_GetObjectItemCaseSensitive(chk, "equals");
+        bool secret = ref && strncmp(ref, "Secret/", 7) == 0;
         if (absent && node) {
-            char *s = cJSON_PrintUnformatted(node);
+            char *s = shown_value(node, secret);
             fail(failures, "state %s %s: expected absent, found %s", ref, path, s);
             free(s);
         } else if (!absent && equals) {
@@ -182,8 +202,8 @@ static void check_state_one(const cJSON *chk, sim_world *w, cJSON *failures)
             bool ok =
                 node ? cJSON_Compare(node, equals, true) : (st == 200 && cJSON_IsFalse(equals));
             if (!ok) {
-                char *want = cJSON_PrintUnformatted(equals);
-                char *got = node ? cJSON_PrintUnformatted(node) : NULL;
+                char *want = shown_value(equals, secret);
+                char *got = node ? shown_value(node, secret) : NULL;
                 fail(failures, "state %s %s: expected %s, found %s", ref, path, want,
                      got ? got : (st == 200 ? "nothing" : "no object"));
                 free(want);
