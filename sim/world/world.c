@@ -352,9 +352,21 @@ rs_code sim_world_credential(sim_world *w, const char *name, char **dockerconfig
         *ciphertext = simw_col_text(st, 1);
     }
     sqlite3_reset(st);
-    if (!*dockerconfigjson)
-        return rs_fail(e, RS_DATAERR, "credential %s is not in the catalogue", name);
-    return RS_OK;
+    if (*dockerconfigjson) return RS_OK;
+    /* The name is never echoed: `--desired` is where a password pasted by
+     * mistake lands. The catalogue's own names are safe to list. */
+    char names[512] = "";
+    size_t used = 0;
+    st = simw_stmt(w, "SELECT name FROM catalogue ORDER BY name");
+    while (simw_step_row(w, st) && used + 2 < sizeof names) {
+        const char *n = (const char *)sqlite3_column_text(st, 0);
+        int k = snprintf(names + used, sizeof names - used, "%s%s", used ? ", " : "", n ? n : "");
+        if (k < 0 || (size_t)k >= sizeof names - used) break; /* cut: the list is a hint */
+        used += (size_t)k;
+    }
+    sqlite3_reset(st);
+    return rs_fail(e, RS_DATAERR, "the credential name given is not in the catalogue (it has: %s)",
+                   names);
 }
 
 rs_code sim_world_secrets(sim_world *w, char ***secrets, size_t *n, rs_err *e)
