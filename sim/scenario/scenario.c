@@ -101,6 +101,7 @@ static bool scl_run_body(sc_ld *ld, const cJSON *v, const char *path, sc_run *r)
     scl_path_key(kp, path, "expect");
     if ((f = cJSON_GetObjectItemCaseSensitive(v, "expect")) && !scl_expect(ld, f, kp, r))
         return false;
+    if (f) r->expect_pos = sy_key_pos(ld->doc, f); /* where a failed expectation is annotated */
     scl_path_key(kp, path, "invariants");
     return !(f = cJSON_GetObjectItemCaseSensitive(v, "invariants")) || scl_invariants(ld, f, kp, r);
 }

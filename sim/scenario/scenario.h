@@ -104,6 +104,7 @@ typedef struct sc_run {
     size_t n_invariants_off;
     char *invariants_reason;
     sc_pos pos;
+    sc_pos expect_pos; /* the `expect:` key; {0,0} when the run has none */
 } sc_run;
 
 typedef struct sc_scenario {
