@@ -19,6 +19,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -92,11 +93,13 @@ static char *untmp(char *text, const char *tmp)
 }
 
 /* Runs the caller's run path for one run in a forked child. Returns the exit
- * code (128+sig when the child died of a signal). */
+ * code (128+sig when the child died of a signal, and *sig receives the
+ * signal; 0 when it exited). */
 static int run_child(const char *db, const sc_scenario *sc, const sc_run *run,
                      const rs_strategy *strategy, const char *tmp, const char *out_path,
-                     const char *unfired_path, sim_run_fn run_fn)
+                     const char *unfired_path, sim_run_fn run_fn, int *sig)
 {
+    *sig = 0;
     fflush(stdout);
     fflush(stderr);
     pid_t pid = fork();
@@ -129,8 +132,32 @@ static int run_child(const char *db, const sc_scenario *sc, const sc_run *run,
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
     if (WIFEXITED(status)) return WEXITSTATUS(status);
-    if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+    if (WIFSIGNALED(status)) {
+        *sig = WTERMSIG(status);
+        return 128 + *sig;
+    }
     return RS_FAILED;
+}
+
+/* A core process that died by a signal did not finish its run, whatever the
+ * expectations say (the scenario's `crash` fault exits, it is not killed):
+ * the run fails even without an `expect`. */
+static void fail_if_killed(int sig, cJSON *failures)
+{
+    if (!sig) return;
+    static const struct {
+        int sig;
+        const char *name;
+    } names[] = {{SIGABRT, "SIGABRT"}, {SIGSEGV, "SIGSEGV"}, {SIGBUS, "SIGBUS"},
+                 {SIGFPE, "SIGFPE"},   {SIGILL, "SIGILL"},   {SIGKILL, "SIGKILL"},
+                 {SIGTERM, "SIGTERM"}, {SIGINT, "SIGINT"},   {SIGPIPE, "SIGPIPE"}};
+    const char *name = NULL;
+    for (size_t i = 0; i < RS_ARRAY_LEN(names); i++)
+        if (names[i].sig == sig) name = names[i].name;
+    char *msg = name ? rs_xasprintf("the run's process died by %s (signal %d)", name, sig)
+                     : rs_xasprintf("the run's process died by signal %d", sig);
+    cJSON_AddItemToArray(failures, cJSON_CreateString(msg));
+    free(msg);
 }
 
 static bool strategy_applies(const sc_scenario *sc, const char *s)
@@ -163,7 +190,9 @@ static bool run_one(const sc_scenario *sc, const sc_run *run, const rs_strategy 
     char out_path[4096], unfired_path[4096];
     snprintf(out_path, sizeof out_path, "%s/%s.out", tmp, run->name);
     snprintf(unfired_path, sizeof unfired_path, "%s/%s.unfired", tmp, run->name);
-    int code = run_child(db, sc, run, strategy, tmp, out_path, unfired_path, run_fn);
+    int sig = 0;
+    int code = run_child(db, sc, run, strategy, tmp, out_path, unfired_path, run_fn, &sig);
+    fail_if_killed(sig, failures);
     char *output = untmp(read_file(out_path), tmp);
     char *unfired = read_file(unfired_path);
     for (char *line = strtok(unfired, "\n"); line; line = strtok(NULL, "\n"))
