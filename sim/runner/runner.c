@@ -11,6 +11,7 @@
  */
 #define _XOPEN_SOURCE 700
 #include "sim/runner/runner.h"
+#include "sim/runner/runner_int.h"
 
 #include "sim/check/check_expect.h"
 #include "sim/check/check_invariants.h"
@@ -171,7 +172,7 @@ static bool strategy_applies(const sc_scenario *sc, const char *s)
  * JSON to runs; returns whether it passed. */
 static bool run_one(const sc_scenario *sc, const sc_run *run, const rs_strategy *strategy,
                     const char *expect_as, const char *tmp, const char *db, sim_run_fn run_fn,
-                    cJSON *runs)
+                    const cred_redact *redact, cJSON *runs)
 {
     cJSON *failures = cJSON_CreateArray();
     rs_err e;
@@ -234,6 +235,9 @@ static bool run_one(const sc_scenario *sc, const sc_run *run, const rs_strategy 
                                 run->invariants_reason ? run->invariants_reason : "");
     }
     cJSON_AddStringToObject(r, "output", output);
+    /* Where a failure is annotated: the run's expect, else the run. */
+    cJSON_AddNumberToObject(r, "line", run->expect_pos.line ? run->expect_pos.line : run->pos.line);
+    runner_redact(redact, r);
     cJSON_AddItemToArray(runs, r);
     cJSON_Delete(before);
     inv_mark_free(&mark);
@@ -260,6 +264,7 @@ static bool scenario_strategy(const sc_scenario *sc, const rs_strategy *strategy
     rs_err e;
     rs_err_clear(&e);
     bool passed = true;
+    cred_redact *redact = runner_redact_set(sc);
     if (sim_world_build(db, sc, &e) != RS_OK) {
         cJSON *r = cJSON_CreateObject();
         cJSON_AddStringToObject(r, "name", "(world)");
@@ -267,13 +272,16 @@ static bool scenario_strategy(const sc_scenario *sc, const rs_strategy *strategy
         cJSON_AddBoolToObject(r, "passed", false);
         cJSON *f = cJSON_AddArrayToObject(r, "failures");
         cJSON_AddItemToArray(f, cJSON_CreateString(e.msg));
+        runner_redact(redact, r);
         cJSON_AddItemToArray(runs, r);
         passed = false;
     } else {
         for (size_t i = 0; i < sc->n_runs; i++)
             passed =
-                run_one(sc, &sc->runs[i], strategy, expect_as, tmp, db, run_fn, runs) && passed;
+                run_one(sc, &sc->runs[i], strategy, expect_as, tmp, db, run_fn, redact, runs) &&
+                passed;
     }
+    cred_redact_free(redact);
     nftw(tmp, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
     return passed;
 }

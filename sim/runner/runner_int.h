@@ -1,0 +1,36 @@
+/*
+ * runner_int.h — what runner.c shares with its report helpers: the
+ * redaction set of a scenario and the GitHub Actions text of a failed run.
+ */
+#ifndef SIM_RUNNER_INT_H
+#define SIM_RUNNER_INT_H
+
+#include "core/cred/cred_redact.h"
+#include "sim/scenario/scenario.h"
+
+#include <stdio.h>
+
+/* The redaction set of sc: every catalogue credential (the preset's and the
+ * file's) in every encoding. Caller frees with cred_redact_free. Every
+ * string a report writer emits for sc passes through it (runner_redact). */
+cred_redact *runner_redact_set(const sc_scenario *sc);
+
+/* Redacts a run's (or any report node's) strings in place. */
+void runner_redact(const cred_redact *set, cJSON *node);
+
+/* Writes s with %, CR and LF escaped as in workflow command messages
+ * (property: also ':' and ','), so no value can end a group or forge a
+ * command. */
+void runner_actions_escape(FILE *out, const char *s, bool property);
+
+/* One `::error file=F,line=N::` annotation per failure of every failed run
+ * of the scenario report s, pointing at the run's `expect:` (the run's own
+ * line when it has none). */
+void runner_actions_annotate(FILE *out, const cJSON *s);
+
+/* The output of each failed run of s — never a passed one's — inside its
+ * own ::group::, with workflow commands stopped (::stop-commands::) so the
+ * core's own annotations in it do not become the sim's. */
+void runner_actions_dump(FILE *out, const cJSON *s);
+
+#endif
