@@ -328,16 +328,8 @@ static void print_scenario_text(const cJSON *s)
         printf("  %-6s skipped: %s\n",
                cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r, "strategy")),
                cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r, "reason")));
-    bool failed = !cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(s, "passed"));
-    cJSON_ArrayForEach(r, cJSON_GetObjectItemCaseSensitive(s, "runs"))
-    {
-        const cJSON *out = cJSON_GetObjectItemCaseSensitive(r, "output");
-        if (failed && cJSON_IsString(out) && out->valuestring[0])
-            printf("  --- output of %s [%s] ---\n%s",
-                   cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r, "name")),
-                   cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r, "strategy")),
-                   out->valuestring);
-    }
+    runner_actions_annotate(stdout, s);
+    runner_actions_dump(stdout, s);
 }
 
 static void xml_escape(FILE *f, const char *s)
