@@ -128,6 +128,17 @@ START_TEST(test_go_style_escapes_are_caught)
 }
 END_TEST
 
+START_TEST(test_ensure_ascii_escapes_are_caught)
+{
+    cred_redact *r = cred_redact_new();
+    cred_redact_add(r, "uni", "caf\xc3\xa9-\xf0\x9f\x98\x80-pw", 13);
+    char *out = red(r, "x caf\\u00e9-\\ud83d\\ude00-pw y");
+    ck_assert_str_eq(out, "x <redacted:uni> y");
+    free(out);
+    cred_redact_free(r);
+}
+END_TEST
+
 /* A shorter form inside a longer one must not leave the longer one's tail:
  * overlapping matches merge into one redaction. */
 START_TEST(test_overlapping_forms_merge)
@@ -196,6 +207,7 @@ static Suite *redact_suite(void)
     tcase_add_test(tc, test_url_safe_base64_is_caught);
     tcase_add_test(tc, test_json_escaped_forms_once_and_twice);
     tcase_add_test(tc, test_go_style_escapes_are_caught);
+    tcase_add_test(tc, test_ensure_ascii_escapes_are_caught);
     tcase_add_test(tc, test_overlapping_forms_merge);
     tcase_add_test(tc, test_json_tree_strings_and_keys_redacted);
     tcase_add_test(tc, test_names_are_sanitised_and_null_set_copies);

@@ -122,11 +122,36 @@ static void add_b64_fragments(cred_redact *r, const char *name, const unsigned c
     }
 }
 
-/* JSON string escaping without the quotes. go: as Go's encoding/json writes
- * it (<, >, & and U+2028/9 as \u escapes, \b and \f spelled out as \u). */
-static unsigned char *json_escape(const unsigned char *s, size_t len, bool go, size_t *out_len)
+/* The escaping dialects a JSON writer on a report path may use. */
+typedef enum redact_dialect {
+    REDACT_CJSON, /* cJSON: \" \\ \b \f \n \r \t, other controls \u00xx */
+    REDACT_GO,    /* Go encoding/json: also <, >, &, U+2028/9 as \u; \b \f as \u */
+    REDACT_ASCII, /* ensure_ascii writers (Python, jq -a): every non-ASCII as \u */
+    REDACT_DIALECTS
+} redact_dialect;
+
+/* The code point of the valid UTF-8 sequence at s (n bytes left), or -1. */
+static long utf8_at(const unsigned char *s, size_t n, size_t *used)
 {
-    unsigned char *o = rs_xmalloc(len * 6 + 1);
+    size_t k = s[0] >= 0xF0 ? 4 : s[0] >= 0xE0 ? 3 : s[0] >= 0xC0 ? 2 : 0;
+    if (k == 0 || k > n || s[0] > 0xF4) return -1;
+    long cp = s[0] & (0x3F >> (k - 1));
+    for (size_t i = 1; i < k; i++) {
+        if ((s[i] & 0xC0) != 0x80) return -1;
+        cp = (cp << 6) | (s[i] & 0x3F);
+    }
+    static const long min[] = {0, 0, 0x80, 0x800, 0x10000};
+    if (cp < min[k] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return -1;
+    *used = k;
+    return cp;
+}
+
+/* JSON string escaping without the quotes, in one dialect. */
+static unsigned char *json_escape(const unsigned char *s, size_t len, redact_dialect d,
+                                  size_t *out_len)
+{
+    bool go = d == REDACT_GO;
+    unsigned char *o = rs_xmalloc(len * 12 + 1);
     size_t n = 0;
     for (size_t i = 0; i < len; i++) {
         unsigned char c = s[i];
@@ -161,6 +186,20 @@ static unsigned char *json_escape(const unsigned char *s, size_t len, bool go, s
             n += 2;
         } else if (c < 0x20 || (go && (c == '<' || c == '>' || c == '&'))) {
             n += (size_t)snprintf((char *)o + n, 7, "\\u%04x", c);
+        } else if (d == REDACT_ASCII && c >= 0x80) {
+            size_t used = 0;
+            long cp = utf8_at(s + i, len - i, &used);
+            if (cp < 0) {
+                o[n++] = c; /* not UTF-8: a writer passes it or refuses it */
+            } else if (cp > 0xFFFF) {
+                cp -= 0x10000;
+                n += (size_t)snprintf((char *)o + n, 13, "\\u%04lx\\u%04lx", 0xD800 + (cp >> 10),
+                                      0xDC00 + (cp & 0x3FF));
+                i += used - 1;
+            } else {
+                n += (size_t)snprintf((char *)o + n, 7, "\\u%04lx", cp);
+                i += used - 1;
+            }
         } else if (go && c == 0xE2 && i + 2 < len && s[i + 1] == 0x80 &&
                    (s[i + 2] == 0xA8 || s[i + 2] == 0xA9)) {
             n += (size_t)snprintf((char *)o + n, 7, "\\u%04x", s[i + 2] == 0xA8 ? 0x2028 : 0x2029);
@@ -184,10 +223,10 @@ void cred_redact_add(cred_redact *r, const char *name, const void *secret, size_
 {
     if (!r || !secret || len == 0) return;
     add_form(r, name, secret, len);
-    for (int go = 0; go < 2; go++) {
+    for (int d = 0; d < REDACT_DIALECTS; d++) {
         size_t n1, n2;
-        unsigned char *once = json_escape(secret, len, go, &n1);
-        unsigned char *twice = json_escape(once, n1, go, &n2);
+        unsigned char *once = json_escape(secret, len, (redact_dialect)d, &n1);
+        unsigned char *twice = json_escape(once, n1, (redact_dialect)d, &n2);
         if (n1 != len || memcmp(once, secret, len) != 0) add_form(r, name, once, n1);
         if (n2 != n1 || memcmp(twice, once, n1) != 0) add_form(r, name, twice, n2);
         memset(once, 0, n1);
