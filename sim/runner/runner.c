@@ -305,19 +305,33 @@ static void print_run_row(const cJSON *r)
         printf("      invariants off:");
         const cJSON *n;
         cJSON_ArrayForEach(n, off) printf(" %d", n->valueint);
-        printf(" (reason: %s)\n",
-               cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r, "invariants_off_reason")));
+        printf(" (reason: ");
+        runner_actions_escape(
+            stdout,
+            cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r, "invariants_off_reason")),
+            false);
+        printf(")\n");
     }
+    /* Failures quote scenario and cluster text: escaped, so no line of them
+     * can start a workflow command. */
     const cJSON *f;
     cJSON_ArrayForEach(f, cJSON_GetObjectItemCaseSensitive(r, "failures"))
-        printf("      FAIL: %s\n", f->valuestring);
+    {
+        printf("      FAIL: ");
+        runner_actions_escape(stdout, cJSON_GetStringValue(f), false);
+        printf("\n");
+    }
 }
 
 static void print_scenario_text(const cJSON *s)
 {
-    printf("scenario %s (%s): %s\n",
-           cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(s, "name")),
-           cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(s, "file")),
+    printf("scenario ");
+    runner_actions_escape(stdout, cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(s, "name")),
+                          false);
+    printf(" (");
+    runner_actions_escape(stdout, cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(s, "file")),
+                          false);
+    printf("): %s\n",
            cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(s, "passed")) ? "PASS" : "FAIL");
     printf("  %-6s %-16s %4s %8s %8s %7s %6s %6s %7s %9s %11s\n", "strat", "run", "exit",
            "restarts", "lease_w", "writes", "fences", "pauses", "reboots", "api_calls",
