@@ -1,0 +1,144 @@
+/*
+ * test_runner_report.c — what `reassert sim` reports about a run (DESIGN.md
+ * §5.1, §7.1): a core process killed by a signal fails its run even without
+ * `expect`; a failure that quotes a credential reaches no report in any
+ * encoding; each run names the line a failure annotation points at.
+ */
+#include "cli/cli.h"
+#include "sim/runner/runner.h"
+
+#include <check.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static sc_scenario *load_path(const char *path)
+{
+    sc_scenario *sc = NULL;
+    rs_err e;
+    rs_err_clear(&e);
+    ck_assert_msg(sc_load(path, &sc, &e) == RS_OK, "%s", e.msg);
+    return sc;
+}
+
+static sc_scenario *load_bad(const char *name)
+{
+    const char *src = getenv("REASSERT_SRC");
+    char path[4096];
+    snprintf(path, sizeof path, "%s/tests/bad/%s.yaml", src ? src : ".", name);
+    return load_path(path);
+}
+
+/* The production run, then death by SIGABRT: the world is exactly as a
+ * finished run leaves it, so only the death can fail the run. */
+static int run_then_abort(const sim_run_req *req, FILE *out)
+{
+    cli_sim_run(req, out);
+    fflush(out);
+    signal(SIGABRT, SIG_DFL);
+    abort();
+}
+
+static sc_scenario *no_expect_scenario(char *path, size_t len)
+{
+    const char *tmp = getenv("TMPDIR");
+    snprintf(path, len, "%s/reassert-no-expect-XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    const char text[] = "name: no-expect\nseed: 1\ncluster: {preset: prod, credential: current}\n"
+                        "desired: current\nruns:\n  - name: r\n";
+    ck_assert_int_eq(write(fd, text, sizeof text - 1), (ssize_t)(sizeof text - 1));
+    close(fd);
+    return load_path(path);
+}
+
+START_TEST(test_run_killed_by_signal_fails_without_expect)
+{
+    char path[4096];
+    sc_scenario *sc = no_expect_scenario(path, sizeof path);
+    const rs_strategy *lazy = rs_strategy_find("lazy");
+    ck_assert_msg(sim_scenario_run(sc, lazy, "lazy", cli_sim_run, NULL),
+                  "control: the same run without the signal passes");
+    cJSON *runs = NULL;
+    ck_assert(!sim_scenario_run(sc, lazy, "lazy", run_then_abort, &runs));
+    char *txt = cJSON_PrintUnformatted(runs);
+    ck_assert_msg(strstr(txt, "died by SIGABRT"), "no failure names the signal: %s", txt);
+    free(txt);
+    cJSON_Delete(runs);
+    sc_free(sc);
+    unlink(path);
+}
+END_TEST
+
+START_TEST(test_failure_quoting_a_password_is_redacted)
+{
+    sc_scenario *sc = load_bad("secret-output-contains");
+    cJSON *runs = NULL;
+    ck_assert(!sim_scenario_run(sc, rs_strategy_find("lazy"), "lazy", cli_sim_run, &runs));
+    char *txt = cJSON_PrintUnformatted(runs);
+    ck_assert_msg(!strstr(txt, "LEAKCANARY"), "a password reaches the report: %s", txt);
+    ck_assert_msg(strstr(txt, "<redacted:current>"), "no redaction marker: %s", txt);
+    free(txt);
+    cJSON_Delete(runs);
+    sc_free(sc);
+}
+END_TEST
+
+START_TEST(test_secret_state_check_prints_fingerprints)
+{
+    sc_scenario *sc = load_bad("secret-state-path");
+    cJSON *runs = NULL;
+    ck_assert(!sim_scenario_run(sc, rs_strategy_find("lazy"), "lazy", cli_sim_run, &runs));
+    const cJSON *f = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(runs, 0), "failures");
+    ck_assert_int_ge(cJSON_GetArraySize(f), 3);
+    const cJSON *it;
+    cJSON_ArrayForEach(it, f)
+    {
+        const char *s = cJSON_GetStringValue(it);
+        if (strncmp(s, "state Secret/", 13) != 0) continue;
+        ck_assert_msg(strstr(s, "fingerprint sha256:"), "not a fingerprint: %s", s);
+        ck_assert_msg(!strstr(s, "eyJ"), "base64 JSON in a failure: %s", s);
+    }
+    cJSON_Delete(runs);
+    sc_free(sc);
+}
+END_TEST
+
+/* expect-fails.yaml: run "second" has its `expect:` on line 18. */
+START_TEST(test_run_reports_its_expect_line)
+{
+    sc_scenario *sc = load_bad("expect-fails");
+    cJSON *runs = NULL;
+    ck_assert(!sim_scenario_run(sc, rs_strategy_find("lazy"), "lazy", cli_sim_run, &runs));
+    const cJSON *second = cJSON_GetArrayItem(runs, 1);
+    ck_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(second, "name")),
+                     "second");
+    ck_assert_int_eq(cJSON_GetObjectItemCaseSensitive(second, "line")->valueint, 18);
+    cJSON_Delete(runs);
+    sc_free(sc);
+}
+END_TEST
+
+static Suite *runner_report_suite(void)
+{
+    Suite *s = suite_create("runner_report");
+    TCase *tc = tcase_create("core");
+    tcase_set_timeout(tc, 300);
+    tcase_add_test(tc, test_run_killed_by_signal_fails_without_expect);
+    tcase_add_test(tc, test_failure_quoting_a_password_is_redacted);
+    tcase_add_test(tc, test_secret_state_check_prints_fingerprints);
+    tcase_add_test(tc, test_run_reports_its_expect_line);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(runner_report_suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
