@@ -15,6 +15,7 @@
 
 #include "core/cred/cred.h"
 
+#include <openssl/crypto.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,8 +46,7 @@ void cred_redact_free(cred_redact *r)
 {
     if (!r) return;
     for (size_t i = 0; i < r->n; i++) {
-        memset(r->v[i].bytes, 0, r->v[i].len);
-        free(r->v[i].bytes);
+        cred_bytes_wipe_free(r->v[i].bytes, r->v[i].len);
     }
     free(r->v);
     free(r);
@@ -115,10 +115,8 @@ static void add_b64_fragments(cred_redact *r, const char *name, const unsigned c
                 enc[i] = enc[i] == '+' ? '-' : enc[i] == '/' ? '_' : enc[i];
             add_needle(r, name, enc + skip, end - skip);
         }
-        memset(enc, 0, strlen(enc));
-        free(enc);
-        memset(buf, 0, len + align);
-        free(buf);
+        cred_text_wipe_free(enc);
+        cred_bytes_wipe_free(buf, len + align);
     }
 }
 
@@ -229,10 +227,8 @@ void cred_redact_add(cred_redact *r, const char *name, const void *secret, size_
         unsigned char *twice = json_escape(once, n1, (redact_dialect)d, &n2);
         if (n1 != len || memcmp(once, secret, len) != 0) add_form(r, name, once, n1);
         if (n2 != n1 || memcmp(twice, once, n1) != 0) add_form(r, name, twice, n2);
-        memset(once, 0, n1);
-        memset(twice, 0, n2);
-        free(once);
-        free(twice);
+        cred_bytes_wipe_free(once, n1);
+        cred_bytes_wipe_free(twice, n2);
     }
     reindex(r);
 }
@@ -254,10 +250,8 @@ void cred_redact_add_dockerconfig(cred_redact *r, const char *name, const char *
     cred_redact_add(r, name, userpass, ul + 1 + pl);
     char *auth = base64_encode(userpass, ul + 1 + pl);
     cred_redact_add(r, name, auth, strlen(auth));
-    memset(auth, 0, strlen(auth));
-    free(auth);
-    memset(userpass, 0, ul + 1 + pl);
-    free(userpass);
+    cred_text_wipe_free(auth);
+    cred_bytes_wipe_free(userpass, ul + 1 + pl);
     cred_free(&c);
 }
 
@@ -322,6 +316,7 @@ void cred_redact_json(const cred_redact *r, cJSON *v)
             if (it->string && !(it->type & cJSON_StringIsConst)) {
                 char *k = redact_cjson_string(r, it->string);
                 if (k) {
+                    OPENSSL_cleanse(it->string, strlen(it->string));
                     cJSON_free(it->string);
                     it->string = k;
                 }
@@ -329,6 +324,7 @@ void cred_redact_json(const cred_redact *r, cJSON *v)
             if (cJSON_IsString(it) && it->valuestring) {
                 char *s = redact_cjson_string(r, it->valuestring);
                 if (s) {
+                    OPENSSL_cleanse(it->valuestring, strlen(it->valuestring));
                     cJSON_free(it->valuestring);
                     it->valuestring = s;
                 }

@@ -40,8 +40,7 @@ static char *shown_value(const cJSON *v, bool secret)
     if (!secret || !s) return s;
     char fp[CRED_FINGERPRINT_LEN];
     cred_redact_fingerprint(s, strlen(s), fp);
-    memset(s, 0, strlen(s));
-    free(s);
+    cred_text_wipe_free(s);
     return rs_xasprintf("a value with fingerprint %s (Secret data is never printed)", fp);
 }
 

@@ -30,8 +30,7 @@ cred_redact *runner_redact_set(const sc_scenario *sc)
             if (c->username) {
                 char *dc = cred_dockerconfig_build(RUNNER_REDACT_HOST, c->username, c->password);
                 cred_redact_add_dockerconfig(set, c->name, dc, strlen(dc));
-                memset(dc, 0, strlen(dc));
-                free(dc);
+                cred_text_wipe_free(dc);
             }
         }
     }
