@@ -95,8 +95,6 @@ bool kobj_secret_matches(rs_txn *tx, const cJSON *secret, const char *key);
 int tp_openbao_read_gate(rs_txn *tx, rs_resp *r);
 /* Appends {op, path, value} to a JSON Patch array (value consumed; may be NULL). */
 void kobj_patch_op(cJSON *patch, const char *op, const char *path, cJSON *value);
-/* "/metadata/annotations/<key with ~0 ~1 escapes>". Caller frees. */
-char *kobj_annotation_pointer(const char *key);
 int kobj_get(rs_txn *tx, const char *kind, const char *ns, const char *name, rs_resp *r);
 /* obj.a.b is JSON true. */
 bool kobj_bool(const cJSON *obj, const char *a, const char *b);

@@ -19,6 +19,7 @@
  * Structural refusals (mixed holders, a mutating node, a holder without a run
  * reference) are decided before any liveness query (H16).
  */
+#include "core/kube/kube_pointer.h"
 #include "core/node/node.h"
 #include "core/txn_int.h"
 
@@ -280,7 +281,7 @@ static void op_str(cJSON *patch, const char *op, const char *path, const char *v
 
 static void op_ann(cJSON *patch, const char *op, const char *key, const char *value)
 {
-    char *ptr = kobj_annotation_pointer(key);
+    char *ptr = kube_pointer_annotation(key);
     op_str(patch, op, ptr, value);
     free(ptr);
 }

@@ -9,6 +9,7 @@
  * resourceVersion) and a lost response is adopted only if the exact tuple this
  * run wrote — (UID, owner, suspend[, reconcile-disabled]) — is present.
  */
+#include "core/kube/kube_pointer.h"
 #include "core/txn_int.h"
 
 #include <inttypes.h>
@@ -90,11 +91,11 @@ static cJSON *fence_pause_patch(rs_txn *tx, const fence_ks *k, const cJSON *obj)
     const cJSON *md = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
     if (!cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(md, "annotations")))
         kobj_patch_op(patch, "add", "/metadata/annotations", cJSON_CreateObject());
-    char *p = kobj_annotation_pointer(k->owner_key);
+    char *p = kube_pointer_annotation(k->owner_key);
     kobj_patch_op(patch, "add", p, cJSON_CreateString(tx->holder));
     free(p);
     if (k->child) {
-        p = kobj_annotation_pointer(FENCE_RECONCILE);
+        p = kube_pointer_annotation(FENCE_RECONCILE);
         kobj_patch_op(patch, "add", p, cJSON_CreateString("disabled"));
         free(p);
     }
@@ -223,9 +224,9 @@ static cJSON *restart_patch(const cJSON *deploy, const char *stamp)
             kobj_patch_op(patch, "add", "/spec/template/metadata", cJSON_CreateObject());
         kobj_patch_op(patch, "add", "/spec/template/metadata/annotations", cJSON_CreateObject());
     }
-    kobj_patch_op(patch, "add",
-                  "/spec/template/metadata/annotations/kubectl.kubernetes.io~1restartedAt",
-                  cJSON_CreateString(stamp));
+    char *p = kube_pointer_join("/spec/template/metadata/annotations/", FENCE_RESTARTED_AT);
+    kobj_patch_op(patch, "add", p, cJSON_CreateString(stamp));
+    free(p);
     return patch;
 }
 
@@ -386,9 +387,9 @@ static rs_code fence_resume(rs_txn *tx, const fence_ks *k, const char *who, bool
         }
         cJSON *patch = cJSON_CreateArray();
         kobj_patch_op(patch, "test", "/metadata/uid", cJSON_CreateString(uid));
-        char *owner = kobj_annotation_pointer(k->owner_key);
+        char *owner = kube_pointer_annotation(k->owner_key);
         kobj_patch_op(patch, "test", owner, cJSON_CreateString(who));
-        char *rec = kobj_annotation_pointer(FENCE_RECONCILE);
+        char *rec = kube_pointer_annotation(FENCE_RECONCILE);
         if (k->child) kobj_patch_op(patch, "test", rec, cJSON_CreateString("disabled"));
         kobj_patch_op(patch, "test", "/spec/suspend", cJSON_CreateTrue());
         kobj_patch_op(patch, "replace", "/spec/suspend", cJSON_CreateFalse());

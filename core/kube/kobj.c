@@ -7,6 +7,7 @@
  * resolved by re-reading (DESIGN.md §3.3 "Ambiguous writes"): our value =>
  * adopt; the old value => retry under CAS; anything else => fail closed.
  */
+#include "core/kube/kube_pointer.h"
 #include "core/txn_int.h"
 
 #include <stdio.h>
@@ -85,28 +86,6 @@ int kobj_secret_read(rs_txn *tx, const char *ns, const char *name, const char *k
     return status;
 }
 
-/* "/data/<key>" with RFC 6901 escapes. */
-static char *data_pointer(const char *key)
-{
-    size_t n = strlen(key);
-    char *p = rs_xmalloc(6 + 2 * n + 1);
-    strcpy(p, "/data/");
-    char *o = p + 6;
-    for (size_t i = 0; i < n; i++) {
-        if (key[i] == '~') {
-            *o++ = '~';
-            *o++ = '0';
-        } else if (key[i] == '/') {
-            *o++ = '~';
-            *o++ = '1';
-        } else {
-            *o++ = key[i];
-        }
-    }
-    *o = '\0';
-    return p;
-}
-
 static cJSON *secret_patch(const char *rv, const char *key, const char *b64, bool has_data)
 {
     cJSON *patch = cJSON_CreateArray();
@@ -118,7 +97,7 @@ static cJSON *secret_patch(const char *rv, const char *key, const char *b64, boo
     cJSON *add = cJSON_CreateObject();
     cJSON_AddStringToObject(add, "op", "add");
     if (has_data) {
-        char *ptr = data_pointer(key);
+        char *ptr = kube_pointer_join("/data/", key);
         cJSON_AddStringToObject(add, "path", ptr);
         free(ptr);
         cJSON_AddStringToObject(add, "value", b64);
@@ -315,26 +294,6 @@ void kobj_patch_op(cJSON *patch, const char *op, const char *path, cJSON *value)
     cJSON_AddStringToObject(o, "path", path);
     if (value) cJSON_AddItemToObject(o, "value", value);
     cJSON_AddItemToArray(patch, o);
-}
-
-char *kobj_annotation_pointer(const char *key)
-{
-    size_t n = strlen(key);
-    char *p = rs_xmalloc(strlen("/metadata/annotations/") + 2 * n + 1);
-    char *o = p + sprintf(p, "/metadata/annotations/");
-    for (size_t i = 0; i < n; i++) {
-        if (key[i] == '~') {
-            *o++ = '~';
-            *o++ = '0';
-        } else if (key[i] == '/') {
-            *o++ = '~';
-            *o++ = '1';
-        } else {
-            *o++ = key[i];
-        }
-    }
-    *o = '\0';
-    return p;
 }
 
 int kobj_get(rs_txn *tx, const char *kind, const char *ns, const char *name, rs_resp *r)

@@ -9,6 +9,7 @@
  * UID at most once per round. The pass result is `clean` when no node was
  * processed, `processed` otherwise; only a clean pass may precede cutover.
  */
+#include "core/kube/kube_pointer.h"
 #include "core/node/node.h"
 #include "core/txn_int.h"
 
@@ -118,8 +119,8 @@ static tx_status node_reclaim(rs_txn *tx, const node_info *n)
                n->owner);
     cJSON *patch = cJSON_CreateArray();
     kobj_patch_op(patch, "test", "/metadata/uid", cJSON_CreateString(n->uid));
-    char *owner = kobj_annotation_pointer(NODE_ANN_OWNER);
-    char *phase = kobj_annotation_pointer(NODE_ANN_PHASE);
+    char *owner = kube_pointer_annotation(NODE_ANN_OWNER);
+    char *phase = kube_pointer_annotation(NODE_ANN_PHASE);
     kobj_patch_op(patch, "test", owner, cJSON_CreateString(n->owner));
     kobj_patch_op(patch, "test", phase, cJSON_CreateString("claimed"));
     kobj_patch_op(patch, "remove", owner, NULL);

@@ -13,6 +13,7 @@
  * fenced by a token, so a node replaced under us (same name, new UID) must be
  * caught before we patch or reboot the wrong machine.
  */
+#include "core/kube/kube_pointer.h"
 #include "core/node/node.h"
 #include "core/txn_int.h"
 
@@ -169,8 +170,8 @@ static tx_status node_claim(rs_txn *tx, const node_info *n)
             cJSON_GetObjectItemCaseSensitive(fresh, "metadata"), "annotations")))
         kobj_patch_op(patch, "add", "/metadata/annotations", cJSON_CreateObject());
     cJSON_Delete(fresh);
-    char *po = kobj_annotation_pointer(NODE_ANN_OWNER),
-         *pp = kobj_annotation_pointer(NODE_ANN_PHASE);
+    char *po = kube_pointer_annotation(NODE_ANN_OWNER),
+         *pp = kube_pointer_annotation(NODE_ANN_PHASE);
     kobj_patch_op(patch, "add", po, cJSON_CreateString(tx->holder));
     kobj_patch_op(patch, "add", pp, cJSON_CreateString("claimed"));
     free(po);
@@ -212,8 +213,8 @@ static tx_status node_claim(rs_txn *tx, const node_info *n)
 static tx_status node_claim_patch(rs_txn *tx, const char *name, bool release, bool uncordon)
 {
     cJSON *patch = cJSON_CreateArray();
-    char *po = kobj_annotation_pointer(NODE_ANN_OWNER),
-         *pp = kobj_annotation_pointer(NODE_ANN_PHASE);
+    char *po = kube_pointer_annotation(NODE_ANN_OWNER),
+         *pp = kube_pointer_annotation(NODE_ANN_PHASE);
     kobj_patch_op(patch, "test", "/metadata/uid", cJSON_CreateString(tx->claimed_uid));
     kobj_patch_op(patch, "test", po, cJSON_CreateString(tx->holder));
     if (release) {

@@ -13,6 +13,7 @@
  */
 #include "sim/store/jsonpatch.h"
 
+#include "core/kube/kube_pointer.h"
 #include "core/rs.h"
 
 #include <stdbool.h>
@@ -43,25 +44,6 @@ static jp_result jp_fail(const jp_op *o, jp_result r, const char *what)
     return r;
 }
 
-/* Decodes the last reference token of pointer ("~1" => "/", "~0" => "~"). */
-static bool jp_token_decode(const char *s, char *buf, size_t buflen)
-{
-    size_t o = 0;
-    size_t len = strlen(s);
-    for (size_t i = 0; i < len; i++) {
-        if (o + 1 >= buflen) return false;
-        if (s[i] != '~') {
-            buf[o++] = s[i];
-            continue;
-        }
-        if (i + 1 >= len || (s[i + 1] != '0' && s[i + 1] != '1')) return false;
-        buf[o++] = s[i + 1] == '0' ? '~' : '/';
-        i++;
-    }
-    buf[o] = '\0';
-    return true;
-}
-
 /* Parses an array index token: digits without a leading zero, within int. */
 static bool jp_index_parse(const char *tok, int *out)
 {
@@ -85,7 +67,7 @@ static bool jp_locate(cJSON *doc, const char *path, cJSON **parent, char *tok, c
         return false;
     }
     const char *slash = strrchr(path, '/');
-    if (!jp_token_decode(slash + 1, tok, JP_TOKEN_MAX)) {
+    if (!kube_pointer_token_decode(slash + 1, strlen(slash + 1), tok, JP_TOKEN_MAX)) {
         *why = "the path has a malformed '~' escape or an over-long token";
         return false;
     }

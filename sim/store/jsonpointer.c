@@ -1,35 +1,12 @@
 /*
  * jsonpointer.c — RFC 6901 pointers over cJSON documents.
  */
+#include "core/kube/kube_pointer.h"
 #include "sim/store/jsonpatch.h"
 
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* Decodes one reference token ("~1" => "/", "~0" => "~") into buf. Returns
- * false on a malformed escape. */
-static bool token_decode(const char *start, size_t len, char *buf, size_t buflen)
-{
-    size_t o = 0;
-    for (size_t i = 0; i < len; i++) {
-        if (o + 1 >= buflen) return false;
-        if (start[i] == '~') {
-            if (i + 1 >= len) return false;
-            if (start[i + 1] == '0')
-                buf[o++] = '~';
-            else if (start[i + 1] == '1')
-                buf[o++] = '/';
-            else
-                return false;
-            i++;
-        } else {
-            buf[o++] = start[i];
-        }
-    }
-    buf[o] = '\0';
-    return true;
-}
 
 cJSON *jsonpointer_get(const cJSON *doc, const char *pointer)
 {
@@ -42,7 +19,7 @@ cJSON *jsonpointer_get(const cJSON *doc, const char *pointer)
     for (;;) {
         const char *slash = strchr(p, '/');
         size_t len = slash ? (size_t)(slash - p) : strlen(p);
-        if (!token_decode(p, len, tok, sizeof tok)) return NULL;
+        if (!kube_pointer_token_decode(p, len, tok, sizeof tok)) return NULL;
         if (cJSON_IsObject(cur)) {
             cur = cJSON_GetObjectItemCaseSensitive(cur, tok);
         } else if (cJSON_IsArray(cur)) {
