@@ -23,6 +23,20 @@ static const char *const default_targets[] = {
     "devantler-tech/provider-upjet-unifi:v0.1.0",
 };
 
+static const rs_config_ann default_ann = {
+    .revision = "platform.devantler.tech/ghcr-pull-verified-revision-v2",
+    .image = "platform.devantler.tech/ghcr-pull-verified-image-v2",
+    .drain_owner = "platform.devantler.tech/ghcr-auth-drain-owner",
+    .drain_journal = "platform.devantler.tech/ghcr-auth-drain-recovery",
+    .drain_phase = "platform.devantler.tech/ghcr-auth-drain-phase",
+    .parent_owner = "platform.devantler.tech/ghcr-policy-parent-owner",
+    .child_owner = "platform.devantler.tech/ghcr-policy-handoff-owner",
+    .reconcile = "kustomize.toolkit.fluxcd.io/reconcile",
+    .restarted_at = "kubectl.kubernetes.io/restartedAt",
+    .force_sync = "force-sync",
+    .requested_at = "reconcile.fluxcd.io/requestedAt",
+};
+
 void rs_config_set_str(char **field, const char *value)
 {
     free(*field);
@@ -81,6 +95,7 @@ void rs_config_defaults(rs_config *cfg)
     rs_config_set_str(&cfg->root_ns, "flux-system");
     rs_config_set_str(&cfg->root_name, "ksail-registry-credentials");
     rs_config_set_str(&cfg->root_key, ".dockerconfigjson");
+    cfg->ann = default_ann;
 }
 
 int rs_config_talos_attempts(const rs_config *cfg)

@@ -15,6 +15,25 @@
 
 #define RS_CONFIG_LIST_MAX 256
 
+/* The annotation keys the fences, claims and markers are made of, defined
+ * here once: the core writes them and the sim's controllers and checks read
+ * them from the same world config, so the two can never spell one apart.
+ * They are production facts, not settings: `--config` does not change them
+ * (they point at static strings and are never freed). */
+typedef struct rs_config_ann {
+    const char *revision;      /* Node: the verified revision marker (Talos nodeAnnotations) */
+    const char *image;         /* Node: the verified operator image */
+    const char *drain_owner;   /* Node claim: the holder */
+    const char *drain_journal; /* Node claim: a recovery journal (a human's) */
+    const char *drain_phase;   /* Node claim: claimed | mutating */
+    const char *parent_owner;  /* parent Kustomization's policy fence */
+    const char *child_owner;   /* child Kustomization's policy fence (hand-off) */
+    const char *reconcile;     /* kustomize-controller's reconcile: disabled */
+    const char *restarted_at;  /* Deployment pod-template restart stamp */
+    const char *force_sync;    /* ESO: re-sync now */
+    const char *requested_at;  /* Flux: reconcile now */
+} rs_config_ann;
+
 typedef struct rs_config {
     char *fanout_namespaces[RS_CONFIG_LIST_MAX];
     size_t n_fanout;
@@ -54,6 +73,8 @@ typedef struct rs_config {
     char *consumer_name, *consumer_key;    /* <ns>/ghcr-auth .dockerconfigjson */
     char *root_ns, *root_name,
         *root_key; /* flux-system/ksail-registry-credentials .dockerconfigjson */
+
+    rs_config_ann ann;
 } rs_config;
 
 /* Fills cfg with the production defaults (strings are owned by cfg). */

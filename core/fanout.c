@@ -104,7 +104,7 @@ static int eso_read(rs_txn *tx, const char *kind, const char *ns, const char *na
         snprintf(refresh, refresh_len, "%s", t ? t : "");
         snprintf(rv, TX_RV_MAX, "%s", kobj_rv(r.body));
         *ready = kobj_condition_true(r.body, "Ready");
-        const char *a = kobj_annotation(r.body, "force-sync");
+        const char *a = kobj_annotation(r.body, tx->cfg->ann.force_sync);
         if (annotation && a) *annotation = rs_xstrdup(a);
     }
     rs_resp_free(&r);
@@ -120,7 +120,7 @@ static tx_status force_sync_annotate(rs_txn *tx, const char *kind, const char *n
         cJSON *patch = cJSON_CreateObject();
         cJSON *ann =
             cJSON_AddObjectToObject(cJSON_AddObjectToObject(patch, "metadata"), "annotations");
-        cJSON_AddStringToObject(ann, "force-sync", stamp);
+        cJSON_AddStringToObject(ann, tx->cfg->ann.force_sync, stamp);
         rs_req req = {.op = RS_OP_KUBE_PATCH,
                       .kind = kind,
                       .ns = ns,

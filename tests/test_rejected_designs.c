@@ -53,8 +53,8 @@ static bool probe_sees_no_drift(rs_txn *tx)
     const cJSON *items = st == 200 ? cJSON_GetObjectItemCaseSensitive(r.body, "items") : NULL;
     cJSON_ArrayForEach(it, items)
     {
-        const char *rev = kobj_annotation(it, NODE_ANN_REVISION);
-        const char *img = kobj_annotation(it, NODE_ANN_IMAGE);
+        const char *rev = kobj_annotation(it, c->ann.revision);
+        const char *img = kobj_annotation(it, c->ann.image);
         ok = ok && rev && img && strcmp(rev, tx->revision) == 0 &&
              strcmp(img, c->operator_image) == 0;
     }

@@ -27,9 +27,6 @@
 #include <string.h>
 
 #define FA_MAX 1024
-#define FA_PARENT_OWNER "platform.devantler.tech/ghcr-policy-parent-owner"
-#define FA_CHILD_OWNER "platform.devantler.tech/ghcr-policy-handoff-owner"
-#define FA_RECONCILE "kustomize.toolkit.fluxcd.io/reconcile"
 
 typedef enum fa_kind { FA_LEASE, FA_PARENT, FA_CHILD, FA_NODE } fa_kind;
 
@@ -158,8 +155,8 @@ static void fa_collect_policy(rs_txn *tx, fa_report *rep, fa_kind kind)
         rs_resp_free(&r);
         return;
     }
-    const char *owner = kobj_annotation(r.body, child ? FA_CHILD_OWNER : FA_PARENT_OWNER);
-    const char *rec = kobj_annotation(r.body, FA_RECONCILE);
+    const char *owner = kobj_annotation(r.body, child ? c->ann.child_owner : c->ann.parent_owner);
+    const char *rec = kobj_annotation(r.body, c->ann.reconcile);
     bool susp = kobj_bool(r.body, "spec", "suspend");
     bool recd = child && rec && strcmp(rec, "disabled") == 0;
     if (owner || susp || recd) {
@@ -184,9 +181,9 @@ static void fa_collect_nodes(rs_txn *tx, fa_report *rep)
     const cJSON *it;
     cJSON_ArrayForEach(it, items)
     {
-        const char *owner = kobj_annotation(it, NODE_ANN_OWNER);
-        const char *journal = kobj_annotation(it, NODE_ANN_JOURNAL);
-        const char *phase = kobj_annotation(it, NODE_ANN_PHASE);
+        const char *owner = kobj_annotation(it, tx->cfg->ann.drain_owner);
+        const char *journal = kobj_annotation(it, tx->cfg->ann.drain_journal);
+        const char *phase = kobj_annotation(it, tx->cfg->ann.drain_phase);
         const char *name = kobj_str(it, "metadata.name");
         if ((!owner && !journal && !phase) || !name) continue; /* H34: any of the three */
         fa_fence *f = fa_add(rep, FA_NODE, NULL, name, it, owner);
@@ -289,7 +286,7 @@ static void op_ann(cJSON *patch, const char *op, const char *key, const char *va
 /* The release patch of one fence: the exact ops of the matching release in
  * DESIGN §3.4 (H29), preceded by tests of UID, resourceVersion and owner
  * (H35). NULL when no release may be printed. */
-static cJSON *fa_release_patch(const fa_fence *f)
+static cJSON *fa_release_patch(const rs_config_ann *ann, const fa_fence *f)
 {
     if (f->kind == FA_NODE && !fa_node_reclaimable(f)) return NULL;
     if (f->kind != FA_NODE && f->kind != FA_LEASE && !f->holder[0]) return NULL;
@@ -304,29 +301,29 @@ static cJSON *fa_release_patch(const fa_fence *f)
     case FA_PARENT:
     case FA_CHILD: {
         bool child = f->kind == FA_CHILD;
-        const char *owner = child ? FA_CHILD_OWNER : FA_PARENT_OWNER;
+        const char *owner = child ? ann->child_owner : ann->parent_owner;
         op_ann(patch, "test", owner, f->holder);
-        if (child) op_ann(patch, "test", FA_RECONCILE, "disabled");
+        if (child) op_ann(patch, "test", ann->reconcile, "disabled");
         kobj_patch_op(patch, "test", "/spec/suspend", cJSON_CreateTrue());
         kobj_patch_op(patch, "replace", "/spec/suspend", cJSON_CreateFalse());
         op_ann(patch, "remove", owner, NULL);
-        if (child) op_ann(patch, "remove", FA_RECONCILE, NULL);
+        if (child) op_ann(patch, "remove", ann->reconcile, NULL);
         break;
     }
     case FA_NODE:
-        op_ann(patch, "test", NODE_ANN_OWNER, f->holder);
-        op_ann(patch, "test", NODE_ANN_PHASE, "claimed");
-        op_ann(patch, "remove", NODE_ANN_OWNER, NULL);
-        op_ann(patch, "remove", NODE_ANN_PHASE, NULL);
+        op_ann(patch, "test", ann->drain_owner, f->holder);
+        op_ann(patch, "test", ann->drain_phase, "claimed");
+        op_ann(patch, "remove", ann->drain_owner, NULL);
+        op_ann(patch, "remove", ann->drain_phase, NULL);
         break;
     }
     return patch;
 }
 
 /* The printed command, every argument quoted for sh (H36). Caller frees. */
-static char *fa_release_command(const fa_fence *f)
+static char *fa_release_command(const rs_config_ann *ann, const fa_fence *f)
 {
-    cJSON *patch = fa_release_patch(f);
+    cJSON *patch = fa_release_patch(ann, f);
     if (!patch) return NULL;
     char *json = cJSON_PrintUnformatted(patch);
     cJSON_Delete(patch);
@@ -358,7 +355,7 @@ static void fa_print(rs_txn *tx, const fa_report *rep)
         out_warning(tx->out, "fence held: %s by %s%s%s (run %s: %s)", f->object,
                     f->holder[0] ? f->holder : "(no owner)", f->detail[0] ? "; " : "", f->detail,
                     f->run_ref[0] ? f->run_ref : "?", liveness_word(f->terminal));
-        char *cmd = fa_release_command(f);
+        char *cmd = fa_release_command(&tx->cfg->ann, f);
         if (cmd) {
             out_info(tx->out, "  release (CAS-guarded; release in the order printed): %s", cmd);
         } else if (f->kind == FA_NODE) {
@@ -433,7 +430,7 @@ static bool fa_recoverable_shape(const fa_report *rep, const char **holder, char
 
 static rs_code fa_reclaim_node(rs_txn *tx, const fa_fence *f, rs_err *e)
 {
-    cJSON *patch = fa_release_patch(f);
+    cJSON *patch = fa_release_patch(&tx->cfg->ann, f);
     int ws = kobj_fence_patch(tx, "Node", NULL, f->name, patch);
     if (ws != 200)
         return rs_fail(e, RS_FAILED, "reclaiming the fence on %s failed (HTTP %d); it is retained",
@@ -514,7 +511,7 @@ void fences_recover(rs_txn *tx, rs_result *res)
     if (lease && rep->n == 1) {
         /* Only the Lease: one CAS release on the holder and resourceVersion
          * read when its liveness was judged (H17). */
-        cJSON *patch = fa_release_patch(lease);
+        cJSON *patch = fa_release_patch(&tx->cfg->ann, lease);
         int ws = kobj_fence_patch(tx, "Lease", lease->ns, lease->name, patch);
         c = ws == 200 ? RS_OK
                       : rs_fail(&e, RS_FAILED,

@@ -16,31 +16,28 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define FENCE_PARENT_OWNER "platform.devantler.tech/ghcr-policy-parent-owner"
-#define FENCE_CHILD_OWNER "platform.devantler.tech/ghcr-policy-handoff-owner"
-#define FENCE_RECONCILE "kustomize.toolkit.fluxcd.io/reconcile"
-#define FENCE_RESTARTED_AT "kubectl.kubernetes.io/restartedAt"
-
 typedef struct fence_ks {
-    const char *ns, *name, *owner_key;
+    const char *ns, *name, *owner_key, *reconcile_key;
     bool child;
 } fence_ks;
 
 static fence_ks fence_parent(rs_txn *tx)
 {
-    return (fence_ks){tx->cfg->parent_ns, tx->cfg->parent_name, FENCE_PARENT_OWNER, false};
+    return (fence_ks){tx->cfg->parent_ns, tx->cfg->parent_name, tx->cfg->ann.parent_owner,
+                      tx->cfg->ann.reconcile, false};
 }
 
 static fence_ks fence_child(rs_txn *tx)
 {
-    return (fence_ks){tx->cfg->child_ns, tx->cfg->child_name, FENCE_CHILD_OWNER, true};
+    return (fence_ks){tx->cfg->child_ns, tx->cfg->child_name, tx->cfg->ann.child_owner,
+                      tx->cfg->ann.reconcile, true};
 }
 
 /* Is the exact tuple (UID, owner, suspend[, reconcile-disabled]) present? */
 static bool fence_tuple_is(const fence_ks *k, const cJSON *obj, const char *uid, const char *who)
 {
     const char *owner = kobj_annotation(obj, k->owner_key);
-    const char *rec = kobj_annotation(obj, FENCE_RECONCILE);
+    const char *rec = kobj_annotation(obj, k->reconcile_key);
     const char *u = kobj_str(obj, "metadata.uid");
     return owner && strcmp(owner, who) == 0 && u && strcmp(u, uid) == 0 &&
            kobj_bool(obj, "spec", "suspend") &&
@@ -55,7 +52,7 @@ static bool fence_tuple_ours(rs_txn *tx, const fence_ks *k, const cJSON *obj, co
 /* Is the Kustomization free of any fence (ours or anyone's)? */
 static bool fence_ks_free(const fence_ks *k, const cJSON *obj)
 {
-    const char *rec = kobj_annotation(obj, FENCE_RECONCILE);
+    const char *rec = kobj_annotation(obj, k->reconcile_key);
     return !kobj_annotation(obj, k->owner_key) && !kobj_bool(obj, "spec", "suspend") &&
            !(k->child && rec && strcmp(rec, "disabled") == 0);
 }
@@ -95,7 +92,7 @@ static cJSON *fence_pause_patch(rs_txn *tx, const fence_ks *k, const cJSON *obj)
     kobj_patch_op(patch, "add", p, cJSON_CreateString(tx->holder));
     free(p);
     if (k->child) {
-        p = kube_pointer_annotation(FENCE_RECONCILE);
+        p = kube_pointer_annotation(k->reconcile_key);
         kobj_patch_op(patch, "add", p, cJSON_CreateString("disabled"));
         free(p);
     }
@@ -211,7 +208,7 @@ static int controller_pods(rs_txn *tx, pod_set *now, const pod_set *old, int *re
 }
 
 /* The restart patch: a fresh restartedAt stamp, CAS on resourceVersion. */
-static cJSON *restart_patch(const cJSON *deploy, const char *stamp)
+static cJSON *restart_patch(const cJSON *deploy, const char *key, const char *stamp)
 {
     const cJSON *spec = cJSON_GetObjectItemCaseSensitive(deploy, "spec");
     const cJSON *tmd = cJSON_GetObjectItemCaseSensitive(
@@ -224,13 +221,13 @@ static cJSON *restart_patch(const cJSON *deploy, const char *stamp)
             kobj_patch_op(patch, "add", "/spec/template/metadata", cJSON_CreateObject());
         kobj_patch_op(patch, "add", "/spec/template/metadata/annotations", cJSON_CreateObject());
     }
-    char *p = kube_pointer_join("/spec/template/metadata/annotations/", FENCE_RESTARTED_AT);
+    char *p = kube_pointer_join("/spec/template/metadata/annotations/", key);
     kobj_patch_op(patch, "add", p, cJSON_CreateString(stamp));
     free(p);
     return patch;
 }
 
-static bool restart_stamp_is(const cJSON *deploy, const char *stamp)
+static bool restart_stamp_is(const cJSON *deploy, const char *key, const char *stamp)
 {
     const cJSON *ann = cJSON_GetObjectItemCaseSensitive(
         cJSON_GetObjectItemCaseSensitive(
@@ -238,7 +235,7 @@ static bool restart_stamp_is(const cJSON *deploy, const char *stamp)
                                              "template"),
             "metadata"),
         "annotations");
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(ann, FENCE_RESTARTED_AT);
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(ann, key);
     return cJSON_IsString(v) && strcmp(v->valuestring, stamp) == 0;
 }
 
@@ -263,8 +260,8 @@ static tx_status restart_deployment(rs_txn *tx, int *want)
         const cJSON *replicas = cJSON_GetObjectItemCaseSensitive(
             cJSON_GetObjectItemCaseSensitive(r.body, "spec"), "replicas");
         *want = cJSON_IsNumber(replicas) ? replicas->valueint : 1;
-        bool adopted = attempt > 0 && ws == 0 && restart_stamp_is(r.body, stamp);
-        cJSON *patch = adopted ? NULL : restart_patch(r.body, stamp);
+        bool adopted = attempt > 0 && ws == 0 && restart_stamp_is(r.body, c->ann.restarted_at, stamp);
+        cJSON *patch = adopted ? NULL : restart_patch(r.body, c->ann.restarted_at, stamp);
         rs_resp_free(&r);
         if (adopted) return TX_OK; /* the lost answer's write was applied */
         ws = kobj_fence_patch(tx, "Deployment", c->controller_ns, c->controller_name, patch);
@@ -389,7 +386,7 @@ static rs_code fence_resume(rs_txn *tx, const fence_ks *k, const char *who, bool
         kobj_patch_op(patch, "test", "/metadata/uid", cJSON_CreateString(uid));
         char *owner = kube_pointer_annotation(k->owner_key);
         kobj_patch_op(patch, "test", owner, cJSON_CreateString(who));
-        char *rec = kube_pointer_annotation(FENCE_RECONCILE);
+        char *rec = kube_pointer_annotation(k->reconcile_key);
         if (k->child) kobj_patch_op(patch, "test", rec, cJSON_CreateString("disabled"));
         kobj_patch_op(patch, "test", "/spec/suspend", cJSON_CreateTrue());
         kobj_patch_op(patch, "replace", "/spec/suspend", cJSON_CreateFalse());

@@ -4,15 +4,12 @@
 #ifndef RS_NODE_H
 #define RS_NODE_H
 
+#include "core/config.h"
+
 #include <cjson/cJSON.h>
 #include <stdbool.h>
 #include <stddef.h>
 
-#define NODE_ANN_REVISION "platform.devantler.tech/ghcr-pull-verified-revision-v2"
-#define NODE_ANN_IMAGE "platform.devantler.tech/ghcr-pull-verified-image-v2"
-#define NODE_ANN_OWNER "platform.devantler.tech/ghcr-auth-drain-owner"
-#define NODE_ANN_JOURNAL "platform.devantler.tech/ghcr-auth-drain-recovery"
-#define NODE_ANN_PHASE "platform.devantler.tech/ghcr-auth-drain-phase"
 #define NODE_NAME_MAX 254
 #define NODE_UID_MAX 128
 
@@ -42,8 +39,10 @@ typedef struct node_inventory {
 
 void node_inventory_free(node_inventory *inv);
 /* Parses a NodeList; validates unique non-empty UIDs and exactly one unique
- * InternalIP per node. Returns false with a sentence in err. */
-bool node_inventory_parse(cJSON *list, node_inventory *inv, char *err, size_t errlen);
+ * InternalIP per node; reads the claim and marker annotations named
+ * by ann. Returns false with a sentence in err. */
+bool node_inventory_parse(cJSON *list, const rs_config_ann *ann, node_inventory *inv, char *err,
+                          size_t errlen);
 /* The canonical JSON of a Node's taints other than lifecycle ones
  * (node.kubernetes.io/...). Caller frees. */
 char *node_taints_signature(const cJSON *node);

@@ -65,7 +65,7 @@ static bool node_internal_ip(const cJSON *node, char *ip, size_t len)
     return count == 1;
 }
 
-static bool node_fill(const cJSON *item, node_info *n, char *err, size_t errlen)
+static bool node_fill(const cJSON *item, const rs_config_ann *ann, node_info *n, char *err, size_t errlen)
 {
     const char *name = kobj_str(item, "metadata.name");
     const char *uid = kobj_str(item, "metadata.uid");
@@ -89,18 +89,19 @@ static bool node_fill(const cJSON *item, node_info *n, char *err, size_t errlen)
     n->unschedulable = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(
         cJSON_GetObjectItemCaseSensitive(item, "spec"), "unschedulable"));
     n->ready = kobj_condition_true(item, "Ready");
-    n->revision = kobj_annotation(item, NODE_ANN_REVISION);
-    n->image = kobj_annotation(item, NODE_ANN_IMAGE);
-    n->owner = kobj_annotation(item, NODE_ANN_OWNER);
-    n->phase = kobj_annotation(item, NODE_ANN_PHASE);
-    n->journal = kobj_annotation(item, NODE_ANN_JOURNAL) != NULL;
+    n->revision = kobj_annotation(item, ann->revision);
+    n->image = kobj_annotation(item, ann->image);
+    n->owner = kobj_annotation(item, ann->drain_owner);
+    n->phase = kobj_annotation(item, ann->drain_phase);
+    n->journal = kobj_annotation(item, ann->drain_journal) != NULL;
     const char *rv = kobj_str(item, "metadata.resourceVersion");
     snprintf(n->rv, sizeof n->rv, "%s", rv ? rv : "");
     n->taints = node_taints_signature(item);
     return true;
 }
 
-bool node_inventory_parse(cJSON *list, node_inventory *inv, char *err, size_t errlen)
+bool node_inventory_parse(cJSON *list, const rs_config_ann *ann, node_inventory *inv, char *err,
+                          size_t errlen)
 {
     memset(inv, 0, sizeof *inv);
     inv->list = list;
@@ -111,7 +112,7 @@ bool node_inventory_parse(cJSON *list, node_inventory *inv, char *err, size_t er
     cJSON_ArrayForEach(item, items)
     {
         node_info *n = &inv->nodes[inv->n];
-        if (!node_fill(item, n, err, errlen)) {
+        if (!node_fill(item, ann, n, err, errlen)) {
             free(n->taints);
             return false;
         }

@@ -97,7 +97,7 @@ tx_status node_inventory_read(rs_txn *tx, const char *label_selector, node_inven
         return TX_FAIL;
     }
     char err[512];
-    if (!node_inventory_parse(r.body, inv, err, sizeof err)) {
+    if (!node_inventory_parse(r.body, &tx->cfg->ann, inv, err, sizeof err)) {
         node_inventory_free(inv);
         rs_fail(&tx->err, RS_FAILED, "invalid node inventory: %s; failing closed", err);
         return TX_FAIL;
@@ -119,8 +119,8 @@ static tx_status node_reclaim(rs_txn *tx, const node_info *n)
                n->owner);
     cJSON *patch = cJSON_CreateArray();
     kobj_patch_op(patch, "test", "/metadata/uid", cJSON_CreateString(n->uid));
-    char *owner = kube_pointer_annotation(NODE_ANN_OWNER);
-    char *phase = kube_pointer_annotation(NODE_ANN_PHASE);
+    char *owner = kube_pointer_annotation(tx->cfg->ann.drain_owner);
+    char *phase = kube_pointer_annotation(tx->cfg->ann.drain_phase);
     kobj_patch_op(patch, "test", owner, cJSON_CreateString(n->owner));
     kobj_patch_op(patch, "test", phase, cJSON_CreateString("claimed"));
     kobj_patch_op(patch, "remove", owner, NULL);

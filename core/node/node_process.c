@@ -40,7 +40,7 @@ static tx_status node_revalidate(rs_txn *tx, const node_info *n, cJSON **fresh)
     r.body = NULL;
     node_inventory inv;
     char err[256];
-    bool ok = node_inventory_parse(list, &inv, err, sizeof err) && inv.n == 1;
+    bool ok = node_inventory_parse(list, &tx->cfg->ann, &inv, err, sizeof err) && inv.n == 1;
     const node_info *m = ok ? &inv.nodes[0] : NULL;
     bool same = ok && strcmp(m->uid, n->uid) == 0 && strcmp(m->ip, n->ip) == 0 &&
                 m->control_plane == n->control_plane;
@@ -154,8 +154,8 @@ static tx_status node_claim(rs_txn *tx, const node_info *n)
     cJSON *fresh = NULL;
     tx_status s = node_revalidate(tx, n, &fresh);
     if (s != TX_OK) return s;
-    const char *owner = kobj_annotation(fresh, NODE_ANN_OWNER);
-    if (owner || kobj_annotation(fresh, NODE_ANN_JOURNAL)) {
+    const char *owner = kobj_annotation(fresh, tx->cfg->ann.drain_owner);
+    if (owner || kobj_annotation(fresh, tx->cfg->ann.drain_journal)) {
         rs_fail(&tx->err, RS_FAILED, "Node %s carries a fence (owner %s); failing closed", n->name,
                 owner ? owner : "journal");
         cJSON_Delete(fresh);
@@ -170,8 +170,8 @@ static tx_status node_claim(rs_txn *tx, const node_info *n)
             cJSON_GetObjectItemCaseSensitive(fresh, "metadata"), "annotations")))
         kobj_patch_op(patch, "add", "/metadata/annotations", cJSON_CreateObject());
     cJSON_Delete(fresh);
-    char *po = kube_pointer_annotation(NODE_ANN_OWNER),
-         *pp = kube_pointer_annotation(NODE_ANN_PHASE);
+    char *po = kube_pointer_annotation(tx->cfg->ann.drain_owner),
+         *pp = kube_pointer_annotation(tx->cfg->ann.drain_phase);
     kobj_patch_op(patch, "add", po, cJSON_CreateString(tx->holder));
     kobj_patch_op(patch, "add", pp, cJSON_CreateString("claimed"));
     free(po);
@@ -187,8 +187,8 @@ static tx_status node_claim(rs_txn *tx, const node_info *n)
     if (st == 0) { /* lost: adopt only our exact claim */
         rs_resp r;
         int rs = kobj_get(tx, "Node", NULL, n->name, &r);
-        const char *o = rs == 200 ? kobj_annotation(r.body, NODE_ANN_OWNER) : NULL;
-        const char *ph = rs == 200 ? kobj_annotation(r.body, NODE_ANN_PHASE) : NULL;
+        const char *o = rs == 200 ? kobj_annotation(r.body, tx->cfg->ann.drain_owner) : NULL;
+        const char *ph = rs == 200 ? kobj_annotation(r.body, tx->cfg->ann.drain_phase) : NULL;
         st = o && strcmp(o, tx->holder) == 0 && ph && strcmp(ph, "claimed") == 0 ? 200 : 0;
         rs_resp_free(&r);
     }
@@ -213,8 +213,8 @@ static tx_status node_claim(rs_txn *tx, const node_info *n)
 static tx_status node_claim_patch(rs_txn *tx, const char *name, bool release, bool uncordon)
 {
     cJSON *patch = cJSON_CreateArray();
-    char *po = kube_pointer_annotation(NODE_ANN_OWNER),
-         *pp = kube_pointer_annotation(NODE_ANN_PHASE);
+    char *po = kube_pointer_annotation(tx->cfg->ann.drain_owner),
+         *pp = kube_pointer_annotation(tx->cfg->ann.drain_phase);
     kobj_patch_op(patch, "test", "/metadata/uid", cJSON_CreateString(tx->claimed_uid));
     kobj_patch_op(patch, "test", po, cJSON_CreateString(tx->holder));
     if (release) {
@@ -232,8 +232,8 @@ static tx_status node_claim_patch(rs_txn *tx, const char *name, bool release, bo
     if (st == 0) { /* lost: re-read decides */
         rs_resp r;
         int rs = kobj_get(tx, "Node", NULL, name, &r);
-        const char *o = rs == 200 ? kobj_annotation(r.body, NODE_ANN_OWNER) : NULL;
-        const char *ph = rs == 200 ? kobj_annotation(r.body, NODE_ANN_PHASE) : NULL;
+        const char *o = rs == 200 ? kobj_annotation(r.body, tx->cfg->ann.drain_owner) : NULL;
+        const char *ph = rs == 200 ? kobj_annotation(r.body, tx->cfg->ann.drain_phase) : NULL;
         bool ok = rs == 200 && (release ? o == NULL : (ph && strcmp(ph, "mutating") == 0));
         rs_resp_free(&r);
         if (ok) return TX_OK;
@@ -251,7 +251,7 @@ static tx_status node_release(rs_txn *tx)
     int st = kobj_get(tx, "Node", NULL, tx->claimed_node, &r);
     bool ours = false, uncordon = false;
     if (st == 200 && r.body) {
-        const char *o = kobj_annotation(r.body, NODE_ANN_OWNER);
+        const char *o = kobj_annotation(r.body, tx->cfg->ann.drain_owner);
         const char *uid = kobj_str(r.body, "metadata.uid");
         ours = o && strcmp(o, tx->holder) == 0 && uid && strcmp(uid, tx->claimed_uid) == 0;
         char *taints = node_taints_signature(r.body);
@@ -438,14 +438,14 @@ static tx_status node_mark_verified(rs_txn *tx, const node_info *n)
 {
     cJSON *p = cJSON_CreateObject();
     cJSON *ann = cJSON_AddObjectToObject(cJSON_AddObjectToObject(p, "machine"), "nodeAnnotations");
-    cJSON_AddStringToObject(ann, NODE_ANN_REVISION, tx->revision);
-    cJSON_AddStringToObject(ann, NODE_ANN_IMAGE, tx->cfg->operator_image);
+    cJSON_AddStringToObject(ann, tx->cfg->ann.revision, tx->revision);
+    cJSON_AddStringToObject(ann, tx->cfg->ann.image, tx->cfg->operator_image);
     tx_status s = node_talos_write(tx, n, RS_OP_TALOS_PATCH, p, "nodeAnnotations patch");
     for (int i = 0; s == TX_OK && i < tx->cfg->sync_attempts; i++) {
         rs_resp r;
         int st = kobj_get(tx, "Node", NULL, n->name, &r);
-        const char *rev = st == 200 ? kobj_annotation(r.body, NODE_ANN_REVISION) : NULL;
-        const char *img = st == 200 ? kobj_annotation(r.body, NODE_ANN_IMAGE) : NULL;
+        const char *rev = st == 200 ? kobj_annotation(r.body, tx->cfg->ann.revision) : NULL;
+        const char *img = st == 200 ? kobj_annotation(r.body, tx->cfg->ann.image) : NULL;
         bool seen = rev && img && strcmp(rev, tx->revision) == 0 &&
                     strcmp(img, tx->cfg->operator_image) == 0;
         rs_resp_free(&r);

@@ -63,10 +63,10 @@ static void check_node(sim_world *w, const inv_want *want, const cJSON *node, co
     const char *path[] = {"metadata", "name"};
     const char *name = simw_json_str(node, path, 2);
     if (!name) return;
-    if (!inv_str_eq(simw_annotation(node, SIMW_ANN_REVISION), want->revision))
+    if (!inv_str_eq(simw_annotation(node, w->cfg.ann.revision), want->revision))
         inv_report_add(rep, 2, "exit 0 but Node/%s does not carry the desired verified revision",
                        name);
-    if (!inv_str_eq(simw_annotation(node, SIMW_ANN_IMAGE), w->cfg.operator_image))
+    if (!inv_str_eq(simw_annotation(node, w->cfg.ann.image), w->cfg.operator_image))
         inv_report_add(rep, 2, "exit 0 but Node/%s does not carry the verified image %s", name,
                        w->cfg.operator_image);
     char *auth = sim_world_talos_auth(w, name);
@@ -74,7 +74,7 @@ static void check_node(sim_world *w, const inv_want *want, const cJSON *node, co
         inv_report_add(
             rep, 2, "exit 0 but the Talos registry auth of %s is not the desired credential", name);
     free(auth);
-    if (inv_holder_of_run(simw_annotation(node, SIMW_ANN_DRAIN_OWNER), run_name))
+    if (inv_holder_of_run(simw_annotation(node, w->cfg.ann.drain_owner), run_name))
         inv_report_add(rep, 2, "exit 0 but Node/%s still carries this run's drain owner", name);
     else if (inv_node_unschedulable(node) && inv_cordon_is_ours(w, run_name, name))
         inv_report_add(rep, 2, "exit 0 but Node/%s is still cordoned by this run", name);
@@ -104,7 +104,7 @@ static void check_policy_released(sim_world *w, const char *ns, const char *name
     if (simw_annotation(ks, owner_key))
         inv_report_add(rep, 2, "exit 0 but Kustomization %s/%s still carries %s", ns, name,
                        owner_key);
-    if (child && inv_str_eq(simw_annotation(ks, SIMW_ANN_RECONCILE), "disabled"))
+    if (child && inv_str_eq(simw_annotation(ks, w->cfg.ann.reconcile), "disabled"))
         inv_report_add(rep, 2, "exit 0 but Kustomization %s/%s still has reconcile disabled", ns,
                        name);
     cJSON_Delete(ks);
@@ -113,8 +113,8 @@ static void check_policy_released(sim_world *w, const char *ns, const char *name
 static void check_fences_released(sim_world *w, inv_report *rep)
 {
     const rs_config *c = &w->cfg;
-    check_policy_released(w, c->parent_ns, c->parent_name, SIMW_ANN_PARENT_OWNER, false, rep);
-    check_policy_released(w, c->child_ns, c->child_name, SIMW_ANN_HANDOFF_OWNER, true, rep);
+    check_policy_released(w, c->parent_ns, c->parent_name, w->cfg.ann.parent_owner, false, rep);
+    check_policy_released(w, c->child_ns, c->child_name, w->cfg.ann.child_owner, true, rep);
     cJSON *lease = simw_get(w, "Lease", c->lease_ns, c->lease_name);
     const char *path[] = {"spec", "holderIdentity"};
     const char *holder = simw_json_str(lease, path, 2);

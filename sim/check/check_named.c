@@ -79,7 +79,7 @@ static void check_nodes(sim_world *w, inv_report *rep)
     {
         const char *path[] = {"metadata", "name"};
         const char *name = simw_json_str(node, path, 2);
-        if (!name || !inv_holder_of_run(simw_annotation(node, SIMW_ANN_DRAIN_OWNER), rep->run->name))
+        if (!name || !inv_holder_of_run(simw_annotation(node, w->cfg.ann.drain_owner), rep->run->name))
             continue;
         if (!named_in_errors(rep->run->output, name))
             inv_report_add(rep, 7, "Node %s still carries this run's fence and no error names it",
@@ -91,8 +91,8 @@ static void check_nodes(sim_world *w, inv_report *rep)
 void inv_check_named(sim_world *w, inv_report *rep)
 {
     const rs_config *c = &w->cfg;
-    check_policy(w, c->parent_ns, c->parent_name, SIMW_ANN_PARENT_OWNER, rep);
-    check_policy(w, c->child_ns, c->child_name, SIMW_ANN_HANDOFF_OWNER, rep);
+    check_policy(w, c->parent_ns, c->parent_name, w->cfg.ann.parent_owner, rep);
+    check_policy(w, c->child_ns, c->child_name, w->cfg.ann.child_owner, rep);
     check_nodes(w, rep);
     check_lease(w, rep);
 }

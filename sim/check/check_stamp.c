@@ -80,8 +80,8 @@ void inv_fence_flags(sim_world *w, const char *run_name, bool *lease_held, bool 
     *lease_held = inv_holder_of_run(simw_json_str(lease, path, 2), run_name);
     cJSON_Delete(lease);
     *fences_held =
-        ks_fence_of_run(w, c->parent_ns, c->parent_name, SIMW_ANN_PARENT_OWNER, run_name) &&
-        ks_fence_of_run(w, c->child_ns, c->child_name, SIMW_ANN_HANDOFF_OWNER, run_name);
+        ks_fence_of_run(w, c->parent_ns, c->parent_name, w->cfg.ann.parent_owner, run_name) &&
+        ks_fence_of_run(w, c->child_ns, c->child_name, w->cfg.ann.child_owner, run_name);
 }
 
 bool inv_node_unschedulable(const cJSON *node)
@@ -116,7 +116,7 @@ void inv_at_node_patch(sim_world *w, const char *run_name, const char *node, con
         return;
     }
     if (!was || now) return;
-    bool owner_ours = inv_holder_of_run(simw_annotation(before, SIMW_ANN_DRAIN_OWNER), run_name);
+    bool owner_ours = inv_holder_of_run(simw_annotation(before, w->cfg.ann.drain_owner), run_name);
     bool cordoned_ours = inv_cordon_is_ours(w, run_name, node);
     if (owner_ours && cordoned_ours) return;
     inv_violation(w, run_name, 4, "uncordoned Node/%s, which this run did not cordon (%s)", node,

@@ -152,7 +152,7 @@ void ctl_eso_sync(sim_world *w, const char *ref)
 void ctl_eso_notice(sim_world *w, const char *kind, const char *ns, const char *name)
 {
     cJSON *obj = simw_get(w, kind, ns, name);
-    const char *fs = simw_annotation(obj, SIMW_ANN_FORCE_SYNC);
+    const char *fs = simw_annotation(obj, w->cfg.ann.force_sync);
     if (!fs) {
         cJSON_Delete(obj);
         return;

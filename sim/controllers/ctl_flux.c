@@ -67,7 +67,7 @@ void ctl_flux_notice(sim_world *w, const char *ns, const char *name)
     char *ref = ctl_ref("Kustomization", ns, name);
     flux_row r = flux_load(w, ref);
     bool suspended = ks_suspended(ks);
-    const char *req = simw_annotation(ks, SIMW_ANN_REQUESTED_AT);
+    const char *req = simw_annotation(ks, w->cfg.ann.requested_at);
     req = req ? req : "";
     bool resumed = r.found && r.suspended && !suspended;
     bool requested = r.found && strcmp(r.requested_at, req) != 0 && !suspended;
@@ -126,7 +126,7 @@ void ctl_flux_finish(sim_world *w, const char *ref)
         conds, simw_condition("Ready", "True", "ReconciliationSucceeded", "Applied revision", now));
     cJSON_AddItemToArray(conds, simw_condition("Reconciling", "False", "ReconciliationSucceeded",
                                                "reconciliation finished", now));
-    const char *req = simw_annotation(ks, SIMW_ANN_REQUESTED_AT);
+    const char *req = simw_annotation(ks, w->cfg.ann.requested_at);
     char ts[32];
     simw_rfc3339(now, ts);
     cJSON_AddStringToObject(status, "lastHandledReconcileAt", req ? req : ts);

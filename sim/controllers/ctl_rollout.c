@@ -128,11 +128,11 @@ void ctl_rollout_status_refresh(sim_world *w)
     cJSON_Delete(dep);
 }
 
-static const char *restarted_at(const cJSON *dep)
+static const char *restarted_at(const sim_world *w, const cJSON *dep)
 {
     const cJSON *spec = cJSON_GetObjectItemCaseSensitive(dep, "spec");
     const cJSON *tmpl = cJSON_GetObjectItemCaseSensitive(spec, "template");
-    const char *path[] = {"metadata", "annotations", SIMW_ANN_RESTARTED_AT};
+    const char *path[] = {"metadata", "annotations", w->cfg.ann.restarted_at};
     return simw_json_str(tmpl, path, 3);
 }
 
@@ -143,7 +143,7 @@ void ctl_rollout_notice(sim_world *w)
     const rs_config *c = &w->cfg;
     cJSON *dep = simw_get(w, "Deployment", c->controller_ns, c->controller_name);
     if (!dep) return;
-    const char *ra = restarted_at(dep);
+    const char *ra = restarted_at(w, dep);
     ra = ra ? ra : "";
     char *last = simw_meta_get(w, "rollout.restarted_at");
     if (!last || strcmp(last, ra) != 0) {

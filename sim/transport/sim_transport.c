@@ -75,9 +75,9 @@ static bool ks_suspend(const cJSON *obj)
         cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(obj, "spec"), "suspend"));
 }
 
-static const char *dep_restarted_at(const cJSON *dep)
+static const char *dep_restarted_at(const sim_world *w, const cJSON *dep)
 {
-    const char *path[] = {"spec", "template", "metadata", "annotations", SIMW_ANN_RESTARTED_AT};
+    const char *path[] = {"spec", "template", "metadata", "annotations", w->cfg.ann.restarted_at};
     return simw_json_str(dep, path, 5);
 }
 
@@ -103,7 +103,7 @@ static void simt_count_kube(sim_world *w, const rs_req *req, const cJSON *before
     if (is_policy_object(w, req) && after && ks_suspend(after) && !ks_suspend(before))
         cnt_add(w, "policy_pauses", 1);
     if (req->op == RS_OP_KUBE_PATCH && is_controller(w, req)) {
-        const char *b = dep_restarted_at(before), *a = dep_restarted_at(after);
+        const char *b = dep_restarted_at(w, before), *a = dep_restarted_at(w, after);
         if (a && !str_eq(a, b)) {
             cnt_add(w, "controller_restarts", 1);
             simw_meta_set(w, "run.restarted_at", a);

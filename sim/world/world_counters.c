@@ -71,7 +71,7 @@ static bool ks_fenced(sim_world *w, const char *ns, const char *name, const char
     const cJSON *spec = cJSON_GetObjectItemCaseSensitive(ks, "spec");
     bool ok = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(spec, "suspend")) &&
               str_eq(simw_annotation(ks, owner_key), holder) &&
-              (!child || str_eq(simw_annotation(ks, SIMW_ANN_RECONCILE), "disabled"));
+              (!child || str_eq(simw_annotation(ks, w->cfg.ann.reconcile), "disabled"));
     cJSON_Delete(ks);
     return ok;
 }
@@ -91,12 +91,12 @@ bool cnt_fence_held(sim_world *w, const char *restarted_at_by_run)
     const char *path[] = {"spec", "holderIdentity"};
     const char *holder = simw_json_str(lease, path, 2);
     bool held = holder && holder[0] &&
-                ks_fenced(w, c->parent_ns, c->parent_name, SIMW_ANN_PARENT_OWNER, holder, false) &&
-                ks_fenced(w, c->child_ns, c->child_name, SIMW_ANN_HANDOFF_OWNER, holder, true);
+                ks_fenced(w, c->parent_ns, c->parent_name, w->cfg.ann.parent_owner, holder, false) &&
+                ks_fenced(w, c->child_ns, c->child_name, w->cfg.ann.child_owner, holder, true);
     cJSON_Delete(lease);
     if (!held) return false;
     cJSON *dep = simw_get(w, "Deployment", c->controller_ns, c->controller_name);
-    const char *tpath[] = {"spec", "template", "metadata", "annotations", SIMW_ANN_RESTARTED_AT};
+    const char *tpath[] = {"spec", "template", "metadata", "annotations", w->cfg.ann.restarted_at};
     held = str_eq(simw_json_str(dep, tpath, 5), restarted_at_by_run);
     cJSON_Delete(dep);
     return held;

@@ -219,11 +219,11 @@ static rs_code ev_next_reboot(sim_world *w, const sc_event *ev, rs_err *e)
     return RS_OK;
 }
 
-static cJSON *verified_annotations_removal(void)
+static cJSON *verified_annotations_removal(const sim_world *w)
 {
     cJSON *ann = cJSON_CreateObject();
-    cJSON_AddNullToObject(ann, SIMW_ANN_REVISION);
-    cJSON_AddNullToObject(ann, SIMW_ANN_IMAGE);
+    cJSON_AddNullToObject(ann, w->cfg.ann.revision);
+    cJSON_AddNullToObject(ann, w->cfg.ann.image);
     return ann;
 }
 
@@ -246,7 +246,7 @@ static rs_code ev_partial_apply(sim_world *w, const sc_event *ev, rs_err *e)
         }
         if (auth) simw_talos_set_json(w, node, "registry_auth", auth);
         if (drop) {
-            cJSON *removal = verified_annotations_removal();
+            cJSON *removal = verified_annotations_removal(w);
             simw_node_annotations_apply(w, node, removal);
             cJSON_Delete(removal);
         }

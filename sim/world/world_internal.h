@@ -31,15 +31,6 @@
 /* Wall-clock epoch of virtual time 0: 2026-01-01T00:00:00Z. */
 #define SIMW_EPOCH_S 1767225600LL
 
-#define SIMW_ANN_REVISION "platform.devantler.tech/ghcr-pull-verified-revision-v2"
-#define SIMW_ANN_IMAGE "platform.devantler.tech/ghcr-pull-verified-image-v2"
-#define SIMW_ANN_PARENT_OWNER "platform.devantler.tech/ghcr-policy-parent-owner"
-#define SIMW_ANN_HANDOFF_OWNER "platform.devantler.tech/ghcr-policy-handoff-owner"
-#define SIMW_ANN_RECONCILE "kustomize.toolkit.fluxcd.io/reconcile"
-#define SIMW_ANN_RESTARTED_AT "kubectl.kubernetes.io/restartedAt"
-#define SIMW_ANN_FORCE_SYNC "force-sync"
-#define SIMW_ANN_REQUESTED_AT "reconcile.fluxcd.io/requestedAt"
-#define SIMW_ANN_DRAIN_OWNER "platform.devantler.tech/ghcr-auth-drain-owner"
 #define SIMW_ANN_CONFIG_MIRROR "kubernetes.io/config.mirror"
 
 /* talos.reboot_mode: how the node's next reboot goes (one-shot). */

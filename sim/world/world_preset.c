@@ -325,8 +325,8 @@ cJSON *simw_node_object(sim_world *w, const char *name, bool control_plane, int 
     if (control_plane) cJSON_AddStringToObject(labels, "node-role.kubernetes.io/control-plane", "");
     cJSON *ann = cJSON_AddObjectToObject(meta, "annotations");
     if (revision) {
-        cJSON_AddStringToObject(ann, SIMW_ANN_REVISION, revision);
-        cJSON_AddStringToObject(ann, SIMW_ANN_IMAGE, w->cfg.operator_image);
+        cJSON_AddStringToObject(ann, w->cfg.ann.revision, revision);
+        cJSON_AddStringToObject(ann, w->cfg.ann.image, w->cfg.operator_image);
     }
     cJSON_AddObjectToObject(node, "spec");
     cJSON *status = cJSON_AddObjectToObject(node, "status");
@@ -447,8 +447,8 @@ static bool preset_nodes(sim_world *w, const sim_world_desc *d, const char *revi
     int counts[2] = {d->control_planes, d->workers};
     const char *roles[2] = {"control-plane", "worker"};
     cJSON *ann = cJSON_CreateObject();
-    cJSON_AddStringToObject(ann, SIMW_ANN_REVISION, revision);
-    cJSON_AddStringToObject(ann, SIMW_ANN_IMAGE, w->cfg.operator_image);
+    cJSON_AddStringToObject(ann, w->cfg.ann.revision, revision);
+    cJSON_AddStringToObject(ann, w->cfg.ann.image, w->cfg.operator_image);
     bool ok = true;
     for (int r = 0; r < 2 && ok; r++) {
         for (int i = 1; i <= counts[r] && ok; i++) {
