@@ -45,7 +45,7 @@ struct rs_txn {
     /* Talos pass state. */
     struct {
         char uid[128];
-        int verdict;
+        rs_verdict verdict;
     } auth_cache[1024];
     size_t auth_cache_n;
     bool reclaim_done;      /* orphaned node fences were reclaimed under the Lease */

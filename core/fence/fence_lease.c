@@ -90,13 +90,6 @@ static lease_seen lease_look(rs_txn *tx, int *status)
     return seen;
 }
 
-/* After a lost response: do we hold it now? 1 yes, 0 no (free), -1 someone else / unreadable. */
-static int lease_reread_ours(rs_txn *tx)
-{
-    lease_seen seen = lease_look(tx, NULL);
-    return seen == LEASE_OURS ? 1 : seen == LEASE_FREE ? 0 : -1;
-}
-
 /* A CAS write that leaves the Lease ours (acquire, renew): on success or an
  * adopted lost response, remembers its resourceVersion and the renewal time. */
 static bool lease_write_ours(rs_txn *tx, cJSON *patch, int *status)
@@ -106,7 +99,7 @@ static bool lease_write_ours(rs_txn *tx, cJSON *patch, int *status)
     if (ws == 200) snprintf(tx->lease_rv, sizeof tx->lease_rv, "%s", kobj_rv(w.body));
     rs_resp_free(&w);
     *status = ws;
-    bool ours = ws == 200 || (ws == 0 && lease_reread_ours(tx) == 1);
+    bool ours = ws == 200 || (ws == 0 && lease_look(tx, NULL) == LEASE_OURS);
     if (ours) tx->lease_renewed_ms = gate_now_ms(&tx->gate);
     return ours;
 }
@@ -134,7 +127,7 @@ static rs_code lease_create(rs_txn *tx, rs_err *e)
     char why[256];
     kobj_describe(&r, why, sizeof why);
     rs_resp_free(&r);
-    if (st == 201 || st == 200 || (st == 0 && lease_reread_ours(tx) == 1)) return RS_OK;
+    if (st == 201 || st == 200 || (st == 0 && lease_look(tx, NULL) == LEASE_OURS)) return RS_OK;
     return rs_fail(e, RS_FAILED, "creating Lease %s/%s: %s", tx->cfg->lease_ns, tx->cfg->lease_name,
                    why);
 }
@@ -311,12 +304,12 @@ rs_code lease_release(rs_txn *tx, rs_err *e)
             tx->lease_held = false;
             return RS_OK;
         }
-        int verdict = lease_reread_ours(tx); /* refreshes lease_rv when still ours */
-        if (verdict == 0) {
+        lease_seen seen = lease_look(tx, NULL); /* refreshes lease_rv when still ours */
+        if (seen == LEASE_FREE) {
             tx->lease_held = false;
             return RS_OK;
         }
-        if (verdict < 0) break;
+        if (seen != LEASE_OURS) break;
     }
     return rs_fail(e, RS_FAILED, "releasing Lease %s/%s failed; it is retained by %s",
                    tx->cfg->lease_ns, tx->cfg->lease_name, tx->holder);

@@ -18,16 +18,16 @@
 
 #define NODE_SEEN_MAX 4096
 
-/* Talos auth of a node vs desired: 1 equal, 0 differs, -1 unreadable. Cached
- * per round by UID: one read per node per round. */
-static int node_auth_matches(rs_txn *tx, const node_info *n)
+/* Talos auth of a node vs desired (unreadable or redacted: RS_UNKNOWN, never
+ * RS_DIFFERS). Cached per round by UID: one read per node per round. */
+static rs_verdict node_auth_matches(rs_txn *tx, const node_info *n)
 {
     for (size_t i = 0; i < tx->auth_cache_n; i++)
         if (strcmp(tx->auth_cache[i].uid, n->uid) == 0) return tx->auth_cache[i].verdict;
     rs_req req = {.op = RS_OP_TALOS_READ_AUTH, .target = n->name};
     rs_resp r;
     int st = gate_read(&tx->gate, &req, &r);
-    int verdict = -1;
+    rs_verdict verdict = RS_UNKNOWN;
     if (st == 200 && r.body) {
         const cJSON *auth = cJSON_GetObjectItemCaseSensitive(r.body, "auth");
         const char *u = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(auth, "username"));
@@ -35,14 +35,16 @@ static int node_auth_matches(rs_txn *tx, const node_info *n)
         bool redacted = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r.body, "redacted"));
         if (u && p && !redacted)
             verdict = ct_equal(u, strlen(u), tx->cred.username, strlen(tx->cred.username)) &&
-                      ct_equal(p, strlen(p), tx->cred.password, strlen(tx->cred.password));
+                              ct_equal(p, strlen(p), tx->cred.password, strlen(tx->cred.password))
+                          ? RS_EQUAL
+                          : RS_DIFFERS;
     }
     rs_resp_free(&r);
     if (tx->auth_cache_n < RS_ARRAY_LEN(tx->auth_cache)) {
         snprintf(tx->auth_cache[tx->auth_cache_n].uid, sizeof tx->auth_cache[0].uid, "%s", n->uid);
         tx->auth_cache[tx->auth_cache_n++].verdict = verdict;
     }
-    if (verdict < 0)
+    if (verdict == RS_UNKNOWN)
         out_warning(tx->out,
                     "Talos auth of node %s could not be read; deciding on its "
                     "annotations alone",
@@ -64,10 +66,10 @@ static node_mode node_target_mode(rs_txn *tx, const node_info *n)
 {
     bool rev_ok = n->revision && strcmp(n->revision, tx->revision) == 0;
     bool img_ok = n->image && strcmp(n->image, tx->cfg->operator_image) == 0;
-    int auth = node_auth_matches(tx, n);
-    if (rev_ok && img_ok && auth != 0) return NODE_OK;
-    if (auth == 1 && proof_excuses(tx, n)) return NODE_PROOF_ONLY;
-    if (!rev_ok || auth == 0) return NODE_REBOOT;
+    rs_verdict auth = node_auth_matches(tx, n);
+    if (rev_ok && img_ok && auth != RS_DIFFERS) return NODE_OK;
+    if (auth == RS_EQUAL && proof_excuses(tx, n)) return NODE_PROOF_ONLY;
+    if (!rev_ok || auth == RS_DIFFERS) return NODE_REBOOT;
     return NODE_IMAGE_ONLY;
 }
 
