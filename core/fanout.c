@@ -8,6 +8,7 @@
  * PushSecret's status never proves the remote value — after a raft restore it
  * still reads Ready while OpenBao serves the previous credential.
  */
+#include "core/kube/kube_cas.h"
 #include "core/txn_int.h"
 
 #include <inttypes.h>
@@ -90,7 +91,7 @@ tx_status fanout_discover(rs_txn *tx, fanout_discovery *d)
 
 /* Reads an ESO object; fills its refreshTime (may be empty) and readiness. */
 static int eso_read(rs_txn *tx, const char *kind, const char *ns, const char *name, char *refresh,
-                    size_t refresh_len, char rv[TX_RV_MAX], bool *ready, char **annotation)
+                    size_t refresh_len, char rv[TX_RV_MAX], bool *ready)
 {
     rs_req req = {.op = RS_OP_KUBE_GET, .kind = kind, .ns = ns, .name = name};
     rs_resp r;
@@ -98,17 +99,52 @@ static int eso_read(rs_txn *tx, const char *kind, const char *ns, const char *na
     refresh[0] = '\0';
     rv[0] = '\0';
     *ready = false;
-    if (annotation) *annotation = NULL;
     if (st == 200 && r.body) {
         const char *t = kobj_str(r.body, "status.refreshTime");
         snprintf(refresh, refresh_len, "%s", t ? t : "");
         snprintf(rv, TX_RV_MAX, "%s", kobj_rv(r.body));
         *ready = kobj_condition_true(r.body, "Ready");
-        const char *a = kobj_annotation(r.body, tx->cfg->ann.force_sync);
-        if (annotation && a) *annotation = rs_xstrdup(a);
     }
     rs_resp_free(&r);
     return st;
+}
+
+typedef struct force_sync {
+    rs_txn *tx;
+    const char *stamp;
+    char *rv_out; /* TX_RV_MAX: the annotated (or adopted) resourceVersion */
+} force_sync;
+
+/* force-sync=<stamp> as a merge patch: no CAS, nothing to read first. */
+static kube_cas_step force_sync_plan(void *ctx, const kube_cas_view *v, kube_cas_req *w, rs_err *e)
+{
+    (void)v;
+    (void)e;
+    force_sync *f = ctx;
+    cJSON *patch = cJSON_CreateObject();
+    cJSON *ann = cJSON_AddObjectToObject(cJSON_AddObjectToObject(patch, "metadata"), "annotations");
+    cJSON_AddStringToObject(ann, f->tx->cfg->ann.force_sync, f->stamp);
+    w->patch_type = RS_PATCH_MERGE;
+    w->body = patch;
+    return KUBE_CAS_WRITE;
+}
+
+/* After a lost answer: our stamp => adopt; a failed re-read => fail closed;
+ * otherwise annotate again. */
+static kube_cas_seen force_sync_seen(void *ctx, int status, const cJSON *obj)
+{
+    force_sync *f = ctx;
+    if (status != 200 || !obj) return KUBE_CAS_NOT_OURS;
+    const char *a = kobj_annotation(obj, f->tx->cfg->ann.force_sync);
+    if (!a || strcmp(a, f->stamp) != 0) return KUBE_CAS_RETRY;
+    snprintf(f->rv_out, TX_RV_MAX, "%s", kobj_rv(obj));
+    return KUBE_CAS_ADOPT;
+}
+
+static void force_sync_written(void *ctx, const rs_resp *answer)
+{
+    force_sync *f = ctx;
+    snprintf(f->rv_out, TX_RV_MAX, "%s", kobj_rv(answer->body));
 }
 
 /* Annotates force-sync=<stamp>, resolving a lost response. Fills the
@@ -116,50 +152,40 @@ static int eso_read(rs_txn *tx, const char *kind, const char *ns, const char *na
 static tx_status force_sync_annotate(rs_txn *tx, const char *kind, const char *ns, const char *name,
                                      const char *stamp, char rv_out[TX_RV_MAX])
 {
-    for (int attempt = 0; attempt < TX_CAS_ATTEMPTS_MAX; attempt++) {
-        cJSON *patch = cJSON_CreateObject();
-        cJSON *ann =
-            cJSON_AddObjectToObject(cJSON_AddObjectToObject(patch, "metadata"), "annotations");
-        cJSON_AddStringToObject(ann, tx->cfg->ann.force_sync, stamp);
-        rs_req req = {.op = RS_OP_KUBE_PATCH,
-                      .kind = kind,
-                      .ns = ns,
-                      .name = name,
-                      .patch_type = RS_PATCH_MERGE,
-                      .body = patch};
-        rs_resp r;
-        gate_result g = gate_write(&tx->gate, GATE_NEED_FULL, &req, &r, &tx->err);
-        cJSON_Delete(patch);
-        if (g != GATE_WRITTEN) {
-            rs_resp_free(&r);
-            return g == GATE_FENCE_TAKEN ? TX_RESTART : TX_FAIL;
-        }
-        int st = r.status;
-        if (st == 200) snprintf(rv_out, TX_RV_MAX, "%s", kobj_rv(r.body));
-        char why[256];
-        kobj_describe(&r, why, sizeof why);
-        rs_resp_free(&r);
-        if (st == 200) return TX_OK;
-        if (st != 0) {
-            rs_fail(&tx->err, RS_FAILED, "force-sync of %s %s/%s: annotate failed: %s", kind, ns,
-                    name, why);
-            return TX_FAIL;
-        }
-        /* Lost response: adopt if our stamp is there. */
-        char refresh[64];
-        bool ready;
-        char *seen = NULL;
-        int rst = eso_read(tx, kind, ns, name, refresh, sizeof refresh, rv_out, &ready, &seen);
-        bool ours = rst == 200 && seen && strcmp(seen, stamp) == 0;
-        free(seen);
-        if (ours) {
-            out_info(tx->out,
-                     "%s %s/%s: force-sync response lost; our annotation is present, "
-                     "adopted",
-                     kind, ns, name);
-            return TX_OK;
-        }
-        if (rst != 200) break;
+    force_sync f = {.tx = tx, .stamp = stamp, .rv_out = rv_out};
+    kube_cas_ops ops = {.kind = kind,
+                        .ns = ns,
+                        .name = name,
+                        .need = GATE_NEED_FULL,
+                        .read = KUBE_CAS_PLAN_BLIND,
+                        .attempts_max = TX_CAS_ATTEMPTS_MAX,
+                        .plan = force_sync_plan,
+                        .seen = force_sync_seen,
+                        .written = force_sync_written,
+                        .ctx = &f};
+    kube_cas_result res;
+    switch (kube_cas_write(&tx->gate, &ops, &res, &tx->err)) {
+    case KUBE_CAS_ADOPTED:
+        out_info(tx->out,
+                 "%s %s/%s: force-sync response lost; our annotation is present, "
+                 "adopted",
+                 kind, ns, name);
+        return TX_OK;
+    case KUBE_CAS_WRITTEN:
+    case KUBE_CAS_ALREADY:
+        return TX_OK;
+    case KUBE_CAS_RESTART:
+        return TX_RESTART;
+    case KUBE_CAS_REFUSED:
+    case KUBE_CAS_GATE_FAILED:
+        return TX_FAIL;
+    case KUBE_CAS_FAILED:
+        rs_fail(&tx->err, RS_FAILED, "force-sync of %s %s/%s: annotate failed: %s", kind, ns,
+                name, res.why);
+        return TX_FAIL;
+    case KUBE_CAS_UNRESOLVED:
+    case KUBE_CAS_CONTENDED:
+        break;
     }
     rs_fail(&tx->err, RS_FAILED,
             "force-sync of %s %s/%s: annotation could not be confirmed; "
@@ -172,7 +198,7 @@ tx_status fanout_force_sync(rs_txn *tx, const char *kind, const char *ns, const 
 {
     char before[64], rv[TX_RV_MAX];
     bool ready;
-    int st = eso_read(tx, kind, ns, name, before, sizeof before, rv, &ready, NULL);
+    int st = eso_read(tx, kind, ns, name, before, sizeof before, rv, &ready);
     if (st != 200) {
         rs_fail(&tx->err, RS_FAILED, "force-sync of %s %s/%s: reading it failed (HTTP %d)", kind,
                 ns, name, st);
@@ -187,7 +213,7 @@ tx_status fanout_force_sync(rs_txn *tx, const char *kind, const char *ns, const 
     for (int attempt = 0; attempt < tx->cfg->sync_attempts; attempt++) {
         gate_sleep_ms(&tx->gate, tx->cfg->sync_interval_ms);
         char refresh[64];
-        st = eso_read(tx, kind, ns, name, refresh, sizeof refresh, rv, &ready, NULL);
+        st = eso_read(tx, kind, ns, name, refresh, sizeof refresh, rv, &ready);
         if (st == 200 && ready && (strcmp(refresh, before) != 0 || strcmp(rv, annotated_rv) != 0))
             return TX_OK;
     }
@@ -263,7 +289,7 @@ static tx_status fanout_seed(rs_txn *tx, bool lazy, bool wrote_variables, bool *
         char refresh[64], rv[TX_RV_MAX];
         bool ready;
         int st = eso_read(tx, "PushSecret", c->pushsecret_ns, c->pushsecret_name, refresh,
-                          sizeof refresh, rv, &ready, NULL);
+                          sizeof refresh, rv, &ready);
         if (st != 200) {
             rs_fail(&tx->err, RS_FAILED, "reading %s failed (HTTP %d)", obj, st);
             return TX_FAIL;

@@ -7,6 +7,7 @@
  * resolved by re-reading (DESIGN.md §3.3 "Ambiguous writes"): our value =>
  * adopt; the old value => retry under CAS; anything else => fail closed.
  */
+#include "core/kube/kube_cas.h"
 #include "core/kube/kube_pointer.h"
 #include "core/txn_int.h"
 
@@ -112,37 +113,23 @@ static cJSON *secret_patch(const char *rv, const char *key, const char *b64, boo
 
 typedef enum secret_state { SECRET_DESIRED, SECRET_OTHER, SECRET_ABSENT_KEY } secret_state;
 
-/* Reads the Secret and classifies its key against the desired credential. */
-static int secret_classify(rs_txn *tx, const char *ns, const char *name, const char *key,
-                           char rv[TX_RV_MAX], bool *has_data, secret_state *state)
+/* Classifies a read Secret's key against the desired credential. */
+static secret_state secret_classify(rs_txn *tx, const cJSON *secret, const char *key)
 {
-    rs_req req = {.op = RS_OP_KUBE_GET, .kind = "Secret", .ns = ns, .name = name};
-    rs_resp r;
-    int status = gate_read(&tx->gate, &req, &r);
-    *has_data = false;
-    *state = SECRET_ABSENT_KEY;
-    if (status == 200 && r.body) {
-        snprintf(rv, TX_RV_MAX, "%s", kobj_rv(r.body));
-        const cJSON *data = cJSON_GetObjectItemCaseSensitive(r.body, "data");
-        *has_data = cJSON_IsObject(data);
-        const cJSON *v = cJSON_GetObjectItemCaseSensitive(data, key);
-        if (cJSON_IsString(v)) {
-            size_t len = 0;
-            char *text = (char *)base64_decode(v->valuestring, &len);
-            *state =
-                text && cred_matches_text(&tx->cred, text, len) ? SECRET_DESIRED : SECRET_OTHER;
-            cred_bytes_wipe_free(text, len);
-        }
-    }
-    rs_resp_free(&r);
-    return status;
+    const cJSON *data = cJSON_GetObjectItemCaseSensitive(secret, "data");
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(data, key);
+    if (!cJSON_IsString(v)) return SECRET_ABSENT_KEY;
+    size_t len = 0;
+    char *text = (char *)base64_decode(v->valuestring, &len);
+    secret_state state =
+        text && cred_matches_text(&tx->cred, text, len) ? SECRET_DESIRED : SECRET_OTHER;
+    cred_bytes_wipe_free(text, len);
+    return state;
 }
 
-/* Creates a missing Secret holding the credential (bootstrap of a fresh
- * cluster's root secret). A lost response is adopted only if the re-read
- * shows our value. */
-static tx_status secret_create_desired(rs_txn *tx, gate_need need, const char *ns, const char *name,
-                                       const char *key, const char *b64)
+/* A missing Secret holding the credential (bootstrap of a fresh cluster's
+ * root secret). */
+static cJSON *secret_object(const char *ns, const char *name, const char *key, const char *b64)
 {
     cJSON *obj = cJSON_CreateObject();
     cJSON_AddStringToObject(obj, "apiVersion", "v1");
@@ -154,96 +141,109 @@ static tx_status secret_create_desired(rs_txn *tx, gate_need need, const char *n
                             strcmp(key, ".dockerconfigjson") == 0 ? "kubernetes.io/dockerconfigjson"
                                                                   : "Opaque");
     cJSON_AddStringToObject(cJSON_AddObjectToObject(obj, "data"), key, b64);
-    rs_req req = {.op = RS_OP_KUBE_CREATE, .kind = "Secret", .ns = ns, .body = obj};
-    rs_resp r;
-    gate_result g = gate_write(&tx->gate, need, &req, &r, &tx->err);
-    cJSON_Delete(obj);
-    if (g != GATE_WRITTEN) {
-        rs_resp_free(&r);
-        return g == GATE_FENCE_TAKEN ? TX_RESTART : TX_FAIL;
+    return obj;
+}
+
+typedef struct secret_put {
+    rs_txn *tx;
+    const char *ns, *name, *key, *b64;
+    bool creating;          /* the last write sent was the create */
+    secret_state before;    /* the key's state at the first read */
+    char rv[TX_RV_MAX];     /* the resourceVersion the last patch tested */
+    secret_state planned;   /* the key's state when the last patch was planned */
+} secret_put;
+
+static kube_cas_step secret_put_plan(void *ctx, const kube_cas_view *v, kube_cas_req *w, rs_err *e)
+{
+    secret_put *p = ctx;
+    p->creating = v->read_status == 404;
+    if (p->creating) {
+        w->op = RS_OP_KUBE_CREATE;
+        w->body = secret_object(p->ns, p->name, p->key, p->b64);
+        return KUBE_CAS_WRITE;
     }
-    int st = r.status;
-    char why[256];
-    kobj_describe(&r, why, sizeof why);
-    rs_resp_free(&r);
-    if (st == 201 || st == 200) return TX_OK;
-    if (st == 0) {
-        char rv[TX_RV_MAX];
-        bool has_data;
-        secret_state now;
-        if (secret_classify(tx, ns, name, key, rv, &has_data, &now) == 200 && now == SECRET_DESIRED)
-            return TX_OK;
+    if (v->read_status != 200 || !v->cur) {
+        rs_fail(e, RS_FAILED, "reading Secret %s/%s before writing it: HTTP %d", p->ns, p->name,
+                v->read_status);
+        return KUBE_CAS_REFUSE;
     }
-    rs_fail(&tx->err, RS_FAILED, "creating Secret %s/%s: %s", ns, name, why);
-    return TX_FAIL;
+    snprintf(p->rv, sizeof p->rv, "%s", kobj_rv(v->cur));
+    p->planned = secret_classify(p->tx, v->cur, p->key);
+    if (v->attempt == 0) p->before = p->planned;
+    bool has_data = cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(v->cur, "data"));
+    w->body = secret_patch(p->rv, p->key, p->b64, has_data);
+    w->cas = true;
+    return KUBE_CAS_WRITE;
+}
+
+/* After a lost answer: our value => adopt; a lost create is adopted only
+ * then; the value and resourceVersion we planned from => retry under CAS;
+ * anything else => fail closed. */
+static kube_cas_seen secret_put_seen(void *ctx, int status, const cJSON *obj)
+{
+    secret_put *p = ctx;
+    if (status != 200 || !obj) return KUBE_CAS_NOT_OURS;
+    secret_state now = secret_classify(p->tx, obj, p->key);
+    if (now == SECRET_DESIRED) return KUBE_CAS_ADOPT;
+    if (p->creating || now != p->before || strcmp(kobj_rv(obj), p->rv) != 0)
+        return KUBE_CAS_NOT_OURS;
+    return KUBE_CAS_RETRY;
 }
 
 tx_status kobj_secret_put_desired(rs_txn *tx, gate_need need, const char *ns, const char *name,
                                   const char *key)
 {
     char *b64 = base64_encode(tx->desired_text, tx->desired_len);
-    tx_status result = TX_FAIL;
-    secret_state before = SECRET_ABSENT_KEY;
-    for (int attempt = 0; attempt < TX_CAS_ATTEMPTS_MAX; attempt++) {
-        char rv[TX_RV_MAX] = "";
-        bool has_data = false;
-        secret_state state;
-        int st = secret_classify(tx, ns, name, key, rv, &has_data, &state);
-        if (st == 404) {
-            result = secret_create_desired(tx, need, ns, name, key, b64);
-            break;
-        }
-        if (st != 200) {
-            rs_fail(&tx->err, RS_FAILED, "reading Secret %s/%s before writing it: HTTP %d", ns,
-                    name, st);
-            break;
-        }
-        if (attempt == 0) before = state;
-        cJSON *patch = secret_patch(rv, key, b64, has_data);
-        int ws = 0;
-        char why[256];
-        gate_result g = kobj_gated_patch(tx, need, "Secret", ns, name, patch, &ws, why, sizeof why);
-        if (g != GATE_WRITTEN) {
-            result = g == GATE_FENCE_TAKEN ? TX_RESTART : TX_FAIL;
-            break;
-        }
-        if (ws == 200) {
-            result = TX_OK;
-            break;
-        }
-        if (ws == 409 || ws == 422) continue; /* someone else wrote: re-read, retry */
-        if (ws != 0) {
-            rs_fail(&tx->err, RS_FAILED, "writing Secret %s/%s: %s", ns, name, why);
-            break;
-        }
-        /* Lost response: the write may or may not have been applied. */
-        char rv2[TX_RV_MAX] = "";
-        secret_state now;
-        if (secret_classify(tx, ns, name, key, rv2, &has_data, &now) != 200) {
+    secret_put p = {.tx = tx, .ns = ns, .name = name, .key = key, .b64 = b64};
+    kube_cas_ops ops = {.kind = "Secret",
+                        .ns = ns,
+                        .name = name,
+                        .need = need,
+                        .read = KUBE_CAS_PLAN_FROM_READ,
+                        .attempts_max = TX_CAS_ATTEMPTS_MAX,
+                        .plan = secret_put_plan,
+                        .seen = secret_put_seen,
+                        .ctx = &p};
+    kube_cas_result res;
+    kube_cas_end end = kube_cas_write(&tx->gate, &ops, &res, &tx->err);
+    free(b64);
+    const char *verb = p.creating ? "creating" : "writing";
+    switch (end) {
+    case KUBE_CAS_ADOPTED:
+        if (!p.creating)
+            out_info(tx->out, "Secret %s/%s: write response lost; re-read shows our value, adopted",
+                     ns, name);
+        return TX_OK;
+    case KUBE_CAS_WRITTEN:
+    case KUBE_CAS_ALREADY:
+        return TX_OK;
+    case KUBE_CAS_RESTART:
+        return TX_RESTART;
+    case KUBE_CAS_REFUSED:
+    case KUBE_CAS_GATE_FAILED:
+        return TX_FAIL;
+    case KUBE_CAS_UNRESOLVED:
+        if (p.creating)
+            rs_fail(&tx->err, RS_FAILED, "creating Secret %s/%s: %s", ns, name, res.why);
+        else if (res.read_status != 200)
             rs_fail(&tx->err, RS_FAILED,
                     "Secret %s/%s: write response lost and the re-read failed; failing closed", ns,
                     name);
-            break;
-        }
-        if (now == SECRET_DESIRED) {
-            out_info(tx->out, "Secret %s/%s: write response lost; re-read shows our value, adopted",
-                     ns, name);
-            result = TX_OK;
-            break;
-        }
-        if (now != before || strcmp(rv2, rv) != 0) {
+        else
             rs_fail(&tx->err, RS_FAILED,
-                    "Secret %s/%s: write response lost and the object now holds neither our value "
-                    "nor the one we replaced; failing closed",
+                    "Secret %s/%s: write response lost and the object now holds neither our "
+                    "value nor the one we replaced; failing closed",
                     ns, name);
-            break;
-        }
+        return TX_FAIL;
+    case KUBE_CAS_FAILED:
+        rs_fail(&tx->err, RS_FAILED, "%s Secret %s/%s: %s", verb, ns, name, res.why);
+        return TX_FAIL;
+    case KUBE_CAS_CONTENDED:
+        break;
     }
-    if (result == TX_FAIL && tx->err.msg[0] == '\0')
-        rs_fail(&tx->err, RS_FAILED, "writing Secret %s/%s: still conflicting after %d attempts",
-                ns, name, TX_CAS_ATTEMPTS_MAX);
-    free(b64);
-    return result;
+    rs_fail(&tx->err, RS_FAILED, "writing Secret %s/%s: still conflicting after %d attempts", ns,
+            name, TX_CAS_ATTEMPTS_MAX);
+    return TX_FAIL;
 }
 
 int kobj_list(rs_txn *tx, const char *kind, const char *ns, const char *label_selector,

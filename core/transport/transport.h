@@ -86,6 +86,9 @@ typedef struct rs_req {
 
 typedef struct rs_resp {
     int status;  /* HTTP-like; 0 = transport error */
+    /* With status 0: the request provably never left (safe to resend);
+     * false means it may have been applied and its answer was lost. */
+    bool not_sent;
     cJSON *body; /* owned by the caller after `call`; NULL when none */
     char error[RS_RESP_ERROR_MAX];
 } rs_resp;
