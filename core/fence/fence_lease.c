@@ -5,8 +5,10 @@
  * resourceVersion and holder). A non-empty holder always refuses: expiry never
  * authorises a takeover, because Talos writes cannot be fenced by a token — a
  * stale holder may still be mid-reboot on a node. Every write is CAS-guarded
- * and a lost response is resolved by re-reading the holder.
+ * and a lost response is resolved by re-reading the holder (kube_cas_write;
+ * the plans below say what each write is made of).
  */
+#include "core/kube/kube_cas.h"
 #include "core/txn_int.h"
 
 #include <stdlib.h>
@@ -41,6 +43,49 @@ static int lease_get(rs_txn *tx, rs_resp *r)
     return gate_read(&tx->gate, &req, r);
 }
 
+/* What a read of the Lease shows about this run's hold on it. */
+typedef enum lease_seen { LEASE_OURS, LEASE_FREE, LEASE_OTHER, LEASE_UNREADABLE } lease_seen;
+
+/* What a read (status, object) shows about this run's hold on the Lease;
+ * when ours, remembers its resourceVersion. */
+static lease_seen lease_judge(rs_txn *tx, int st, const cJSON *lease)
+{
+    if (st == 404) return LEASE_FREE;
+    if (st != 200 || !lease) return LEASE_UNREADABLE;
+    bool present;
+    const char *h = lease_holder(lease, &present);
+    if (strcmp(h, tx->holder) == 0) {
+        snprintf(tx->lease_rv, sizeof tx->lease_rv, "%s", kobj_rv(lease));
+        return LEASE_OURS;
+    }
+    return h[0] == '\0' ? LEASE_FREE : LEASE_OTHER;
+}
+
+/* Reads the Lease and judges it. *status (may be NULL) receives the HTTP
+ * status of the read. */
+static lease_seen lease_look(rs_txn *tx, int *status)
+{
+    rs_resp r;
+    int st = lease_get(tx, &r);
+    if (status) *status = st;
+    lease_seen seen = lease_judge(tx, st, r.body);
+    rs_resp_free(&r);
+    return seen;
+}
+
+/* One CAS write on the Lease: acquire (with create), renew, take over,
+ * release. The plan per purpose is below; the loop is kube_cas_write's. */
+typedef enum lease_purpose { LEASE_ACQUIRE, LEASE_RENEW, LEASE_TAKE_OVER, LEASE_RELEASE } lease_purpose;
+
+typedef struct lease_write {
+    rs_txn *tx;
+    lease_purpose purpose;
+    const char *from_holder, *from_rv; /* take over: the terminal holder's tuple */
+    bool creating;                     /* acquire: the last write sent was the create */
+    lease_seen seen;                   /* the last re-read's judgement */
+    rs_err *e;
+} lease_write;
+
 static void add_op(cJSON *patch, const char *op, const char *path, const char *value)
 {
     cJSON *o = cJSON_CreateObject();
@@ -50,64 +95,8 @@ static void add_op(cJSON *patch, const char *op, const char *path, const char *v
     cJSON_AddItemToArray(patch, o);
 }
 
-static int lease_patch(rs_txn *tx, cJSON *patch, rs_resp *r)
+static cJSON *lease_object(rs_txn *tx, const char *now)
 {
-    rs_req req = {.op = RS_OP_KUBE_PATCH,
-                  .kind = "Lease",
-                  .ns = tx->cfg->lease_ns,
-                  .name = tx->cfg->lease_name,
-                  .patch_type = RS_PATCH_JSON,
-                  .body = patch};
-    int st = gate_fence_write(&tx->gate, &req, r);
-    cJSON_Delete(patch);
-    return st;
-}
-
-/* What a read of the Lease shows about this run's hold on it. */
-typedef enum lease_seen { LEASE_OURS, LEASE_FREE, LEASE_OTHER, LEASE_UNREADABLE } lease_seen;
-
-/* Reads the Lease; when it is ours, remembers its resourceVersion. *status
- * (may be NULL) receives the HTTP status of the read. */
-static lease_seen lease_look(rs_txn *tx, int *status)
-{
-    rs_resp r;
-    int st = lease_get(tx, &r);
-    if (status) *status = st;
-    lease_seen seen = LEASE_UNREADABLE;
-    if (st == 404) {
-        seen = LEASE_FREE;
-    } else if (st == 200 && r.body) {
-        bool present;
-        const char *h = lease_holder(r.body, &present);
-        if (strcmp(h, tx->holder) == 0) {
-            seen = LEASE_OURS;
-            snprintf(tx->lease_rv, sizeof tx->lease_rv, "%s", kobj_rv(r.body));
-        } else {
-            seen = h[0] == '\0' ? LEASE_FREE : LEASE_OTHER;
-        }
-    }
-    rs_resp_free(&r);
-    return seen;
-}
-
-/* A CAS write that leaves the Lease ours (acquire, renew): on success or an
- * adopted lost response, remembers its resourceVersion and the renewal time. */
-static bool lease_write_ours(rs_txn *tx, cJSON *patch, int *status)
-{
-    rs_resp w;
-    int ws = lease_patch(tx, patch, &w);
-    if (ws == 200) snprintf(tx->lease_rv, sizeof tx->lease_rv, "%s", kobj_rv(w.body));
-    rs_resp_free(&w);
-    *status = ws;
-    bool ours = ws == 200 || (ws == 0 && lease_look(tx, NULL) == LEASE_OURS);
-    if (ours) tx->lease_renewed_ms = gate_now_ms(&tx->gate);
-    return ours;
-}
-
-static rs_code lease_create(rs_txn *tx, rs_err *e)
-{
-    char now[48];
-    lease_time(tx, now, sizeof now);
     cJSON *obj = cJSON_CreateObject();
     cJSON_AddStringToObject(obj, "apiVersion", "coordination.k8s.io/v1");
     cJSON_AddStringToObject(obj, "kind", "Lease");
@@ -119,118 +108,238 @@ static rs_code lease_create(rs_txn *tx, rs_err *e)
     cJSON_AddNumberToObject(spec, "leaseDurationSeconds", tx->cfg->lease_duration_s);
     cJSON_AddStringToObject(spec, "acquireTime", now);
     cJSON_AddStringToObject(spec, "renewTime", now);
-    rs_req req = {.op = RS_OP_KUBE_CREATE, .kind = "Lease", .ns = tx->cfg->lease_ns, .body = obj};
-    rs_resp r;
-    int st = gate_fence_write(&tx->gate, &req, &r);
-    cJSON_Delete(obj);
-    if (st == 201 || st == 200) snprintf(tx->lease_rv, sizeof tx->lease_rv, "%s", kobj_rv(r.body));
-    char why[256];
-    kobj_describe(&r, why, sizeof why);
-    rs_resp_free(&r);
-    if (st == 201 || st == 200 || (st == 0 && lease_look(tx, NULL) == LEASE_OURS)) return RS_OK;
-    return rs_fail(e, RS_FAILED, "creating Lease %s/%s: %s", tx->cfg->lease_ns, tx->cfg->lease_name,
-                   why);
+    return obj;
+}
+
+/* Absent => create; empty holder => CAS patch; any holder => refuse. */
+static kube_cas_step lease_plan_acquire(lease_write *l, const kube_cas_view *v, kube_cas_req *w,
+                                        rs_err *e)
+{
+    rs_txn *tx = l->tx;
+    char now[48];
+    l->creating = v->read_status == 404;
+    if (l->creating) {
+        lease_time(tx, now, sizeof now);
+        w->op = RS_OP_KUBE_CREATE;
+        w->body = lease_object(tx, now);
+        return KUBE_CAS_WRITE;
+    }
+    if (v->read_status != 200 || !v->cur) {
+        char why[256];
+        kobj_describe(v->read, why, sizeof why);
+        rs_fail(e, RS_FAILED, "reading Lease %s/%s: %s", tx->cfg->lease_ns, tx->cfg->lease_name,
+                why);
+        return KUBE_CAS_REFUSE;
+    }
+    bool present;
+    const char *holder = lease_holder(v->cur, &present);
+    if (holder[0] != '\0') {
+        rs_fail(e, RS_FAILED,
+                "Lease %s/%s is held by %s; refusing (expiry never authorises a takeover; "
+                "inspect with `reassert --fences`)",
+                tx->cfg->lease_ns, tx->cfg->lease_name, holder);
+        return KUBE_CAS_REFUSE;
+    }
+    lease_time(tx, now, sizeof now);
+    w->body = cJSON_CreateArray();
+    add_op(w->body, "test", "/metadata/resourceVersion", kobj_rv(v->cur));
+    if (present) add_op(w->body, "test", "/spec/holderIdentity", "");
+    add_op(w->body, "add", "/spec/holderIdentity", tx->holder);
+    add_op(w->body, "add", "/spec/acquireTime", now);
+    add_op(w->body, "add", "/spec/renewTime", now);
+    w->cas = true;
+    return KUBE_CAS_WRITE;
+}
+
+/* First blind on the remembered resourceVersion. A CAS that failed because
+ * someone else touched the Lease (a label, an annotation: H5, DESIGN §3.4
+ * r2) is re-read and, while the holder is still ours, renewed again. Only a
+ * read showing another holder (or none) proves the Lease lost; a failure to
+ * read proves nothing. */
+static kube_cas_step lease_plan_renew(lease_write *l, const kube_cas_view *v, kube_cas_req *w,
+                                      rs_err *e)
+{
+    rs_txn *tx = l->tx;
+    if (v->read) { /* the re-read after a failed renewal */
+        int ws = v->prev_status;
+        l->seen = lease_judge(tx, v->read_status, v->cur);
+        if (l->seen == LEASE_FREE || l->seen == LEASE_OTHER) {
+            tx->lease_held = false;
+            rs_fail(e, RS_FAILED,
+                    "renewing Lease %s/%s failed (HTTP %d): it is now %s; the fence is lost",
+                    tx->cfg->lease_ns, tx->cfg->lease_name, ws,
+                    l->seen == LEASE_FREE ? "free" : "held by another run");
+            return KUBE_CAS_REFUSE;
+        }
+        if (l->seen == LEASE_UNREADABLE) {
+            rs_fail(e, RS_FAILED,
+                    "renewing Lease %s/%s failed (HTTP %d) and re-reading it failed (HTTP "
+                    "%d); whether this run still holds it is unknown",
+                    tx->cfg->lease_ns, tx->cfg->lease_name, ws, v->read_status);
+            return KUBE_CAS_REFUSE;
+        }
+        if (ws != 409 && ws != 422) {
+            rs_fail(e, RS_FAILED, "renewing Lease %s/%s failed (HTTP %d); it is still ours",
+                    tx->cfg->lease_ns, tx->cfg->lease_name, ws);
+            return KUBE_CAS_REFUSE;
+        }
+        out_info(tx->out,
+                 "Lease %s/%s changed under us but is still ours (HTTP %d on renewal); "
+                 "renewing again",
+                 tx->cfg->lease_ns, tx->cfg->lease_name, ws);
+        if (v->last) {
+            rs_fail(e, RS_FAILED, "renewing Lease %s/%s failed (HTTP %d); it is still ours",
+                    tx->cfg->lease_ns, tx->cfg->lease_name, ws);
+            return KUBE_CAS_REFUSE;
+        }
+    }
+    char now[48];
+    lease_time(tx, now, sizeof now);
+    w->body = cJSON_CreateArray();
+    add_op(w->body, "test", "/metadata/resourceVersion", tx->lease_rv);
+    add_op(w->body, "test", "/spec/holderIdentity", tx->holder);
+    add_op(w->body, "add", "/spec/renewTime", now);
+    w->cas = true;
+    w->reread_on_error = true; /* whether a failed renewal lost the Lease is read, never guessed */
+    return KUBE_CAS_WRITE;
+}
+
+/* One CAS on the holder and resourceVersion read when liveness was judged. */
+static kube_cas_step lease_plan_take_over(lease_write *l, kube_cas_req *w)
+{
+    char now[48];
+    lease_time(l->tx, now, sizeof now);
+    w->body = cJSON_CreateArray();
+    add_op(w->body, "test", "/metadata/resourceVersion", l->from_rv);
+    add_op(w->body, "test", "/spec/holderIdentity", l->from_holder);
+    add_op(w->body, "replace", "/spec/holderIdentity", l->tx->holder);
+    add_op(w->body, "add", "/spec/acquireTime", now);
+    add_op(w->body, "add", "/spec/renewTime", now);
+    return KUBE_CAS_WRITE;
+}
+
+/* First blind on the remembered resourceVersion; after any failure the
+ * re-read decides: free => released; still ours => again (its fresh
+ * resourceVersion); anyone else or unreadable => retained. */
+static kube_cas_step lease_plan_release(lease_write *l, const kube_cas_view *v, kube_cas_req *w,
+                                        rs_err *e)
+{
+    rs_txn *tx = l->tx;
+    if (v->read) { /* the re-read after a failed release */
+        l->seen = lease_judge(tx, v->read_status, v->cur);
+        if (l->seen == LEASE_FREE) return KUBE_CAS_DONE;
+        if (l->seen != LEASE_OURS) {
+            rs_fail(e, RS_FAILED, "releasing Lease %s/%s failed; it is retained by %s",
+                    tx->cfg->lease_ns, tx->cfg->lease_name, tx->holder);
+            return KUBE_CAS_REFUSE;
+        }
+    }
+    w->body = cJSON_CreateArray();
+    add_op(w->body, "test", "/metadata/resourceVersion", tx->lease_rv);
+    add_op(w->body, "test", "/spec/holderIdentity", tx->holder);
+    add_op(w->body, "replace", "/spec/holderIdentity", "");
+    w->cas = true;
+    w->reread_on_error = true;
+    return KUBE_CAS_WRITE;
+}
+
+static kube_cas_step lease_plan(void *ctx, const kube_cas_view *v, kube_cas_req *w, rs_err *e)
+{
+    lease_write *l = ctx;
+    switch (l->purpose) {
+    case LEASE_ACQUIRE:
+        return lease_plan_acquire(l, v, w, e);
+    case LEASE_RENEW:
+        return lease_plan_renew(l, v, w, e);
+    case LEASE_TAKE_OVER:
+        return lease_plan_take_over(l, w);
+    case LEASE_RELEASE:
+        return lease_plan_release(l, v, w, e);
+    }
+    return KUBE_CAS_REFUSE;
+}
+
+/* After a lost answer: acquire, renew and take over wrote our holder, so a
+ * Lease held by us shows our write; a release wrote an empty holder. A lost
+ * create is adopted only when ours, never retried. */
+static kube_cas_seen lease_seen_after_lost(void *ctx, int status, const cJSON *obj)
+{
+    lease_write *l = ctx;
+    l->seen = lease_judge(l->tx, status, obj);
+    if (l->purpose == LEASE_RELEASE) {
+        if (l->seen == LEASE_FREE) return KUBE_CAS_ADOPT;
+        return l->seen == LEASE_OURS ? KUBE_CAS_RETRY : KUBE_CAS_NOT_OURS;
+    }
+    if (l->seen == LEASE_OURS) return KUBE_CAS_ADOPT;
+    return l->purpose == LEASE_ACQUIRE && !l->creating ? KUBE_CAS_RETRY : KUBE_CAS_NOT_OURS;
+}
+
+static void lease_written(void *ctx, const rs_resp *answer)
+{
+    lease_write *l = ctx;
+    if (l->purpose != LEASE_RELEASE)
+        snprintf(l->tx->lease_rv, sizeof l->tx->lease_rv, "%s", kobj_rv(answer->body));
+}
+
+static kube_cas_end lease_cas(lease_write *l, kube_cas_result *res, rs_err *e)
+{
+    rs_txn *tx = l->tx;
+    kube_cas_ops ops = {.kind = "Lease",
+                        .ns = tx->cfg->lease_ns,
+                        .name = tx->cfg->lease_name,
+                        .need = GATE_NEED_NONE, /* the Lease is what the fence is made of */
+                        .read = l->purpose == LEASE_ACQUIRE ? KUBE_CAS_PLAN_FROM_READ
+                                                            : KUBE_CAS_PLAN_BLIND,
+                        .attempts_max = l->purpose == LEASE_TAKE_OVER ? 1 : TX_CAS_ATTEMPTS_MAX,
+                        .plan = lease_plan,
+                        .seen = lease_seen_after_lost,
+                        .written = lease_written,
+                        .ctx = l};
+    kube_cas_end end = kube_cas_write(&tx->gate, &ops, res, e);
+    if (kube_cas_ok(end) && l->purpose != LEASE_RELEASE) {
+        tx->lease_held = true;
+        tx->lease_renewed_ms = gate_now_ms(&tx->gate);
+    }
+    if (kube_cas_ok(end) && l->purpose == LEASE_RELEASE) tx->lease_held = false;
+    return end;
 }
 
 rs_code lease_acquire(rs_txn *tx, rs_err *e)
 {
-    for (int attempt = 0; attempt < TX_CAS_ATTEMPTS_MAX; attempt++) {
-        rs_resp r;
-        int st = lease_get(tx, &r);
-        if (st == 404) {
-            rs_resp_free(&r);
-            rs_code c = lease_create(tx, e);
-            if (c == RS_OK) {
-                tx->lease_held = true;
-                tx->lease_renewed_ms = gate_now_ms(&tx->gate);
-            }
-            return c;
-        }
-        if (st != 200 || !r.body) {
-            char why[256];
-            kobj_describe(&r, why, sizeof why);
-            rs_resp_free(&r);
-            return rs_fail(e, RS_FAILED, "reading Lease %s/%s: %s", tx->cfg->lease_ns,
-                           tx->cfg->lease_name, why);
-        }
-        bool present;
-        const char *holder = lease_holder(r.body, &present);
-        if (holder[0] != '\0') {
-            rs_fail(e, RS_FAILED,
-                    "Lease %s/%s is held by %s; refusing (expiry never authorises a takeover; "
-                    "inspect with `reassert --fences`)",
-                    tx->cfg->lease_ns, tx->cfg->lease_name, holder);
-            rs_resp_free(&r);
-            return RS_FAILED;
-        }
-        char rv[TX_RV_MAX];
-        snprintf(rv, sizeof rv, "%s", kobj_rv(r.body));
-        rs_resp_free(&r);
-        char now[48];
-        lease_time(tx, now, sizeof now);
-        cJSON *patch = cJSON_CreateArray();
-        add_op(patch, "test", "/metadata/resourceVersion", rv);
-        if (present) add_op(patch, "test", "/spec/holderIdentity", "");
-        add_op(patch, "add", "/spec/holderIdentity", tx->holder);
-        add_op(patch, "add", "/spec/acquireTime", now);
-        add_op(patch, "add", "/spec/renewTime", now);
-        int ws = 0;
-        if (lease_write_ours(tx, patch, &ws)) {
-            tx->lease_held = true;
-            return RS_OK;
-        }
-        if (ws != 409 && ws != 422 && ws != 0)
-            return rs_fail(e, RS_FAILED, "acquiring Lease %s/%s: HTTP %d", tx->cfg->lease_ns,
-                           tx->cfg->lease_name, ws);
-    }
-    return rs_fail(e, RS_FAILED, "acquiring Lease %s/%s: still contended after %d attempts",
-                   tx->cfg->lease_ns, tx->cfg->lease_name, TX_CAS_ATTEMPTS_MAX);
+    lease_write l = {.tx = tx, .purpose = LEASE_ACQUIRE};
+    kube_cas_result res;
+    kube_cas_end end = lease_cas(&l, &res, e);
+    if (kube_cas_ok(end)) return RS_OK;
+    if (end == KUBE_CAS_REFUSED) return RS_FAILED;
+    if (l.creating)
+        return rs_fail(e, RS_FAILED, "creating Lease %s/%s: %s", tx->cfg->lease_ns,
+                       tx->cfg->lease_name, res.why);
+    if (end == KUBE_CAS_CONTENDED)
+        return rs_fail(e, RS_FAILED, "acquiring Lease %s/%s: still contended after %d attempts",
+                       tx->cfg->lease_ns, tx->cfg->lease_name, TX_CAS_ATTEMPTS_MAX);
+    return rs_fail(e, RS_FAILED, "acquiring Lease %s/%s: HTTP %d", tx->cfg->lease_ns,
+                   tx->cfg->lease_name, res.status);
 }
 
-/* Renews the Lease by CAS on its resourceVersion and our holder. A CAS that
- * fails because someone else touched the Lease (a label, an annotation: H5,
- * DESIGN §3.4 r2) is re-read and, while the holder is still ours, renewed
- * again. Only a read showing another holder (or none) proves the Lease lost;
- * a failure to read or write proves nothing: the renewal fails, the Lease
- * stays in this run's books and cleanup still releases it. */
 static rs_code lease_renew(rs_txn *tx, rs_err *e)
 {
-    int ws = 0;
-    for (int attempt = 0; attempt < TX_CAS_ATTEMPTS_MAX; attempt++) {
-        char now[48];
-        lease_time(tx, now, sizeof now);
-        cJSON *patch = cJSON_CreateArray();
-        add_op(patch, "test", "/metadata/resourceVersion", tx->lease_rv);
-        add_op(patch, "test", "/spec/holderIdentity", tx->holder);
-        add_op(patch, "add", "/spec/renewTime", now);
-        if (lease_write_ours(tx, patch, &ws)) return RS_OK;
-        int rs = 0;
-        lease_seen seen = lease_look(tx, &rs);
-        if (seen == LEASE_OURS) {
-            if (ws == 409 || ws == 422) {
-                out_info(tx->out,
-                         "Lease %s/%s changed under us but is still ours (HTTP %d on renewal); "
-                         "renewing again",
-                         tx->cfg->lease_ns, tx->cfg->lease_name, ws);
-                continue;
-            }
-            break; /* still ours, but the renewal itself keeps failing */
-        }
-        if (seen == LEASE_FREE || seen == LEASE_OTHER) {
-            tx->lease_held = false;
-            return rs_fail(e, RS_FAILED,
-                           "renewing Lease %s/%s failed (HTTP %d): it is now %s; the fence is "
-                           "lost",
-                           tx->cfg->lease_ns, tx->cfg->lease_name, ws,
-                           seen == LEASE_FREE ? "free" : "held by another run");
-        }
+    lease_write l = {.tx = tx, .purpose = LEASE_RENEW};
+    kube_cas_result res;
+    kube_cas_end end = lease_cas(&l, &res, e);
+    if (kube_cas_ok(end)) return RS_OK;
+    if (end == KUBE_CAS_REFUSED) return RS_FAILED;
+    /* A lost answer whose re-read did not show the Lease ours. */
+    if (l.seen == LEASE_FREE || l.seen == LEASE_OTHER) {
+        tx->lease_held = false;
         return rs_fail(e, RS_FAILED,
-                       "renewing Lease %s/%s failed (HTTP %d) and re-reading it failed (HTTP "
-                       "%d); whether this run still holds it is unknown",
-                       tx->cfg->lease_ns, tx->cfg->lease_name, ws, rs);
+                       "renewing Lease %s/%s failed (HTTP %d): it is now %s; the fence is lost",
+                       tx->cfg->lease_ns, tx->cfg->lease_name, res.status,
+                       l.seen == LEASE_FREE ? "free" : "held by another run");
     }
-    return rs_fail(e, RS_FAILED, "renewing Lease %s/%s failed (HTTP %d); it is still ours",
-                   tx->cfg->lease_ns, tx->cfg->lease_name, ws);
+    return rs_fail(e, RS_FAILED,
+                   "renewing Lease %s/%s failed (HTTP %d) and re-reading it failed (HTTP %d); "
+                   "whether this run still holds it is unknown",
+                   tx->cfg->lease_ns, tx->cfg->lease_name, res.status, res.read_status);
 }
 
 #define LEASE_READ_ATTEMPTS 3
@@ -270,47 +379,23 @@ rs_code lease_assert_held(rs_txn *tx, rs_err *e)
 
 rs_code lease_take_over(rs_txn *tx, const char *holder, const char *rv, rs_err *e)
 {
-    char now[48];
-    lease_time(tx, now, sizeof now);
-    cJSON *patch = cJSON_CreateArray();
-    add_op(patch, "test", "/metadata/resourceVersion", rv);
-    add_op(patch, "test", "/spec/holderIdentity", holder);
-    add_op(patch, "replace", "/spec/holderIdentity", tx->holder);
-    add_op(patch, "add", "/spec/acquireTime", now);
-    add_op(patch, "add", "/spec/renewTime", now);
-    int ws = 0;
-    if (lease_write_ours(tx, patch, &ws)) {
-        tx->lease_held = true;
-        return RS_OK;
-    }
+    lease_write l = {.tx = tx, .purpose = LEASE_TAKE_OVER, .from_holder = holder, .from_rv = rv};
+    kube_cas_result res;
+    if (kube_cas_ok(lease_cas(&l, &res, e))) return RS_OK;
     return rs_fail(e, RS_FAILED,
                    "taking over Lease %s/%s from %s failed (HTTP %d): it changed since it was "
                    "read (CAS on holder and resourceVersion %s); refusing",
-                   tx->cfg->lease_ns, tx->cfg->lease_name, holder, ws, rv);
+                   tx->cfg->lease_ns, tx->cfg->lease_name, holder, res.status, rv);
 }
 
 rs_code lease_release(rs_txn *tx, rs_err *e)
 {
     if (!tx->lease_held) return RS_OK;
-    for (int attempt = 0; attempt < TX_CAS_ATTEMPTS_MAX; attempt++) {
-        cJSON *patch = cJSON_CreateArray();
-        add_op(patch, "test", "/metadata/resourceVersion", tx->lease_rv);
-        add_op(patch, "test", "/spec/holderIdentity", tx->holder);
-        add_op(patch, "replace", "/spec/holderIdentity", "");
-        rs_resp w;
-        int ws = lease_patch(tx, patch, &w);
-        rs_resp_free(&w);
-        if (ws == 200) {
-            tx->lease_held = false;
-            return RS_OK;
-        }
-        lease_seen seen = lease_look(tx, NULL); /* refreshes lease_rv when still ours */
-        if (seen == LEASE_FREE) {
-            tx->lease_held = false;
-            return RS_OK;
-        }
-        if (seen != LEASE_OURS) break;
-    }
+    lease_write l = {.tx = tx, .purpose = LEASE_RELEASE};
+    kube_cas_result res;
+    kube_cas_end end = lease_cas(&l, &res, e);
+    if (kube_cas_ok(end)) return RS_OK;
+    if (end == KUBE_CAS_REFUSED) return RS_FAILED;
     return rs_fail(e, RS_FAILED, "releasing Lease %s/%s failed; it is retained by %s",
                    tx->cfg->lease_ns, tx->cfg->lease_name, tx->holder);
 }

@@ -53,6 +53,7 @@ static kube_cas_end cas_end(kube_cas_result *res, kube_cas_end end)
 static kube_cas_step cas_plan(const kube_cas_ops *ops, kube_cas_view *v, rs_resp *cur, bool *have,
                               kube_cas_req *w, kube_cas_result *res, rs_err *e)
 {
+    v->read = *have ? cur : NULL;
     v->read_status = *have ? cur->status : 0;
     v->cur = *have ? cur->body : NULL;
     if (*have) res->read_status = cur->status;

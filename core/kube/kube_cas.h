@@ -59,8 +59,9 @@ typedef enum kube_cas_seen {
 typedef struct kube_cas_view {
     int attempt;          /* 0-based */
     bool last;            /* no write will be sent whatever the plan says */
-    int read_status;      /* HTTP status of the read (0: none made, or no answer) */
-    const cJSON *cur;     /* the object read (NULL: none) */
+    const rs_resp *read;  /* the read this plan builds from (NULL: none was made) */
+    int read_status;      /* its HTTP status (0: none made, or no answer) */
+    const cJSON *cur;     /* its object (NULL: none) */
     int prev_status;      /* the previous attempt's write answer (0: none, or lost) */
 } kube_cas_view;
 
