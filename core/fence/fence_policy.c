@@ -9,6 +9,7 @@
  * resourceVersion) and a lost response is adopted only if the exact tuple this
  * run wrote — (UID, owner, suspend[, reconcile-disabled]) — is present.
  */
+#include "core/kube/kube_cas.h"
 #include "core/kube/kube_pointer.h"
 #include "core/txn_int.h"
 
@@ -100,51 +101,79 @@ static cJSON *fence_pause_patch(rs_txn *tx, const fence_ks *k, const cJSON *obj)
     return patch;
 }
 
+typedef struct fence_write {
+    rs_txn *tx;
+    const fence_ks *k;
+    const char *who;  /* resume: the holder whose tuple is cleared */
+    bool may_be_free; /* resume: the pause was never confirmed */
+} fence_write;
+
+static const char *fence_uid(const cJSON *obj)
+{
+    const char *u = kobj_str(obj, "metadata.uid");
+    return u ? u : "";
+}
+
+static kube_cas_step fence_pause_plan(void *ctx, const kube_cas_view *v, kube_cas_req *w,
+                                      rs_err *e)
+{
+    fence_write *f = ctx;
+    const fence_ks *k = f->k;
+    if (v->read_status != 200 || !v->cur) {
+        rs_fail(e, RS_FAILED, "reading Kustomization %s/%s failed (HTTP %d)", k->ns, k->name,
+                v->read_status);
+        return KUBE_CAS_REFUSE;
+    }
+    if (fence_tuple_ours(f->tx, k, v->cur, fence_uid(v->cur))) return KUBE_CAS_DONE;
+    if (!fence_ks_free(k, v->cur)) {
+        const char *owner = kobj_annotation(v->cur, k->owner_key);
+        rs_fail(e, RS_FAILED,
+                "Kustomization %s/%s is already fenced (owner %s, suspend %s); refusing to "
+                "take it over (inspect with `reassert --fences`)",
+                k->ns, k->name, owner ? owner : "none",
+                kobj_bool(v->cur, "spec", "suspend") ? "true" : "false");
+        return KUBE_CAS_REFUSE;
+    }
+    w->body = fence_pause_patch(f->tx, k, v->cur);
+    w->cas = true;
+    return KUBE_CAS_WRITE;
+}
+
+/* After a lost pause: our exact tuple => adopt; otherwise the plan decides
+ * again from this read (free => pause again; anyone else's => refuse). */
+static kube_cas_seen fence_pause_seen(void *ctx, int status, const cJSON *obj)
+{
+    fence_write *f = ctx;
+    bool ours = status == 200 && obj && fence_tuple_ours(f->tx, f->k, obj, fence_uid(obj));
+    return ours ? KUBE_CAS_ADOPT : KUBE_CAS_RETRY;
+}
+
 /* CAS-pauses one Kustomization with our owner tuple. *unconfirmed is set when
  * a pause was sent and its answer lost: from then on the fence may be ours
  * even if this fails, and cleanup must try to release it (DESIGN §3.4 r2). */
 static tx_status fence_pause(rs_txn *tx, const fence_ks *k, bool *unconfirmed)
 {
-    for (int attempt = 0; attempt < TX_CAS_ATTEMPTS_MAX; attempt++) {
-        rs_resp r;
-        int st = kobj_get(tx, "Kustomization", k->ns, k->name, &r);
-        if (st != 200 || !r.body) {
-            rs_resp_free(&r);
-            rs_fail(&tx->err, RS_FAILED, "reading Kustomization %s/%s failed (HTTP %d)", k->ns,
-                    k->name, st);
-            return TX_FAIL;
-        }
-        char uid[128];
-        snprintf(uid, sizeof uid, "%s",
-                 kobj_str(r.body, "metadata.uid") ? kobj_str(r.body, "metadata.uid") : "");
-        if (fence_tuple_ours(tx, k, r.body, uid)) {
-            rs_resp_free(&r);
-            return TX_OK;
-        }
-        if (!fence_ks_free(k, r.body)) {
-            const char *owner = kobj_annotation(r.body, k->owner_key);
-            rs_fail(&tx->err, RS_FAILED,
-                    "Kustomization %s/%s is already fenced (owner %s, suspend %s); refusing to "
-                    "take it over (inspect with `reassert --fences`)",
-                    k->ns, k->name, owner ? owner : "none",
-                    kobj_bool(r.body, "spec", "suspend") ? "true" : "false");
-            rs_resp_free(&r);
-            return TX_FAIL;
-        }
-        cJSON *patch = fence_pause_patch(tx, k, r.body);
-        rs_resp_free(&r);
-        int ws = kobj_fence_patch(tx, "Kustomization", k->ns, k->name, patch);
-        if (ws == 200) return TX_OK;
-        if (ws == 0) *unconfirmed = true;
-        if (ws != 0 && ws != 409 && ws != 422) {
-            rs_fail(&tx->err, RS_FAILED, "pausing Kustomization %s/%s failed (HTTP %d)", k->ns,
-                    k->name, ws);
-            return TX_FAIL;
-        }
-        /* 409/422/lost: the next iteration re-reads; ours => adopted. */
-    }
-    rs_fail(&tx->err, RS_FAILED, "pausing Kustomization %s/%s: still contended after %d attempts",
-            k->ns, k->name, TX_CAS_ATTEMPTS_MAX);
+    fence_write f = {.tx = tx, .k = k};
+    kube_cas_ops ops = {.kind = "Kustomization",
+                        .ns = k->ns,
+                        .name = k->name,
+                        .need = GATE_NEED_NONE,
+                        .read = KUBE_CAS_PLAN_FROM_READ,
+                        .attempts_max = TX_CAS_ATTEMPTS_MAX,
+                        .plan = fence_pause_plan,
+                        .seen = fence_pause_seen,
+                        .ctx = &f};
+    kube_cas_result res;
+    kube_cas_end end = kube_cas_write(&tx->gate, &ops, &res, &tx->err);
+    if (res.unconfirmed) *unconfirmed = true;
+    if (kube_cas_ok(end)) return TX_OK;
+    if (end == KUBE_CAS_FAILED)
+        rs_fail(&tx->err, RS_FAILED, "pausing Kustomization %s/%s failed (HTTP %d)", k->ns,
+                k->name, res.status);
+    else if (end != KUBE_CAS_REFUSED)
+        rs_fail(&tx->err, RS_FAILED,
+                "pausing Kustomization %s/%s: still contended after %d attempts", k->ns, k->name,
+                TX_CAS_ATTEMPTS_MAX);
     return TX_FAIL;
 }
 
@@ -239,37 +268,67 @@ static bool restart_stamp_is(const cJSON *deploy, const char *key, const char *s
     return cJSON_IsString(v) && strcmp(v->valuestring, stamp) == 0;
 }
 
+typedef struct restart_write {
+    rs_txn *tx;
+    char stamp[64];
+    int *want; /* spec.replicas of the last read */
+} restart_write;
+
+static void restart_note_replicas(restart_write *rw, const cJSON *deploy)
+{
+    const cJSON *replicas = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(deploy, "spec"), "replicas");
+    *rw->want = cJSON_IsNumber(replicas) ? replicas->valueint : 1;
+}
+
+static kube_cas_step restart_plan(void *ctx, const kube_cas_view *v, kube_cas_req *w, rs_err *e)
+{
+    restart_write *rw = ctx;
+    const rs_config *c = rw->tx->cfg;
+    if (v->read_status != 200 || !v->cur) {
+        rs_fail(e, RS_FAILED, "reading Deployment %s/%s failed (HTTP %d)", c->controller_ns,
+                c->controller_name, v->read_status);
+        return KUBE_CAS_REFUSE;
+    }
+    restart_note_replicas(rw, v->cur);
+    w->body = restart_patch(v->cur, c->ann.restarted_at, rw->stamp);
+    w->cas = true;
+    return KUBE_CAS_WRITE;
+}
+
+/* After a lost restart: our stamp => adopt; otherwise restart again. */
+static kube_cas_seen restart_seen(void *ctx, int status, const cJSON *obj)
+{
+    restart_write *rw = ctx;
+    if (status != 200 || !obj) return KUBE_CAS_RETRY; /* the plan names the failed read */
+    restart_note_replicas(rw, obj);
+    return restart_stamp_is(obj, rw->tx->cfg->ann.restarted_at, rw->stamp) ? KUBE_CAS_ADOPT
+                                                                           : KUBE_CAS_RETRY;
+}
+
 /* Restarts the controller Deployment by CAS, with the same retry as the
  * pauses: a conflict re-reads and tries again; a lost answer re-reads and
  * adopts our stamp if it is there. *want receives spec.replicas. */
 static tx_status restart_deployment(rs_txn *tx, int *want)
 {
     const rs_config *c = tx->cfg;
-    char stamp[64];
-    snprintf(stamp, sizeof stamp, "%.16s-%" PRId64, tx->holder, gate_now_ms(&tx->gate));
-    int ws = 0;
-    for (int attempt = 0; attempt < TX_CAS_ATTEMPTS_MAX; attempt++) {
-        rs_resp r;
-        int st = kobj_get(tx, "Deployment", c->controller_ns, c->controller_name, &r);
-        if (st != 200 || !r.body) {
-            rs_resp_free(&r);
-            rs_fail(&tx->err, RS_FAILED, "reading Deployment %s/%s failed (HTTP %d)",
-                    c->controller_ns, c->controller_name, st);
-            return TX_FAIL;
-        }
-        const cJSON *replicas = cJSON_GetObjectItemCaseSensitive(
-            cJSON_GetObjectItemCaseSensitive(r.body, "spec"), "replicas");
-        *want = cJSON_IsNumber(replicas) ? replicas->valueint : 1;
-        bool adopted = attempt > 0 && ws == 0 && restart_stamp_is(r.body, c->ann.restarted_at, stamp);
-        cJSON *patch = adopted ? NULL : restart_patch(r.body, c->ann.restarted_at, stamp);
-        rs_resp_free(&r);
-        if (adopted) return TX_OK; /* the lost answer's write was applied */
-        ws = kobj_fence_patch(tx, "Deployment", c->controller_ns, c->controller_name, patch);
-        if (ws == 200) return TX_OK;
-        if (ws != 0 && ws != 409 && ws != 422) break;
-    }
-    rs_fail(&tx->err, RS_FAILED, "restarting Deployment %s/%s failed (HTTP %d)", c->controller_ns,
-            c->controller_name, ws);
+    restart_write rw = {.tx = tx, .want = want};
+    snprintf(rw.stamp, sizeof rw.stamp, "%.16s-%" PRId64, tx->holder, gate_now_ms(&tx->gate));
+    kube_cas_ops ops = {.kind = "Deployment",
+                        .ns = c->controller_ns,
+                        .name = c->controller_name,
+                        .need = GATE_NEED_NONE,
+                        .read = KUBE_CAS_PLAN_FROM_READ,
+                        .attempts_max = TX_CAS_ATTEMPTS_MAX,
+                        .plan = restart_plan,
+                        .seen = restart_seen,
+                        .ctx = &rw};
+    kube_cas_result res;
+    kube_cas_end end = kube_cas_write(&tx->gate, &ops, &res, &tx->err);
+    if (kube_cas_ok(end)) return TX_OK;
+    if (end != KUBE_CAS_REFUSED)
+        rs_fail(&tx->err, RS_FAILED, "restarting Deployment %s/%s failed (HTTP %d)",
+                c->controller_ns, c->controller_name, res.status);
     return TX_FAIL;
 }
 
@@ -355,50 +414,72 @@ tx_status fence_policy_take(rs_txn *tx)
     return s;
 }
 
+static kube_cas_step fence_resume_plan(void *ctx, const kube_cas_view *v, kube_cas_req *w,
+                                       rs_err *e)
+{
+    fence_write *f = ctx;
+    const fence_ks *k = f->k;
+    if (v->read_status != 200 || !v->cur) {
+        rs_fail(e, RS_FAILED, "reading Kustomization %s/%s for resume failed (HTTP %d)", k->ns,
+                k->name, v->read_status);
+        return KUBE_CAS_REFUSE;
+    }
+    const char *uid = fence_uid(v->cur);
+    if (!fence_tuple_is(k, v->cur, uid, f->who)) {
+        /* Our lost or conflicting resume was applied, or our unconfirmed
+         * pause never was. */
+        if (fence_ks_free(k, v->cur) && (v->attempt > 0 || f->may_be_free)) return KUBE_CAS_DONE;
+        rs_fail(e, RS_FAILED,
+                "Kustomization %s/%s no longer carries our fence; "
+                "not resuming it",
+                k->ns, k->name);
+        return KUBE_CAS_REFUSE;
+    }
+    cJSON *patch = cJSON_CreateArray();
+    kobj_patch_op(patch, "test", "/metadata/uid", cJSON_CreateString(uid));
+    char *owner = kube_pointer_annotation(k->owner_key);
+    kobj_patch_op(patch, "test", owner, cJSON_CreateString(f->who));
+    char *rec = kube_pointer_annotation(k->reconcile_key);
+    if (k->child) kobj_patch_op(patch, "test", rec, cJSON_CreateString("disabled"));
+    kobj_patch_op(patch, "test", "/spec/suspend", cJSON_CreateTrue());
+    kobj_patch_op(patch, "replace", "/spec/suspend", cJSON_CreateFalse());
+    kobj_patch_op(patch, "remove", owner, NULL);
+    if (k->child) kobj_patch_op(patch, "remove", rec, NULL);
+    free(owner);
+    free(rec);
+    w->body = patch;
+    w->cas = true;
+    return KUBE_CAS_WRITE;
+}
+
+/* After a lost resume: free of any fence => adopt; otherwise the plan
+ * decides again from this read. */
+static kube_cas_seen fence_resume_seen(void *ctx, int status, const cJSON *obj)
+{
+    fence_write *f = ctx;
+    return status == 200 && obj && fence_ks_free(f->k, obj) ? KUBE_CAS_ADOPT : KUBE_CAS_RETRY;
+}
+
 /* Resumes one Kustomization fenced by `who`: CAS-test the tuple, then clear it.
  * may_be_free: the pause was never confirmed, so finding the Kustomization
  * free of any fence means there is nothing to release. */
 static rs_code fence_resume(rs_txn *tx, const fence_ks *k, const char *who, bool may_be_free,
                             rs_err *e)
 {
-    for (int attempt = 0; attempt < TX_CAS_ATTEMPTS_MAX; attempt++) {
-        rs_resp r;
-        int st = kobj_get(tx, "Kustomization", k->ns, k->name, &r);
-        if (st != 200 || !r.body) {
-            rs_resp_free(&r);
-            return rs_fail(e, RS_FAILED, "reading Kustomization %s/%s for resume failed (HTTP %d)",
-                           k->ns, k->name, st);
-        }
-        char uid[128];
-        snprintf(uid, sizeof uid, "%s",
-                 kobj_str(r.body, "metadata.uid") ? kobj_str(r.body, "metadata.uid") : "");
-        if (!fence_tuple_is(k, r.body, uid, who)) {
-            bool free_now = fence_ks_free(k, r.body);
-            rs_resp_free(&r);
-            /* Our lost resume was applied, or our unconfirmed pause never was. */
-            if (free_now && (attempt > 0 || may_be_free)) return RS_OK;
-            return rs_fail(e, RS_FAILED,
-                           "Kustomization %s/%s no longer carries our fence; "
-                           "not resuming it",
-                           k->ns, k->name);
-        }
-        cJSON *patch = cJSON_CreateArray();
-        kobj_patch_op(patch, "test", "/metadata/uid", cJSON_CreateString(uid));
-        char *owner = kube_pointer_annotation(k->owner_key);
-        kobj_patch_op(patch, "test", owner, cJSON_CreateString(who));
-        char *rec = kube_pointer_annotation(k->reconcile_key);
-        if (k->child) kobj_patch_op(patch, "test", rec, cJSON_CreateString("disabled"));
-        kobj_patch_op(patch, "test", "/spec/suspend", cJSON_CreateTrue());
-        kobj_patch_op(patch, "replace", "/spec/suspend", cJSON_CreateFalse());
-        kobj_patch_op(patch, "remove", owner, NULL);
-        if (k->child) kobj_patch_op(patch, "remove", rec, NULL);
-        free(owner);
-        free(rec);
-        rs_resp_free(&r);
-        int ws = kobj_fence_patch(tx, "Kustomization", k->ns, k->name, patch);
-        if (ws == 200) return RS_OK;
-        if (ws != 0 && ws != 409 && ws != 422) break;
-    }
+    fence_write f = {.tx = tx, .k = k, .who = who, .may_be_free = may_be_free};
+    kube_cas_ops ops = {.kind = "Kustomization",
+                        .ns = k->ns,
+                        .name = k->name,
+                        .need = GATE_NEED_NONE,
+                        .read = KUBE_CAS_PLAN_FROM_READ,
+                        .attempts_max = TX_CAS_ATTEMPTS_MAX,
+                        .plan = fence_resume_plan,
+                        .seen = fence_resume_seen,
+                        .ctx = &f};
+    kube_cas_result res;
+    kube_cas_end end = kube_cas_write(&tx->gate, &ops, &res, e);
+    if (kube_cas_ok(end)) return RS_OK;
+    if (end == KUBE_CAS_REFUSED) return e ? e->code : RS_FAILED;
     return rs_fail(e, RS_FAILED, "resuming Kustomization %s/%s failed", k->ns, k->name);
 }
 
