@@ -11,6 +11,7 @@
 
 #include "core/cred/cred.h"
 #include "core/gate.h"
+#include "core/kube/kube_cas.h"
 #include "core/txn.h"
 
 #define TX_CAS_ATTEMPTS_MAX 3 /* re-read + retry after a 409/422 or a lost old-value write */
@@ -98,14 +99,15 @@ void kobj_patch_op(cJSON *patch, const char *op, const char *path, cJSON *value)
 int kobj_get(rs_txn *tx, const char *kind, const char *ns, const char *name, rs_resp *r);
 /* obj.a.b is JSON true. */
 bool kobj_bool(const cJSON *obj, const char *a, const char *b);
-/* A JSON Patch that is itself a fence write (Lease, policy fences, node
- * claims). patch is consumed. Returns the HTTP status (0: transport error). */
-int kobj_fence_patch(rs_txn *tx, const char *kind, const char *ns, const char *name, cJSON *patch);
-/* A JSON Patch through the write gate (which may take the fence first).
- * patch is consumed; *status is the HTTP status when GATE_WRITTEN; why (may
- * be NULL) receives kobj_describe's sentence for the answer. */
-gate_result kobj_gated_patch(rs_txn *tx, gate_need need, const char *kind, const char *ns,
-                             const char *name, cJSON *patch, int *status, char *why, size_t whylen);
+/* One JSON Patch whose conflict is final (its tests are the whole CAS),
+ * through kube_cas_write: need GATE_NEED_NONE is a fence write (node claims'
+ * phase and release, recovery releases), anything else a gated write. patch
+ * is consumed. A lost answer is re-read and adopted when seen says so; with
+ * seen NULL it fails closed. */
+kube_cas_end kobj_patch_once(rs_txn *tx, gate_need need, const char *kind, const char *ns,
+                             const char *name, cJSON *patch,
+                             kube_cas_seen (*seen)(void *ctx, int status, const cJSON *obj),
+                             void *seen_ctx, kube_cas_result *res);
 /* A sentence for a failed call: "HTTP 409 (Conflict: ...)" or the transport error. */
 void kobj_describe(const rs_resp *r, char *buf, size_t len);
 

@@ -431,7 +431,11 @@ static bool fa_recoverable_shape(const fa_report *rep, const char **holder, char
 static rs_code fa_reclaim_node(rs_txn *tx, const fa_fence *f, rs_err *e)
 {
     cJSON *patch = fa_release_patch(&tx->cfg->ann, f);
-    int ws = kobj_fence_patch(tx, "Node", NULL, f->name, patch);
+    kube_cas_result res;
+    int ws = kube_cas_ok(kobj_patch_once(tx, GATE_NEED_NONE, "Node", NULL, f->name, patch, NULL,
+                                         NULL, &res))
+                 ? 200
+                 : res.status;
     if (ws != 200)
         return rs_fail(e, RS_FAILED, "reclaiming the fence on %s failed (HTTP %d); it is retained",
                        f->object, ws);
@@ -512,7 +516,11 @@ void fences_recover(rs_txn *tx, rs_result *res)
         /* Only the Lease: one CAS release on the holder and resourceVersion
          * read when its liveness was judged (H17). */
         cJSON *patch = fa_release_patch(&tx->cfg->ann, lease);
-        int ws = kobj_fence_patch(tx, "Lease", lease->ns, lease->name, patch);
+        kube_cas_result res;
+        int ws = kube_cas_ok(kobj_patch_once(tx, GATE_NEED_NONE, "Lease", lease->ns, lease->name,
+                                             patch, NULL, NULL, &res))
+                     ? 200
+                     : res.status;
         c = ws == 200 ? RS_OK
                       : rs_fail(&e, RS_FAILED,
                                 "releasing %s held by %s failed (HTTP %d): it changed since it "

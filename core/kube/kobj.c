@@ -308,35 +308,44 @@ bool kobj_bool(const cJSON *obj, const char *a, const char *b)
     return cJSON_IsTrue(x);
 }
 
-int kobj_fence_patch(rs_txn *tx, const char *kind, const char *ns, const char *name, cJSON *patch)
+typedef struct kobj_once {
+    cJSON *patch;
+    kube_cas_seen (*seen)(void *ctx, int status, const cJSON *obj);
+    void *ctx;
+} kobj_once;
+
+static kube_cas_step kobj_once_plan(void *ctx, const kube_cas_view *v, kube_cas_req *w, rs_err *e)
 {
-    rs_req req = {.op = RS_OP_KUBE_PATCH,
-                  .kind = kind,
-                  .ns = ns,
-                  .name = name,
-                  .patch_type = RS_PATCH_JSON,
-                  .body = patch};
-    rs_resp w;
-    int st = gate_fence_write(&tx->gate, &req, &w);
-    cJSON_Delete(patch);
-    rs_resp_free(&w);
-    return st;
+    (void)v;
+    (void)e;
+    kobj_once *o = ctx;
+    w->body = o->patch;
+    o->patch = NULL;
+    return KUBE_CAS_WRITE;
 }
 
-gate_result kobj_gated_patch(rs_txn *tx, gate_need need, const char *kind, const char *ns,
-                             const char *name, cJSON *patch, int *status, char *why, size_t whylen)
+static kube_cas_seen kobj_once_seen(void *ctx, int status, const cJSON *obj)
 {
-    rs_req req = {.op = RS_OP_KUBE_PATCH,
-                  .kind = kind,
-                  .ns = ns,
-                  .name = name,
-                  .patch_type = RS_PATCH_JSON,
-                  .body = patch};
-    rs_resp w;
-    gate_result g = gate_write(&tx->gate, need, &req, &w, &tx->err);
-    cJSON_Delete(patch);
-    *status = w.status;
-    if (why) kobj_describe(&w, why, whylen);
-    rs_resp_free(&w);
-    return g;
+    kobj_once *o = ctx;
+    return o->seen(o->ctx, status, obj);
+}
+
+kube_cas_end kobj_patch_once(rs_txn *tx, gate_need need, const char *kind, const char *ns,
+                             const char *name, cJSON *patch,
+                             kube_cas_seen (*seen)(void *ctx, int status, const cJSON *obj),
+                             void *seen_ctx, kube_cas_result *res)
+{
+    kobj_once o = {.patch = patch, .seen = seen, .ctx = seen_ctx};
+    kube_cas_ops ops = {.kind = kind,
+                        .ns = ns,
+                        .name = name,
+                        .need = need,
+                        .read = KUBE_CAS_PLAN_BLIND,
+                        .attempts_max = 1,
+                        .plan = kobj_once_plan,
+                        .seen = seen ? kobj_once_seen : NULL,
+                        .ctx = &o};
+    kube_cas_end end = kube_cas_write(&tx->gate, &ops, res, &tx->err);
+    cJSON_Delete(o.patch); /* NULL once the plan handed it over */
+    return end;
 }

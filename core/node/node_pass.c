@@ -115,6 +115,14 @@ static bool node_reclaimable(const node_info *n)
     return n->owner && !n->journal && n->phase && strcmp(n->phase, "claimed") == 0;
 }
 
+/* After a lost reclaim: adopted only when the node shows no owner left. */
+static kube_cas_seen node_reclaim_seen(void *ctx, int status, const cJSON *obj)
+{
+    rs_txn *tx = ctx;
+    bool gone = status == 200 && obj && !kobj_annotation(obj, tx->cfg->ann.drain_owner);
+    return gone ? KUBE_CAS_ADOPT : KUBE_CAS_NOT_OURS;
+}
+
 static tx_status node_reclaim(rs_txn *tx, const node_info *n)
 {
     txn_drift(tx, "orphaned node fence (Node %s, owner %s, phase claimed)", n->name,
@@ -129,14 +137,14 @@ static tx_status node_reclaim(rs_txn *tx, const node_info *n)
     kobj_patch_op(patch, "remove", phase, NULL);
     free(owner);
     free(phase);
-    int st = 0;
-    gate_result g =
-        kobj_gated_patch(tx, GATE_NEED_FULL, "Node", NULL, n->name, patch, &st, NULL, 0);
-    if (g == GATE_FENCE_TAKEN) return TX_RESTART;
-    if (g != GATE_WRITTEN) return TX_FAIL;
-    if (st != 200 && st != 0) {
+    kube_cas_result res;
+    kube_cas_end end = kobj_patch_once(tx, GATE_NEED_FULL, "Node", NULL, n->name, patch,
+                                       node_reclaim_seen, tx, &res);
+    if (end == KUBE_CAS_RESTART) return TX_RESTART;
+    if (end == KUBE_CAS_GATE_FAILED) return TX_FAIL;
+    if (!kube_cas_ok(end)) {
         rs_fail(&tx->err, RS_FAILED, "reclaiming the fence on Node %s failed (HTTP %d)", n->name,
-                st);
+                res.status);
         return TX_FAIL;
     }
     if (n->unschedulable)

@@ -149,6 +149,26 @@ static tx_status node_quorum(rs_txn *tx, const node_info *n, const char *when)
     return s;
 }
 
+/* What a node fence write leaves behind, for adopting its lost answer. */
+typedef struct node_left {
+    rs_txn *tx;
+    bool check_owner;
+    const char *owner; /* with check_owner: our holder, or NULL for "no owner" */
+    const char *phase; /* NULL: not checked */
+} node_left;
+
+/* After a lost answer: the re-read shows exactly what our write leaves. */
+static kube_cas_seen node_left_seen(void *ctx, int status, const cJSON *obj)
+{
+    node_left *l = ctx;
+    if (status != 200 || !obj) return KUBE_CAS_NOT_OURS;
+    const char *o = kobj_annotation(obj, l->tx->cfg->ann.drain_owner);
+    const char *ph = kobj_annotation(obj, l->tx->cfg->ann.drain_phase);
+    bool owner_ok = !l->check_owner || (l->owner ? o && strcmp(o, l->owner) == 0 : o == NULL);
+    bool phase_ok = !l->phase || (ph && strcmp(ph, l->phase) == 0);
+    return owner_ok && phase_ok ? KUBE_CAS_ADOPT : KUBE_CAS_NOT_OURS;
+}
+
 static tx_status node_claim(rs_txn *tx, const node_info *n)
 {
     cJSON *fresh = NULL;
@@ -177,22 +197,17 @@ static tx_status node_claim(rs_txn *tx, const node_info *n)
     free(po);
     free(pp);
     kobj_patch_op(patch, "add", "/spec/unschedulable", cJSON_CreateTrue());
-    int st = 0;
-    gate_result g =
-        kobj_gated_patch(tx, GATE_NEED_FULL, "Node", NULL, n->name, patch, &st, NULL, 0);
-    if (g != GATE_WRITTEN) {
+    /* A lost answer is adopted only for our exact claim. */
+    node_left left = {.tx = tx, .check_owner = true, .owner = tx->holder, .phase = "claimed"};
+    kube_cas_result res;
+    kube_cas_end end = kobj_patch_once(tx, GATE_NEED_FULL, "Node", NULL, n->name, patch,
+                                       node_left_seen, &left, &res);
+    if (end == KUBE_CAS_RESTART || end == KUBE_CAS_GATE_FAILED) {
         free(taints);
-        return g == GATE_FENCE_TAKEN ? TX_RESTART : TX_FAIL;
+        return end == KUBE_CAS_RESTART ? TX_RESTART : TX_FAIL;
     }
-    if (st == 0) { /* lost: adopt only our exact claim */
-        rs_resp r;
-        int rs = kobj_get(tx, "Node", NULL, n->name, &r);
-        const char *o = rs == 200 ? kobj_annotation(r.body, tx->cfg->ann.drain_owner) : NULL;
-        const char *ph = rs == 200 ? kobj_annotation(r.body, tx->cfg->ann.drain_phase) : NULL;
-        st = o && strcmp(o, tx->holder) == 0 && ph && strcmp(ph, "claimed") == 0 ? 200 : 0;
-        rs_resp_free(&r);
-    }
-    if (st != 200) {
+    if (!kube_cas_ok(end)) {
+        int st = res.status;
         free(taints);
         rs_fail(&tx->err, RS_FAILED,
                 "claiming the cordon on Node %s failed (HTTP %d%s); failing "
@@ -227,19 +242,15 @@ static tx_status node_claim_patch(rs_txn *tx, const char *name, bool release, bo
     }
     free(po);
     free(pp);
-    int st = kobj_fence_patch(tx, "Node", NULL, name, patch);
-    if (st == 200) return TX_OK;
-    if (st == 0) { /* lost: re-read decides */
-        rs_resp r;
-        int rs = kobj_get(tx, "Node", NULL, name, &r);
-        const char *o = rs == 200 ? kobj_annotation(r.body, tx->cfg->ann.drain_owner) : NULL;
-        const char *ph = rs == 200 ? kobj_annotation(r.body, tx->cfg->ann.drain_phase) : NULL;
-        bool ok = rs == 200 && (release ? o == NULL : (ph && strcmp(ph, "mutating") == 0));
-        rs_resp_free(&r);
-        if (ok) return TX_OK;
-    }
+    /* A lost answer: a release is adopted when no owner is left, an advance
+     * when the phase reads `mutating`. */
+    node_left left = {.tx = tx, .check_owner = release, .phase = release ? NULL : "mutating"};
+    kube_cas_result res;
+    if (kube_cas_ok(kobj_patch_once(tx, GATE_NEED_NONE, "Node", NULL, name, patch, node_left_seen,
+                                    &left, &res)))
+        return TX_OK;
     rs_fail(&tx->err, RS_FAILED, "%s the fence on Node %s failed (HTTP %d)",
-            release ? "releasing" : "advancing", name, st);
+            release ? "releasing" : "advancing", name, res.status);
     return TX_FAIL;
 }
 
