@@ -35,7 +35,7 @@ tx_status fanout_discover(rs_txn *tx, fanout_discovery *d)
                       .ns = probes[i].ns,
                       .name = probes[i].name};
         rs_resp r;
-        int st = gate_read(&tx->gate, &req, &r);
+        int st = gate_read(tx->gate, &req, &r);
         char why[256];
         kobj_describe(&r, why, sizeof why);
         rs_resp_free(&r);
@@ -95,7 +95,7 @@ static int eso_read(rs_txn *tx, const char *kind, const char *ns, const char *na
 {
     rs_req req = {.op = RS_OP_KUBE_GET, .kind = kind, .ns = ns, .name = name};
     rs_resp r;
-    int st = gate_read(&tx->gate, &req, &r);
+    int st = gate_read(tx->gate, &req, &r);
     refresh[0] = '\0';
     rv[0] = '\0';
     *ready = false;
@@ -156,6 +156,7 @@ static tx_status force_sync_annotate(rs_txn *tx, const char *kind, const char *n
     kube_cas_ops ops = {.kind = kind,
                         .ns = ns,
                         .name = name,
+                        .door = KUBE_CAS_GATED,
                         .need = GATE_NEED_FULL,
                         .read = KUBE_CAS_PLAN_BLIND,
                         .attempts_max = TX_CAS_ATTEMPTS_MAX,
@@ -164,7 +165,7 @@ static tx_status force_sync_annotate(rs_txn *tx, const char *kind, const char *n
                         .written = force_sync_written,
                         .ctx = &f};
     kube_cas_result res;
-    switch (kube_cas_write(&tx->gate, &ops, &res, &tx->err)) {
+    switch (kube_cas_write(tx->gate, &ops, &res, &tx->err)) {
     case KUBE_CAS_ADOPTED:
         out_info(tx->out,
                  "%s %s/%s: force-sync response lost; our annotation is present, "
@@ -205,13 +206,13 @@ tx_status fanout_force_sync(rs_txn *tx, const char *kind, const char *ns, const 
         return TX_FAIL;
     }
     char stamp[96];
-    snprintf(stamp, sizeof stamp, "%.12s-%" PRId64 "-%d", tx->revision, gate_now_ms(&tx->gate),
+    snprintf(stamp, sizeof stamp, "%.12s-%" PRId64 "-%d", tx->revision, gate_now_ms(tx->gate),
              ++tx->force_sync_seq);
     char annotated_rv[TX_RV_MAX] = "";
     tx_status a = force_sync_annotate(tx, kind, ns, name, stamp, annotated_rv);
     if (a != TX_OK) return a;
     for (int attempt = 0; attempt < tx->cfg->sync_attempts; attempt++) {
-        gate_sleep_ms(&tx->gate, tx->cfg->sync_interval_ms);
+        gate_sleep_ms(tx->gate, tx->cfg->sync_interval_ms);
         char refresh[64];
         st = eso_read(tx, kind, ns, name, refresh, sizeof refresh, rv, &ready);
         if (st == 200 && ready && (strcmp(refresh, before) != 0 || strcmp(rv, annotated_rv) != 0))

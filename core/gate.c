@@ -5,16 +5,36 @@
 
 #include <assert.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
-void gate_init(rs_gate *g, rs_transport *t, rs_gate_ops ops, void *owner, bool restart_on_fence)
+struct rs_gate {
+    rs_transport *t;
+    rs_gate_ops ops;
+    void *owner;
+    gate_need held;
+    bool restart_on_fence;
+    /* The Lease was proven ours since the last wait: the fence door reuses
+     * that proof instead of reading the Lease again. */
+    bool lease_proven;
+    int writes;  /* writes performed through the gate (incl. fence writes) */
+    int changes; /* gated (non-fence) writes the cluster accepted: the run changed the world */
+};
+
+rs_gate *gate_new(rs_transport *t, rs_gate_ops ops, void *owner, bool restart_on_fence)
 {
-    memset(g, 0, sizeof *g);
+    rs_gate *g = rs_xcalloc(1, sizeof *g);
     g->t = t;
     g->ops = ops;
     g->owner = owner;
     g->held = GATE_NEED_NONE;
     g->restart_on_fence = restart_on_fence;
+    return g;
+}
+
+void gate_free(rs_gate *g)
+{
+    free(g);
 }
 
 rs_code gate_take(rs_gate *g, gate_need need, rs_err *e)
@@ -38,6 +58,15 @@ int gate_read(rs_gate *g, const rs_req *req, rs_resp *resp)
     return g->t->call(g->t, req, resp);
 }
 
+/* Asserts the fence is still held (the owner's check reads the Lease). */
+static rs_code gate_check(rs_gate *g, rs_err *e)
+{
+    if (!g->ops.check) return RS_OK;
+    rs_code c = g->ops.check(g->owner, e);
+    g->lease_proven = c == RS_OK;
+    return c;
+}
+
 gate_result gate_write(rs_gate *g, gate_need need, const rs_req *req, rs_resp *resp, rs_err *e)
 {
     assert(rs_op_is_write(req->op));
@@ -48,18 +77,49 @@ gate_result gate_write(rs_gate *g, gate_need need, const rs_req *req, rs_resp *r
         g->held = need;
         if (g->restart_on_fence) return GATE_FENCE_TAKEN;
     }
-    if (g->ops.check && g->ops.check(g->owner, e) != RS_OK) return GATE_FAILED;
+    if (gate_check(g, e) != RS_OK) return GATE_FAILED;
     g->writes++;
     int st = g->t->call(g->t, req, resp);
     if (st >= 200 && st < 300) g->changes++;
     return GATE_WRITTEN;
 }
 
-int gate_fence_write(rs_gate *g, const rs_req *req, rs_resp *resp)
+gate_result gate_fence_write(rs_gate *g, const rs_req *req, rs_resp *resp, rs_err *e)
 {
+    assert(rs_op_is_write(req->op));
+    rs_resp_init(resp);
+    if (!g->lease_proven && gate_check(g, e) != RS_OK) return GATE_FAILED;
+    g->writes++;
+    g->t->call(g->t, req, resp);
+    return GATE_WRITTEN;
+}
+
+int gate_release_write(rs_gate *g, const rs_req *req, rs_resp *resp)
+{
+    assert(rs_op_is_write(req->op));
     rs_resp_init(resp);
     g->writes++;
     return g->t->call(g->t, req, resp);
+}
+
+void gate_lease_proof(rs_gate *g, bool proven)
+{
+    g->lease_proven = proven;
+}
+
+gate_need gate_held(const rs_gate *g)
+{
+    return g->held;
+}
+
+int gate_writes(const rs_gate *g)
+{
+    return g->writes;
+}
+
+int gate_changes(const rs_gate *g)
+{
+    return g->changes;
 }
 
 int64_t gate_now_ms(rs_gate *g)
@@ -71,6 +131,8 @@ void gate_sleep_ms(rs_gate *g, int64_t ms)
 {
     if (g->ops.heartbeat && g->held != GATE_NEED_NONE) g->ops.heartbeat(g->owner);
     g->t->sleep_ms(g->t, ms);
+    /* Time passed: the Lease may have been lost meanwhile. */
+    g->lease_proven = false;
 }
 
 uint64_t gate_entropy(rs_gate *g)

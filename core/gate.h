@@ -11,8 +11,20 @@
  * answers GATE_FENCE_TAKEN and the caller restarts its round, so no write is
  * ever justified by a read made before the fence.
  *
- * Fence writes themselves (Lease, policy fences, controller restart) go
- * through gate_fence_write: they are what the fence is made of.
+ * Fence writes themselves go through two more doors, because they are what
+ * the fence is made of:
+ *   gate_fence_write   takes or advances a fence under the Lease (policy
+ *                      pauses, the controller restart, a node's phase): it
+ *                      asserts the Lease like gate_write does, reusing a
+ *                      proof of the Lease made since the last wait (a
+ *                      check, an acquire or a renewal), so it costs a read
+ *                      only when time has passed;
+ *   gate_release_write the Lease's own writes (it cannot assert what it is
+ *                      acquiring) and the CAS releases of fences this run —
+ *                      or a provably terminal one — holds, which must work
+ *                      even when the Lease is lost (cleanup, DESIGN §3.4).
+ *
+ * The gate is opaque: only gate.c sees its fields.
  */
 #ifndef RS_GATE_H
 #define RS_GATE_H
@@ -42,24 +54,27 @@ typedef struct rs_gate_ops {
     void (*heartbeat)(void *owner);
 } rs_gate_ops;
 
-typedef struct rs_gate {
-    rs_transport *t; /* private to gate.c */
-    rs_gate_ops ops;
-    void *owner;
-    gate_need held;
-    bool restart_on_fence;
-    int writes;  /* writes performed through the gate (incl. fence writes) */
-    int changes; /* gated (non-fence) writes the cluster accepted: the run changed the world */
-} rs_gate;
+typedef struct rs_gate rs_gate;
 
-void gate_init(rs_gate *g, rs_transport *t, rs_gate_ops ops, void *owner, bool restart_on_fence);
+rs_gate *gate_new(rs_transport *t, rs_gate_ops ops, void *owner, bool restart_on_fence);
+void gate_free(rs_gate *g);
 
 /* Takes the fence up to `need` without writing (eager takes it up front). */
 rs_code gate_take(rs_gate *g, gate_need need, rs_err *e);
 
 int gate_read(rs_gate *g, const rs_req *req, rs_resp *resp);
 gate_result gate_write(rs_gate *g, gate_need need, const rs_req *req, rs_resp *resp, rs_err *e);
-int gate_fence_write(rs_gate *g, const rs_req *req, rs_resp *resp);
+/* GATE_WRITTEN or GATE_FAILED (the Lease could not be asserted; see e). */
+gate_result gate_fence_write(rs_gate *g, const rs_req *req, rs_resp *resp, rs_err *e);
+int gate_release_write(rs_gate *g, const rs_req *req, rs_resp *resp);
+
+/* The owner says the Lease was just proven ours (acquired, renewed) or is
+ * no longer (released, lost). */
+void gate_lease_proof(rs_gate *g, bool proven);
+
+gate_need gate_held(const rs_gate *g);
+int gate_writes(const rs_gate *g);  /* writes performed through the gate (incl. fence writes) */
+int gate_changes(const rs_gate *g); /* gated (non-fence) writes the cluster accepted */
 
 int64_t gate_now_ms(rs_gate *g);
 void gate_sleep_ms(rs_gate *g, int64_t ms);

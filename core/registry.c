@@ -34,7 +34,7 @@ static tx_status registry_prove_one(rs_txn *tx, const char *target)
     cJSON_AddStringToObject(creds, "password", tx->cred.password);
     rs_req treq = {.op = RS_OP_REGISTRY_TOKEN, .target = repo, .body = creds};
     rs_resp tr;
-    int ts = gate_read(&tx->gate, &treq, &tr);
+    int ts = gate_read(tx->gate, &treq, &tr);
     cJSON_Delete(creds);
     const cJSON *tok = tr.body ? cJSON_GetObjectItemCaseSensitive(tr.body, "token") : NULL;
     if (ts != 200 || !cJSON_IsString(tok)) {
@@ -52,7 +52,7 @@ static tx_status registry_prove_one(rs_txn *tx, const char *target)
     rs_resp_free(&tr);
     rs_req mreq = {.op = RS_OP_REGISTRY_MANIFEST, .target = target, .body = mbody};
     rs_resp mr;
-    int ms = gate_read(&tx->gate, &mreq, &mr);
+    int ms = gate_read(tx->gate, &mreq, &mr);
     cJSON_Delete(mbody);
     char why[256];
     kobj_describe(&mr, why, sizeof why);

@@ -86,9 +86,9 @@ static void txn_fence_heartbeat(void *owner)
 
 static void txn_holder(rs_txn *tx)
 {
-    uint64_t rnd = gate_entropy(&tx->gate);
+    uint64_t rnd = gate_entropy(tx->gate);
     snprintf(tx->holder, sizeof tx->holder, "%.16s-%s-%d-%08" PRIx64, tx->revision,
-             tx->opt->run_ref ? tx->opt->run_ref : "local", gate_pid(&tx->gate), rnd & 0xffffffffu);
+             tx->opt->run_ref ? tx->opt->run_ref : "local", gate_pid(tx->gate), rnd & 0xffffffffu);
 }
 
 static tx_status txn_preflight(rs_txn *tx, const rs_desired *d)
@@ -182,7 +182,7 @@ static tx_status txn_cutover(rs_txn *tx)
     const rs_config *c = tx->cfg;
     tx_status s = txn_put_if_drifted(tx, GATE_NEED_FULL, c->root_ns, c->root_name, c->root_key,
                                      "root secret");
-    if (s == TX_OK && tx->gate.held == GATE_NEED_FULL)
+    if (s == TX_OK && gate_held(tx->gate) == GATE_NEED_FULL)
         out_info(tx->out, "cutover: root secret %s/%s holds the desired credential", c->root_ns,
                  c->root_name);
     return s;
@@ -243,7 +243,7 @@ static tx_status txn_attempt(rs_txn *tx, bool *bootstrapped)
         if (s == TX_RESTART) continue; /* lazy took the Lease: re-read discovery under it */
         if (s != TX_OK || *bootstrapped) return s;
         if (tx->opt->strategy->fence_first &&
-            gate_take(&tx->gate, GATE_NEED_FULL, &tx->err) != RS_OK)
+            gate_take(tx->gate, GATE_NEED_FULL, &tx->err) != RS_OK)
             return TX_FAIL;
         return txn_converge(tx);
     }
@@ -309,11 +309,11 @@ void txn_repair(rs_txn *tx, rs_result *res)
     char rv_start[TX_RV_MAX] = "";
     tx_status s = TX_OK;
     bool bootstrapped = false;
-    if (!lazy && gate_take(&tx->gate, GATE_NEED_LEASE, &tx->err) != RS_OK) s = TX_FAIL;
+    if (!lazy && gate_take(tx->gate, GATE_NEED_LEASE, &tx->err) != RS_OK) s = TX_FAIL;
     for (int quiet = 0; s == TX_OK; quiet++) {
         if (lazy) s = lazy_start(tx, rv_start);
         if (s == TX_OK) s = txn_attempt(tx, &bootstrapped);
-        if (s != TX_OK || bootstrapped || !lazy || tx->gate.held != GATE_NEED_NONE) break;
+        if (s != TX_OK || bootstrapped || !lazy || gate_held(tx->gate) != GATE_NEED_NONE) break;
         /* A fence-free exit must prove quiet (DESIGN.md §3.5 item 4). */
         bool moved = false;
         s = lazy_lease_unmoved(tx, rv_start, &moved);
@@ -340,8 +340,8 @@ void txn_repair(rs_txn *tx, rs_result *res)
         /* "repaired" only when a write changed the world: a fence taken
          * for drift that was gone by the time the round re-read it is not a
          * repair. */
-        res->outcome = tx->gate.changes > 0 ? "repaired" : "converged";
-    if (!bootstrapped && tx->gate.writes == 0)
+        res->outcome = gate_changes(tx->gate) > 0 ? "repaired" : "converged";
+    if (!bootstrapped && gate_writes(tx->gate) == 0)
         out_info(tx->out, "converged: nothing drifted; no fence taken, nothing written");
 }
 
@@ -354,7 +354,7 @@ void txn_run(rs_transport *t, const rs_config *cfg, const rs_options *opt,
     tx->out = out;
     rs_gate_ops ops = {
         .take = txn_fence_take, .check = txn_fence_check, .heartbeat = txn_fence_heartbeat};
-    gate_init(&tx->gate, t, ops, tx, !opt->strategy->fence_first);
+    tx->gate = gate_new(t, ops, tx, !opt->strategy->fence_first);
     res->exit = RS_OK;
     res->outcome = "failed";
     res->fence_taken = false;
@@ -386,7 +386,7 @@ void txn_run(rs_transport *t, const rs_config *cfg, const rs_options *opt,
     }
     txn_cleanup(tx, res);
     res->fence_taken = tx->fence_taken;
-    res->wrote = tx->gate.writes > 0;
+    res->wrote = gate_writes(tx->gate) > 0;
     proof_hand_over(tx, res);
     cred_free(&tx->cred);
     cJSON_Delete(tx->proof);
@@ -395,5 +395,6 @@ void txn_run(rs_transport *t, const rs_config *cfg, const rs_options *opt,
     for (size_t i = 0; i < tx->drift_n; i++)
         free(tx->drift_seen[i]);
     free(tx->drift_seen);
+    gate_free(tx->gate);
     free(tx);
 }

@@ -22,7 +22,7 @@
 typedef enum tx_status { TX_OK = 0, TX_RESTART = 1, TX_FAIL = 2 } tx_status;
 
 struct rs_txn {
-    rs_gate gate;
+    rs_gate *gate;
     const rs_config *cfg;
     const rs_options *opt;
     rs_out *out;
@@ -100,11 +100,11 @@ int kobj_get(rs_txn *tx, const char *kind, const char *ns, const char *name, rs_
 /* obj.a.b is JSON true. */
 bool kobj_bool(const cJSON *obj, const char *a, const char *b);
 /* One JSON Patch whose conflict is final (its tests are the whole CAS),
- * through kube_cas_write: need GATE_NEED_NONE is a fence write (node claims'
- * phase and release, recovery releases), anything else a gated write. patch
+ * through kube_cas_write and the given door (need: for KUBE_CAS_GATED). patch
  * is consumed. A lost answer is re-read and adopted when seen says so; with
  * seen NULL it fails closed. */
-kube_cas_end kobj_patch_once(rs_txn *tx, gate_need need, const char *kind, const char *ns,
+kube_cas_end kobj_patch_once(rs_txn *tx, kube_cas_door door, gate_need need, const char *kind,
+                             const char *ns,
                              const char *name, cJSON *patch,
                              kube_cas_seen (*seen)(void *ctx, int status, const cJSON *obj),
                              void *seen_ctx, kube_cas_result *res);

@@ -139,7 +139,7 @@ static void writer_written(void *ctx, const rs_resp *answer)
 typedef struct cas_case {
     fake f;
     rs_transport t;
-    rs_gate g;
+    rs_gate *g;
     writer wr;
     kube_cas_ops ops;
     kube_cas_result res;
@@ -153,10 +153,11 @@ static void case_init(cas_case *c, const int *script, size_t n, gate_need need)
         c->f.script[i] = script[i];
     fake_set(&c->f, "old");
     c->t = fake_transport(&c->f);
-    gate_init(&c->g, &c->t, (rs_gate_ops){.take = take_ok}, NULL, true);
+    c->g = gate_new(&c->t, (rs_gate_ops){.take = take_ok}, NULL, true);
     c->ops = (kube_cas_ops){.kind = "Thing",
                             .ns = "ns",
                             .name = "one",
+                            .door = need == GATE_NEED_NONE ? KUBE_CAS_RELEASE : KUBE_CAS_GATED,
                             .need = need,
                             .read = KUBE_CAS_PLAN_FROM_READ,
                             .attempts_max = 3,
@@ -169,7 +170,10 @@ static void case_init(cas_case *c, const int *script, size_t n, gate_need need)
 
 static kube_cas_end case_run(cas_case *c)
 {
-    return kube_cas_write(&c->g, &c->ops, &c->res, &c->e);
+    kube_cas_end end = kube_cas_write(c->g, &c->ops, &c->res, &c->e);
+    gate_free(c->g);
+    c->g = NULL;
+    return end;
 }
 
 START_TEST(test_kube_cas_success_writes_once_after_one_read)
@@ -317,6 +321,48 @@ START_TEST(test_kube_cas_other_error_is_final)
 }
 END_TEST
 
+static int checks;
+static bool lease_ours;
+
+static rs_code check_lease(void *owner, rs_err *e)
+{
+    (void)owner;
+    checks++;
+    return lease_ours ? RS_OK : rs_fail(e, RS_FAILED, "Lease lost");
+}
+
+START_TEST(test_kube_cas_fence_door_asserts_the_lease_and_reuses_a_fresh_proof)
+{
+    cas_case c;
+    case_init(&c, (int[]){200, 200}, 2, GATE_NEED_NONE);
+    gate_free(c.g);
+    c.g = gate_new(&c.t, (rs_gate_ops){.take = take_ok, .check = check_lease}, NULL, true);
+    c.ops.door = KUBE_CAS_FENCE;
+    checks = 0;
+    lease_ours = false;
+    ck_assert_int_eq(kube_cas_write(c.g, &c.ops, &c.res, &c.e), KUBE_CAS_GATE_FAILED);
+    ck_assert_int_eq(c.f.writes, 0); /* never written without the Lease */
+    ck_assert_int_eq(checks, 1);
+    lease_ours = true;
+    ck_assert_int_eq(kube_cas_write(c.g, &c.ops, &c.res, &c.e), KUBE_CAS_WRITTEN);
+    ck_assert_int_eq(checks, 2);
+    fake_set(&c.f, "old");
+    ck_assert_int_eq(kube_cas_write(c.g, &c.ops, &c.res, &c.e), KUBE_CAS_WRITTEN);
+    ck_assert_int_eq(checks, 2); /* proven since the last wait: reused */
+    gate_lease_proof(c.g, false);
+    fake_set(&c.f, "old");
+    lease_ours = false;
+    ck_assert_int_eq(kube_cas_write(c.g, &c.ops, &c.res, &c.e), KUBE_CAS_GATE_FAILED);
+    ck_assert_int_eq(checks, 3);
+    /* The release door never asserts: a release must work with the Lease lost. */
+    c.ops.door = KUBE_CAS_RELEASE;
+    c.f.script[c.f.writes] = 200;
+    ck_assert_int_eq(kube_cas_write(c.g, &c.ops, &c.res, &c.e), KUBE_CAS_WRITTEN);
+    ck_assert_int_eq(checks, 3);
+    gate_free(c.g);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("kube_cas");
@@ -333,6 +379,7 @@ int main(void)
     tcase_add_test(tc, test_kube_cas_plan_done_sends_nothing);
     tcase_add_test(tc, test_kube_cas_gated_write_restarts_when_the_gate_takes_the_fence);
     tcase_add_test(tc, test_kube_cas_other_error_is_final);
+    tcase_add_test(tc, test_kube_cas_fence_door_asserts_the_lease_and_reuses_a_fresh_proof);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

@@ -78,7 +78,7 @@ static fa_live fa_liveness(rs_txn *tx, const char *run_ref)
 {
     rs_req req = {.op = RS_OP_RUN_LIVENESS, .target = run_ref};
     rs_resp r;
-    int st = gate_read(&tx->gate, &req, &r);
+    int st = gate_read(tx->gate, &req, &r);
     const cJSON *t = r.body ? cJSON_GetObjectItemCaseSensitive(r.body, "terminal") : NULL;
     fa_live v = FA_UNKNOWN;
     if (st == 200 && cJSON_IsBool(t)) v = cJSON_IsTrue(t) ? FA_TERMINAL : FA_LIVE;
@@ -175,7 +175,7 @@ static void fa_collect_nodes(rs_txn *tx, fa_report *rep)
 {
     rs_req req = {.op = RS_OP_KUBE_LIST, .kind = "Node"};
     rs_resp r;
-    int st = gate_read(&tx->gate, &req, &r);
+    int st = gate_read(tx->gate, &req, &r);
     const cJSON *items = st == 200 ? cJSON_GetObjectItemCaseSensitive(r.body, "items") : NULL;
     if (st != 200 || !cJSON_IsArray(items)) rep->read_failed = true;
     const cJSON *it;
@@ -432,7 +432,7 @@ static rs_code fa_reclaim_node(rs_txn *tx, const fa_fence *f, rs_err *e)
 {
     cJSON *patch = fa_release_patch(&tx->cfg->ann, f);
     kube_cas_result res;
-    int ws = kube_cas_ok(kobj_patch_once(tx, GATE_NEED_NONE, "Node", NULL, f->name, patch, NULL,
+    int ws = kube_cas_ok(kobj_patch_once(tx, KUBE_CAS_RELEASE, GATE_NEED_NONE, "Node", NULL, f->name, patch, NULL,
                                          NULL, &res))
                  ? 200
                  : res.status;
@@ -483,13 +483,13 @@ void fences_recover(rs_txn *tx, rs_result *res)
             snprintf(why, sizeof why, "%s is held by a %s run (%s)", rep->f[0].object,
                      liveness_word(t), holder);
         } else if (lease && lease->renew_ms >= 0 &&
-                   gate_now_ms(&tx->gate) - lease->renew_ms < lease->duration_ms) {
+                   gate_now_ms(tx->gate) - lease->renew_ms < lease->duration_ms) {
             /* H21: a stale terminal answer must not hide a live writer. */
             ok = false;
             snprintf(why, sizeof why,
                      "%s was renewed %lld s ago, within its %lld s duration, although run %s "
                      "reads terminal; wait for it to expire",
-                     lease->object, (long long)((gate_now_ms(&tx->gate) - lease->renew_ms) / 1000),
+                     lease->object, (long long)((gate_now_ms(tx->gate) - lease->renew_ms) / 1000),
                      (long long)(lease->duration_ms / 1000), lease->run_ref);
         } else if (lease && lease->renew_ms < 0) {
             ok = false;
@@ -517,7 +517,7 @@ void fences_recover(rs_txn *tx, rs_result *res)
          * read when its liveness was judged (H17). */
         cJSON *patch = fa_release_patch(&tx->cfg->ann, lease);
         kube_cas_result res;
-        int ws = kube_cas_ok(kobj_patch_once(tx, GATE_NEED_NONE, "Lease", lease->ns, lease->name,
+        int ws = kube_cas_ok(kobj_patch_once(tx, KUBE_CAS_RELEASE, GATE_NEED_NONE, "Lease", lease->ns, lease->name,
                                              patch, NULL, NULL, &res))
                      ? 200
                      : res.status;

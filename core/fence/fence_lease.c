@@ -17,7 +17,7 @@
 
 static void lease_time(rs_txn *tx, char *buf, size_t len)
 {
-    int64_t ms = gate_now_ms(&tx->gate);
+    int64_t ms = gate_now_ms(tx->gate);
     time_t secs = (time_t)(ms / 1000);
     struct tm tm;
     gmtime_r(&secs, &tm);
@@ -40,11 +40,18 @@ static int lease_get(rs_txn *tx, rs_resp *r)
                   .kind = "Lease",
                   .ns = tx->cfg->lease_ns,
                   .name = tx->cfg->lease_name};
-    return gate_read(&tx->gate, &req, r);
+    return gate_read(tx->gate, &req, r);
 }
 
 /* What a read of the Lease shows about this run's hold on it. */
 typedef enum lease_seen { LEASE_OURS, LEASE_FREE, LEASE_OTHER, LEASE_UNREADABLE } lease_seen;
+
+/* The Lease is no longer this run's: nothing may reuse a proof of it. */
+static void lease_drop(rs_txn *tx)
+{
+    tx->lease_held = false;
+    gate_lease_proof(tx->gate, false);
+}
 
 /* What a read (status, object) shows about this run's hold on the Lease;
  * when ours, remembers its resourceVersion. */
@@ -164,7 +171,7 @@ static kube_cas_step lease_plan_renew(lease_write *l, const kube_cas_view *v, ku
         int ws = v->prev_status;
         l->seen = lease_judge(tx, v->read_status, v->cur);
         if (l->seen == LEASE_FREE || l->seen == LEASE_OTHER) {
-            tx->lease_held = false;
+            lease_drop(tx);
             rs_fail(e, RS_FAILED,
                     "renewing Lease %s/%s failed (HTTP %d): it is now %s; the fence is lost",
                     tx->cfg->lease_ns, tx->cfg->lease_name, ws,
@@ -287,7 +294,7 @@ static kube_cas_end lease_cas(lease_write *l, kube_cas_result *res, rs_err *e)
     kube_cas_ops ops = {.kind = "Lease",
                         .ns = tx->cfg->lease_ns,
                         .name = tx->cfg->lease_name,
-                        .need = GATE_NEED_NONE, /* the Lease is what the fence is made of */
+                        .door = KUBE_CAS_RELEASE, /* the Lease cannot assert itself */
                         .read = l->purpose == LEASE_ACQUIRE ? KUBE_CAS_PLAN_FROM_READ
                                                             : KUBE_CAS_PLAN_BLIND,
                         .attempts_max = l->purpose == LEASE_TAKE_OVER ? 1 : TX_CAS_ATTEMPTS_MAX,
@@ -295,12 +302,13 @@ static kube_cas_end lease_cas(lease_write *l, kube_cas_result *res, rs_err *e)
                         .seen = lease_seen_after_lost,
                         .written = lease_written,
                         .ctx = l};
-    kube_cas_end end = kube_cas_write(&tx->gate, &ops, res, e);
+    kube_cas_end end = kube_cas_write(tx->gate, &ops, res, e);
     if (kube_cas_ok(end) && l->purpose != LEASE_RELEASE) {
         tx->lease_held = true;
-        tx->lease_renewed_ms = gate_now_ms(&tx->gate);
+        tx->lease_renewed_ms = gate_now_ms(tx->gate);
+        gate_lease_proof(tx->gate, true);
     }
-    if (kube_cas_ok(end) && l->purpose == LEASE_RELEASE) tx->lease_held = false;
+    if (kube_cas_ok(end) && l->purpose == LEASE_RELEASE) lease_drop(tx);
     return end;
 }
 
@@ -330,7 +338,7 @@ static rs_code lease_renew(rs_txn *tx, rs_err *e)
     if (end == KUBE_CAS_REFUSED) return RS_FAILED;
     /* A lost answer whose re-read did not show the Lease ours. */
     if (l.seen == LEASE_FREE || l.seen == LEASE_OTHER) {
-        tx->lease_held = false;
+        lease_drop(tx);
         return rs_fail(e, RS_FAILED,
                        "renewing Lease %s/%s failed (HTTP %d): it is now %s; the fence is lost",
                        tx->cfg->lease_ns, tx->cfg->lease_name, res.status,
@@ -357,7 +365,7 @@ rs_code lease_assert_held(rs_txn *tx, rs_err *e)
     for (int attempt = 1; seen == LEASE_UNREADABLE && attempt < LEASE_READ_ATTEMPTS; attempt++) {
         out_warning(tx->out, "reading Lease %s/%s failed (HTTP %d); re-proving its holder",
                     tx->cfg->lease_ns, tx->cfg->lease_name, st);
-        gate_sleep_ms(&tx->gate, tx->cfg->sync_interval_ms);
+        gate_sleep_ms(tx->gate, tx->cfg->sync_interval_ms);
         seen = lease_look(tx, &st);
     }
     if (seen == LEASE_UNREADABLE)
@@ -366,14 +374,14 @@ rs_code lease_assert_held(rs_txn *tx, rs_err *e)
                        "while its holder is unproven",
                        tx->cfg->lease_ns, tx->cfg->lease_name, st, LEASE_READ_ATTEMPTS);
     if (seen != LEASE_OURS) {
-        tx->lease_held = false;
+        lease_drop(tx);
         return rs_fail(e, RS_FAILED,
                        "Lease %s/%s is no longer held by this run (it is %s); refusing to write",
                        tx->cfg->lease_ns, tx->cfg->lease_name,
                        seen == LEASE_FREE ? "free" : "held by another run");
     }
     int64_t heartbeat_ms = (int64_t)tx->cfg->lease_heartbeat_s * 1000;
-    if (gate_now_ms(&tx->gate) - tx->lease_renewed_ms >= heartbeat_ms) return lease_renew(tx, e);
+    if (gate_now_ms(tx->gate) - tx->lease_renewed_ms >= heartbeat_ms) return lease_renew(tx, e);
     return RS_OK;
 }
 
@@ -404,7 +412,7 @@ void lease_heartbeat(rs_txn *tx)
 {
     if (!tx->lease_held) return;
     int64_t heartbeat_ms = (int64_t)tx->cfg->lease_heartbeat_s * 1000;
-    if (gate_now_ms(&tx->gate) - tx->lease_renewed_ms < heartbeat_ms) return;
+    if (gate_now_ms(tx->gate) - tx->lease_renewed_ms < heartbeat_ms) return;
     rs_err e;
     rs_err_clear(&e);
     /* A failed renewal is noticed (and fails closed) at the next mutation's

@@ -72,7 +72,7 @@ static tx_status fence_wait_quiet(rs_txn *tx, const fence_ks *k)
             return TX_FAIL;
         }
         if (!busy) return TX_OK;
-        gate_sleep_ms(&tx->gate, tx->cfg->sync_interval_ms);
+        gate_sleep_ms(tx->gate, tx->cfg->sync_interval_ms);
     }
     rs_fail(&tx->err, RS_FAILED, "Kustomization %s/%s is still reconciling after %d attempts",
             k->ns, k->name, tx->cfg->sync_attempts);
@@ -157,14 +157,14 @@ static tx_status fence_pause(rs_txn *tx, const fence_ks *k, bool *unconfirmed)
     kube_cas_ops ops = {.kind = "Kustomization",
                         .ns = k->ns,
                         .name = k->name,
-                        .need = GATE_NEED_NONE,
+                        .door = KUBE_CAS_FENCE,
                         .read = KUBE_CAS_PLAN_FROM_READ,
                         .attempts_max = TX_CAS_ATTEMPTS_MAX,
                         .plan = fence_pause_plan,
                         .seen = fence_pause_seen,
                         .ctx = &f};
     kube_cas_result res;
-    kube_cas_end end = kube_cas_write(&tx->gate, &ops, &res, &tx->err);
+    kube_cas_end end = kube_cas_write(tx->gate, &ops, &res, &tx->err);
     if (res.unconfirmed) *unconfirmed = true;
     if (kube_cas_ok(end)) return TX_OK;
     if (end == KUBE_CAS_FAILED)
@@ -207,7 +207,7 @@ static int controller_pods(rs_txn *tx, pod_set *now, const pod_set *old, int *re
                   .kind = "Pod",
                   .ns = tx->cfg->controller_ns,
                   .label_selector = tx->cfg->controller_selector};
-    int st = gate_read(&tx->gate, &req, &r);
+    int st = gate_read(tx->gate, &req, &r);
     now->n = 0;
     if (ready_new) *ready_new = 0;
     if (old_left) *old_left = 0;
@@ -313,18 +313,18 @@ static tx_status restart_deployment(rs_txn *tx, int *want)
 {
     const rs_config *c = tx->cfg;
     restart_write rw = {.tx = tx, .want = want};
-    snprintf(rw.stamp, sizeof rw.stamp, "%.16s-%" PRId64, tx->holder, gate_now_ms(&tx->gate));
+    snprintf(rw.stamp, sizeof rw.stamp, "%.16s-%" PRId64, tx->holder, gate_now_ms(tx->gate));
     kube_cas_ops ops = {.kind = "Deployment",
                         .ns = c->controller_ns,
                         .name = c->controller_name,
-                        .need = GATE_NEED_NONE,
+                        .door = KUBE_CAS_FENCE,
                         .read = KUBE_CAS_PLAN_FROM_READ,
                         .attempts_max = TX_CAS_ATTEMPTS_MAX,
                         .plan = restart_plan,
                         .seen = restart_seen,
                         .ctx = &rw};
     kube_cas_result res;
-    kube_cas_end end = kube_cas_write(&tx->gate, &ops, &res, &tx->err);
+    kube_cas_end end = kube_cas_write(tx->gate, &ops, &res, &tx->err);
     if (kube_cas_ok(end)) return TX_OK;
     if (end != KUBE_CAS_REFUSED)
         rs_fail(&tx->err, RS_FAILED, "restarting Deployment %s/%s failed (HTTP %d)",
@@ -355,7 +355,7 @@ static tx_status fence_restart_controller(rs_txn *tx)
         (c->rollout_timeout_s * 1000) / (c->sync_interval_ms > 0 ? c->sync_interval_ms : 1000);
     tx_status s = TX_FAIL;
     for (int attempt = 0; attempt < attempts && s != TX_OK; attempt++) {
-        gate_sleep_ms(&tx->gate, c->sync_interval_ms);
+        gate_sleep_ms(tx->gate, c->sync_interval_ms);
         int ready_new = 0, old_left = 0;
         if (controller_pods(tx, &now, &old, &ready_new, &old_left) == 200 && old_left == 0 &&
             ready_new >= want)
@@ -393,7 +393,7 @@ static tx_status fence_child_settled(rs_txn *tx, const fence_ks *k)
         }
         if (last[0] && strcmp(last, rv) == 0) return TX_OK;
         snprintf(last, sizeof last, "%s", rv);
-        gate_sleep_ms(&tx->gate, tx->cfg->sync_interval_ms);
+        gate_sleep_ms(tx->gate, tx->cfg->sync_interval_ms);
     }
     rs_fail(&tx->err, RS_FAILED, "Kustomization %s/%s never showed two identical observations",
             k->ns, k->name);
@@ -470,14 +470,14 @@ static rs_code fence_resume(rs_txn *tx, const fence_ks *k, const char *who, bool
     kube_cas_ops ops = {.kind = "Kustomization",
                         .ns = k->ns,
                         .name = k->name,
-                        .need = GATE_NEED_NONE,
+                        .door = KUBE_CAS_RELEASE, /* must work with the Lease lost */
                         .read = KUBE_CAS_PLAN_FROM_READ,
                         .attempts_max = TX_CAS_ATTEMPTS_MAX,
                         .plan = fence_resume_plan,
                         .seen = fence_resume_seen,
                         .ctx = &f};
     kube_cas_result res;
-    kube_cas_end end = kube_cas_write(&tx->gate, &ops, &res, e);
+    kube_cas_end end = kube_cas_write(tx->gate, &ops, &res, e);
     if (kube_cas_ok(end)) return RS_OK;
     if (end == KUBE_CAS_REFUSED) return e ? e->code : RS_FAILED;
     return rs_fail(e, RS_FAILED, "resuming Kustomization %s/%s failed", k->ns, k->name);

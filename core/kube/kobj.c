@@ -76,7 +76,7 @@ int kobj_secret_read(rs_txn *tx, const char *ns, const char *name, const char *k
     if (rv) rv[0] = '\0';
     rs_req req = {.op = RS_OP_KUBE_GET, .kind = "Secret", .ns = ns, .name = name};
     rs_resp r;
-    int status = gate_read(&tx->gate, &req, &r);
+    int status = gate_read(tx->gate, &req, &r);
     if (status == 200 && r.body) {
         if (rv) snprintf(rv, TX_RV_MAX, "%s", kobj_rv(r.body));
         const cJSON *data = cJSON_GetObjectItemCaseSensitive(r.body, "data");
@@ -198,6 +198,7 @@ tx_status kobj_secret_put_desired(rs_txn *tx, gate_need need, const char *ns, co
     kube_cas_ops ops = {.kind = "Secret",
                         .ns = ns,
                         .name = name,
+                        .door = KUBE_CAS_GATED,
                         .need = need,
                         .read = KUBE_CAS_PLAN_FROM_READ,
                         .attempts_max = TX_CAS_ATTEMPTS_MAX,
@@ -205,7 +206,7 @@ tx_status kobj_secret_put_desired(rs_txn *tx, gate_need need, const char *ns, co
                         .seen = secret_put_seen,
                         .ctx = &p};
     kube_cas_result res;
-    kube_cas_end end = kube_cas_write(&tx->gate, &ops, &res, &tx->err);
+    kube_cas_end end = kube_cas_write(tx->gate, &ops, &res, &tx->err);
     free(b64);
     const char *verb = p.creating ? "creating" : "writing";
     switch (end) {
@@ -254,7 +255,7 @@ int kobj_list(rs_txn *tx, const char *kind, const char *ns, const char *label_se
                   .ns = ns,
                   .label_selector = label_selector,
                   .field_selector = field_selector};
-    return gate_read(&tx->gate, &req, r);
+    return gate_read(tx->gate, &req, r);
 }
 
 const cJSON *kobj_list_find_ns(const cJSON *list, const char *ns)
@@ -284,7 +285,7 @@ bool kobj_secret_matches(rs_txn *tx, const cJSON *secret, const char *key)
 int tp_openbao_read_gate(rs_txn *tx, rs_resp *r)
 {
     rs_req req = {.op = RS_OP_OPENBAO_READ, .target = tx->cfg->openbao_path};
-    return gate_read(&tx->gate, &req, r);
+    return gate_read(tx->gate, &req, r);
 }
 
 void kobj_patch_op(cJSON *patch, const char *op, const char *path, cJSON *value)
@@ -299,7 +300,7 @@ void kobj_patch_op(cJSON *patch, const char *op, const char *path, cJSON *value)
 int kobj_get(rs_txn *tx, const char *kind, const char *ns, const char *name, rs_resp *r)
 {
     rs_req req = {.op = RS_OP_KUBE_GET, .kind = kind, .ns = ns, .name = name};
-    return gate_read(&tx->gate, &req, r);
+    return gate_read(tx->gate, &req, r);
 }
 
 bool kobj_bool(const cJSON *obj, const char *a, const char *b)
@@ -330,7 +331,8 @@ static kube_cas_seen kobj_once_seen(void *ctx, int status, const cJSON *obj)
     return o->seen(o->ctx, status, obj);
 }
 
-kube_cas_end kobj_patch_once(rs_txn *tx, gate_need need, const char *kind, const char *ns,
+kube_cas_end kobj_patch_once(rs_txn *tx, kube_cas_door door, gate_need need, const char *kind,
+                             const char *ns,
                              const char *name, cJSON *patch,
                              kube_cas_seen (*seen)(void *ctx, int status, const cJSON *obj),
                              void *seen_ctx, kube_cas_result *res)
@@ -339,13 +341,14 @@ kube_cas_end kobj_patch_once(rs_txn *tx, gate_need need, const char *kind, const
     kube_cas_ops ops = {.kind = kind,
                         .ns = ns,
                         .name = name,
+                        .door = door,
                         .need = need,
                         .read = KUBE_CAS_PLAN_BLIND,
                         .attempts_max = 1,
                         .plan = kobj_once_plan,
                         .seen = seen ? kobj_once_seen : NULL,
                         .ctx = &o};
-    kube_cas_end end = kube_cas_write(&tx->gate, &ops, res, &tx->err);
+    kube_cas_end end = kube_cas_write(tx->gate, &ops, res, &tx->err);
     cJSON_Delete(o.patch); /* NULL once the plan handed it over */
     return end;
 }

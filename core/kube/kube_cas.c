@@ -35,11 +35,17 @@ static void cas_send(rs_gate *g, const kube_cas_ops *ops, const kube_cas_req *w,
                                     ? (w->patch_type ? w->patch_type : RS_PATCH_JSON)
                                     : RS_PATCH_NONE,
                   .body = w->body};
-    if (ops->need == GATE_NEED_NONE) {
-        gate_fence_write(g, &req, a);
-        *gr = GATE_WRITTEN;
-    } else {
+    switch (ops->door) {
+    case KUBE_CAS_GATED:
         *gr = gate_write(g, ops->need, &req, a, e);
+        break;
+    case KUBE_CAS_FENCE:
+        *gr = gate_fence_write(g, &req, a, e);
+        break;
+    case KUBE_CAS_RELEASE:
+        gate_release_write(g, &req, a);
+        *gr = GATE_WRITTEN;
+        break;
     }
 }
 
@@ -90,7 +96,7 @@ kube_cas_end kube_cas_write(rs_gate *g, const kube_cas_ops *ops, kube_cas_result
         if (step == KUBE_CAS_REFUSE) return cas_end(res, KUBE_CAS_REFUSED);
 
         rs_resp a;
-        gate_result gr;
+        gate_result gr = GATE_FAILED;
         cas_send(g, ops, &w, &a, &gr, e);
         cJSON_Delete(w.body);
         if (gr != GATE_WRITTEN) {

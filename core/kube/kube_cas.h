@@ -31,6 +31,13 @@
 #include <cjson/cJSON.h>
 #include <stdbool.h>
 
+/* The gate's door a write goes through (core/gate.h). */
+typedef enum kube_cas_door {
+    KUBE_CAS_GATED,   /* gate_write: takes the fence up to `need` first */
+    KUBE_CAS_FENCE,   /* gate_fence_write: takes or advances a fence; asserts the Lease */
+    KUBE_CAS_RELEASE, /* gate_release_write: the Lease's own writes, fence releases */
+} kube_cas_door;
+
 /* How a plan gets the object it builds the write from. */
 typedef enum kube_cas_read {
     /* Every attempt first reads the object; a conflict's or a lost answer's
@@ -76,7 +83,8 @@ typedef struct kube_cas_req {
 
 typedef struct kube_cas_ops {
     const char *kind, *ns, *name; /* the object written (and re-read) */
-    gate_need need;               /* GATE_NEED_NONE: a fence write (the gate's fence door) */
+    kube_cas_door door;
+    gate_need need; /* KUBE_CAS_GATED: the fence the write needs */
     kube_cas_read read;
     int attempts_max;
     kube_cas_step (*plan)(void *ctx, const kube_cas_view *v, kube_cas_req *w, rs_err *e);

@@ -26,7 +26,7 @@ static rs_verdict node_auth_matches(rs_txn *tx, const node_info *n)
         if (strcmp(tx->auth_cache[i].uid, n->uid) == 0) return tx->auth_cache[i].verdict;
     rs_req req = {.op = RS_OP_TALOS_READ_AUTH, .target = n->name};
     rs_resp r;
-    int st = gate_read(&tx->gate, &req, &r);
+    int st = gate_read(tx->gate, &req, &r);
     rs_verdict verdict = RS_UNKNOWN;
     if (st == 200 && r.body) {
         const cJSON *auth = cJSON_GetObjectItemCaseSensitive(r.body, "auth");
@@ -91,7 +91,7 @@ tx_status node_inventory_read(rs_txn *tx, const char *label_selector, node_inven
 {
     rs_req req = {.op = RS_OP_KUBE_LIST, .kind = "Node", .label_selector = label_selector};
     rs_resp r;
-    int st = gate_read(&tx->gate, &req, &r);
+    int st = gate_read(tx->gate, &req, &r);
     if (st != 200 || !r.body) {
         rs_resp_free(&r);
         rs_fail(&tx->err, RS_FAILED, "listing Nodes%s%s failed (HTTP %d)",
@@ -138,7 +138,7 @@ static tx_status node_reclaim(rs_txn *tx, const node_info *n)
     free(owner);
     free(phase);
     kube_cas_result res;
-    kube_cas_end end = kobj_patch_once(tx, GATE_NEED_FULL, "Node", NULL, n->name, patch,
+    kube_cas_end end = kobj_patch_once(tx, KUBE_CAS_GATED, GATE_NEED_FULL, "Node", NULL, n->name, patch,
                                        node_reclaim_seen, tx, &res);
     if (end == KUBE_CAS_RESTART) return TX_RESTART;
     if (end == KUBE_CAS_GATE_FAILED) return TX_FAIL;
@@ -228,7 +228,7 @@ tx_status node_pass(rs_txn *tx, bool *processed)
     out_group_begin(tx->out, "Talos pass");
     tx_status s = TX_OK;
     for (int inv_i = 0; inv_i < inventories_max && s == TX_OK; inv_i++) {
-        if (inv_i > 0) gate_sleep_ms(&tx->gate, tx->cfg->sync_interval_ms);
+        if (inv_i > 0) gate_sleep_ms(tx->gate, tx->cfg->sync_interval_ms);
         node_inventory inv;
         s = node_inventory_read(tx, NULL, &inv);
         if (s != TX_OK) break;

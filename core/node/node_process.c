@@ -92,7 +92,7 @@ static tx_status node_talos_write_boot(rs_txn *tx, const node_info *n, rs_op op,
     }
     rs_req req = {.op = op, .target = n->name, .body = body};
     rs_resp r;
-    gate_result g = gate_write(&tx->gate, GATE_NEED_FULL, &req, &r, &tx->err);
+    gate_result g = gate_write(tx->gate, GATE_NEED_FULL, &req, &r, &tx->err);
     cJSON_Delete(body);
     int st = r.status;
     rs_resp_free(&r);
@@ -127,8 +127,8 @@ static tx_status node_quorum(rs_txn *tx, const node_info *n, const char *when)
         rs_req es = {.op = RS_OP_TALOS_ETCD_STATUS, .target = p->name};
         rs_req ea = {.op = RS_OP_TALOS_ETCD_ALARMS, .target = p->name};
         rs_resp sr, ar;
-        int s1 = gate_read(&tx->gate, &es, &sr);
-        int s2 = gate_read(&tx->gate, &ea, &ar);
+        int s1 = gate_read(tx->gate, &es, &sr);
+        int s2 = gate_read(tx->gate, &ea, &ar);
         bool healthy = s1 == 200 &&
                        cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(sr.body, "healthy")) &&
                        !cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(sr.body, "learner"));
@@ -200,7 +200,7 @@ static tx_status node_claim(rs_txn *tx, const node_info *n)
     /* A lost answer is adopted only for our exact claim. */
     node_left left = {.tx = tx, .check_owner = true, .owner = tx->holder, .phase = "claimed"};
     kube_cas_result res;
-    kube_cas_end end = kobj_patch_once(tx, GATE_NEED_FULL, "Node", NULL, n->name, patch,
+    kube_cas_end end = kobj_patch_once(tx, KUBE_CAS_GATED, GATE_NEED_FULL, "Node", NULL, n->name, patch,
                                        node_left_seen, &left, &res);
     if (end == KUBE_CAS_RESTART || end == KUBE_CAS_GATE_FAILED) {
         free(taints);
@@ -246,8 +246,8 @@ static tx_status node_claim_patch(rs_txn *tx, const char *name, bool release, bo
      * when the phase reads `mutating`. */
     node_left left = {.tx = tx, .check_owner = release, .phase = release ? NULL : "mutating"};
     kube_cas_result res;
-    if (kube_cas_ok(kobj_patch_once(tx, GATE_NEED_NONE, "Node", NULL, name, patch, node_left_seen,
-                                    &left, &res)))
+    if (kube_cas_ok(kobj_patch_once(tx, release ? KUBE_CAS_RELEASE : KUBE_CAS_FENCE, GATE_NEED_NONE,
+                                    "Node", NULL, name, patch, node_left_seen, &left, &res)))
         return TX_OK;
     rs_fail(&tx->err, RS_FAILED, "%s the fence on Node %s failed (HTTP %d)",
             release ? "releasing" : "advancing", name, res.status);
@@ -313,7 +313,7 @@ static bool pod_stays(const cJSON *pod)
  * without its grace period. */
 static tx_status node_drain(rs_txn *tx, const node_info *n)
 {
-    int64_t deadline = gate_now_ms(&tx->gate) + tx->cfg->drain_timeout_ms;
+    int64_t deadline = gate_now_ms(tx->gate) + tx->cfg->drain_timeout_ms;
     bool transport_retry_used = false;
     char selector[300];
     snprintf(selector, sizeof selector, "spec.nodeName=%s", n->name);
@@ -340,7 +340,7 @@ static tx_status node_drain(rs_txn *tx, const node_info *n)
                          .ns = kobj_str(pod, "metadata.namespace"),
                          .name = kobj_str(pod, "metadata.name")};
             rs_resp w;
-            gate_result g = gate_write(&tx->gate, GATE_NEED_FULL, &ev, &w, &tx->err);
+            gate_result g = gate_write(tx->gate, GATE_NEED_FULL, &ev, &w, &tx->err);
             int es = w.status;
             rs_resp_free(&w);
             if (g != GATE_WRITTEN) {
@@ -359,8 +359,8 @@ static tx_status node_drain(rs_txn *tx, const node_info *n)
         }
         rs_resp_free(&r);
         if (remaining == 0) return TX_OK;
-        if (gate_now_ms(&tx->gate) >= deadline) break;
-        gate_sleep_ms(&tx->gate, NODE_DRAIN_POLL_MS);
+        if (gate_now_ms(tx->gate) >= deadline) break;
+        gate_sleep_ms(tx->gate, NODE_DRAIN_POLL_MS);
     }
     rs_fail(&tx->err, RS_FAILED,
             "drain of %s did not finish within the drain timeout "
@@ -404,7 +404,7 @@ static tx_status node_wait_ready(rs_txn *tx, const node_info *n, const char *boo
     char boot[NODE_BOOT_ID_MAX] = "";
     int last = 0;
     for (int i = 0; i < polls; i++) {
-        gate_sleep_ms(&tx->gate, NODE_READY_POLL_MS);
+        gate_sleep_ms(tx->gate, NODE_READY_POLL_MS);
         rs_resp r;
         last = kobj_get(tx, "Node", NULL, n->name, &r);
         if (last == 200 && r.body) {
@@ -461,7 +461,7 @@ static tx_status node_mark_verified(rs_txn *tx, const node_info *n)
                     strcmp(img, tx->cfg->operator_image) == 0;
         rs_resp_free(&r);
         if (seen) return TX_OK;
-        gate_sleep_ms(&tx->gate, tx->cfg->sync_interval_ms);
+        gate_sleep_ms(tx->gate, tx->cfg->sync_interval_ms);
     }
     if (s == TX_OK) {
         rs_fail(&tx->err, RS_FAILED, "Node %s never showed the verified-revision marker", n->name);
