@@ -181,8 +181,8 @@ static tx_status force_sync_annotate(rs_txn *tx, const char *kind, const char *n
     case KUBE_CAS_GATE_FAILED:
         return TX_FAIL;
     case KUBE_CAS_FAILED:
-        rs_fail(&tx->err, RS_FAILED, "force-sync of %s %s/%s: annotate failed: %s", kind, ns,
-                name, res.why);
+        rs_fail(&tx->err, RS_FAILED, "force-sync of %s %s/%s: annotate failed: %s", kind, ns, name,
+                res.why);
         return TX_FAIL;
     case KUBE_CAS_UNRESOLVED:
     case KUBE_CAS_CONTENDED:

@@ -134,7 +134,8 @@ static fa_fence *fa_add(fa_report *rep, fa_kind kind, const char *ns, const char
     else
         snprintf(f->object, sizeof f->object, "%s %s", kinds[kind], name);
     snprintf(f->holder, sizeof f->holder, "%s", holder ? holder : "");
-    snprintf(f->uid, sizeof f->uid, "%s", kobj_str(obj, "metadata.uid") ? kobj_str(obj, "metadata.uid") : "");
+    snprintf(f->uid, sizeof f->uid, "%s",
+             kobj_str(obj, "metadata.uid") ? kobj_str(obj, "metadata.uid") : "");
     snprintf(f->rv, sizeof f->rv, "%s", kobj_rv(obj));
     f->terminal = FA_UNASKED;
     f->renew_ms = -1;
@@ -212,7 +213,8 @@ static void fa_collect(rs_txn *tx, fa_report *rep)
             fa_fence *f = fa_add(rep, FA_LEASE, c->lease_ns, c->lease_name, r.body, h);
             if (f) {
                 f->renew_ms = fa_parse_time(kobj_str(r.body, "spec.renewTime"));
-                if (f->renew_ms < 0) f->renew_ms = fa_parse_time(kobj_str(r.body, "spec.acquireTime"));
+                if (f->renew_ms < 0)
+                    f->renew_ms = fa_parse_time(kobj_str(r.body, "spec.acquireTime"));
                 const cJSON *spec = cJSON_GetObjectItemCaseSensitive(r.body, "spec");
                 const cJSON *d = cJSON_GetObjectItemCaseSensitive(spec, "leaseDurationSeconds");
                 f->duration_ms = cJSON_IsNumber(d) ? (int64_t)d->valuedouble * 1000 : 0;
@@ -362,7 +364,7 @@ static void fa_print(rs_txn *tx, const fa_report *rep)
             out_info(tx->out,
                      "  no release printed: %s; a Talos write may be in flight "
                      "(inspect the node before touching its fence)",
-                     f->journal ? "a recovery journal is present"
+                     f->journal    ? "a recovery journal is present"
                      : f->phase[0] ? "its phase is not `claimed`"
                                    : "it has no phase");
         } else {
@@ -393,47 +395,46 @@ void fences_report(rs_txn *tx, rs_result *res)
 }
 
 /* Why recovery must refuse, decided from the fences alone — before any
- * liveness query (H16). Returns false and fills why when it must. */
-static bool fa_recoverable_shape(const fa_report *rep, const char **holder, char *why, size_t len)
+ * liveness query (H16). RS_FAILED with the reason in why when it must. */
+static rs_code fa_recoverable_shape(const fa_report *rep, const char **holder, rs_err *why)
 {
     *holder = NULL;
     if (rep->read_failed) {
-        snprintf(why, len, "fence objects could not be read");
-        return false;
+        return rs_fail(why, RS_FAILED, "fence objects could not be read");
     }
     for (size_t i = 0; i < rep->n; i++) {
         const fa_fence *f = &rep->f[i];
         if (f->kind == FA_NODE && !fa_node_reclaimable(f)) {
-            snprintf(why, len, "%s is fenced at %s: a Talos write may be in flight; it needs a human",
-                     f->object, f->detail);
-            return false;
+            return rs_fail(why, RS_FAILED,
+                           "%s is fenced at %s: a Talos write may be in flight; it needs a human",
+                           f->object, f->detail);
         }
         if (!f->holder[0]) {
-            snprintf(why, len, "%s is fenced (%s) with no owner: not a fence a recovery may release",
-                     f->object, f->detail);
-            return false;
+            return rs_fail(why, RS_FAILED,
+                           "%s is fenced (%s) with no owner: not a fence a recovery may release",
+                           f->object, f->detail);
         }
         if (!f->run_ref[0]) {
-            snprintf(why, len, "%s is held by %s, which names no run: its liveness cannot be judged",
-                     f->object, f->holder);
-            return false;
+            return rs_fail(why, RS_FAILED,
+                           "%s is held by %s, which names no run: its liveness cannot be judged",
+                           f->object, f->holder);
         }
         if (*holder && strcmp(*holder, f->holder) != 0) {
-            snprintf(why, len, "fences are held by more than one run (%s and %s); release them by hand",
-                     *holder, f->holder);
-            return false;
+            return rs_fail(why, RS_FAILED,
+                           "fences are held by more than one run (%s and %s); release them by hand",
+                           *holder, f->holder);
         }
         *holder = f->holder;
     }
-    return true;
+    return RS_OK;
 }
 
 static rs_code fa_reclaim_node(rs_txn *tx, const fa_fence *f, rs_err *e)
 {
     cJSON *patch = fa_release_patch(&tx->cfg->ann, f);
     kube_cas_result res;
-    int ws = kube_cas_ok(kobj_patch_once(tx, KUBE_CAS_RELEASE, GATE_NEED_NONE, "Node", NULL, f->name, patch, NULL,
-                                         NULL, &res))
+    int ws = kube_cas_ok(kobj_patch_once(tx, KUBE_CAS_RELEASE, GATE_NEED_NONE, "Node", NULL,
+                                         f->name, patch, NULL, NULL, &res))
                  ? 200
                  : res.status;
     if (ws != 200)
@@ -468,9 +469,10 @@ void fences_recover(rs_txn *tx, rs_result *res)
 {
     fa_report *rep = rs_xcalloc(1, sizeof *rep);
     fa_collect(tx, rep);
-    char why[1200] = "";
+    rs_err why;
+    rs_err_clear(&why);
     const char *holder = NULL;
-    bool ok = fa_recoverable_shape(rep, &holder, why, sizeof why);
+    bool ok = fa_recoverable_shape(rep, &holder, &why) == RS_OK;
     const fa_fence *lease = NULL;
     for (size_t i = 0; i < rep->n; i++)
         if (rep->f[i].kind == FA_LEASE) lease = &rep->f[i];
@@ -480,21 +482,21 @@ void fences_recover(rs_txn *tx, rs_result *res)
             rep->f[i].terminal = t;
         if (t != FA_TERMINAL) {
             ok = false;
-            snprintf(why, sizeof why, "%s is held by a %s run (%s)", rep->f[0].object,
-                     liveness_word(t), holder);
+            rs_fail(&why, RS_FAILED, "%s is held by a %s run (%s)", rep->f[0].object,
+                    liveness_word(t), holder);
         } else if (lease && lease->renew_ms >= 0 &&
                    gate_now_ms(tx->gate) - lease->renew_ms < lease->duration_ms) {
             /* H21: a stale terminal answer must not hide a live writer. */
             ok = false;
-            snprintf(why, sizeof why,
-                     "%s was renewed %lld s ago, within its %lld s duration, although run %s "
-                     "reads terminal; wait for it to expire",
-                     lease->object, (long long)((gate_now_ms(tx->gate) - lease->renew_ms) / 1000),
-                     (long long)(lease->duration_ms / 1000), lease->run_ref);
+            rs_fail(&why, RS_FAILED,
+                    "%s was renewed %lld s ago, within its %lld s duration, although run %s "
+                    "reads terminal; wait for it to expire",
+                    lease->object, (long long)((gate_now_ms(tx->gate) - lease->renew_ms) / 1000),
+                    (long long)(lease->duration_ms / 1000), lease->run_ref);
         } else if (lease && lease->renew_ms < 0) {
             ok = false;
-            snprintf(why, sizeof why, "%s carries no readable renewTime; its age is unknown",
-                     lease->object);
+            rs_fail(&why, RS_FAILED, "%s carries no readable renewTime; its age is unknown",
+                    lease->object);
         }
     }
     if (!ok || rep->n == 0) {
@@ -502,7 +504,7 @@ void fences_recover(rs_txn *tx, rs_result *res)
         if (rep->n == 0 && !rep->read_failed) {
             res->outcome = "recovered"; /* H23: nothing held, nothing asked, nothing written */
         } else {
-            out_error(tx->out, "refusing to recover fences: %s", why);
+            out_error(tx->out, "refusing to recover fences: %s", why.msg);
             res->exit = RS_FAILED;
             res->outcome = "failed";
         }
@@ -517,8 +519,8 @@ void fences_recover(rs_txn *tx, rs_result *res)
          * read when its liveness was judged (H17). */
         cJSON *patch = fa_release_patch(&tx->cfg->ann, lease);
         kube_cas_result res;
-        int ws = kube_cas_ok(kobj_patch_once(tx, KUBE_CAS_RELEASE, GATE_NEED_NONE, "Lease", lease->ns, lease->name,
-                                             patch, NULL, NULL, &res))
+        int ws = kube_cas_ok(kobj_patch_once(tx, KUBE_CAS_RELEASE, GATE_NEED_NONE, "Lease",
+                                             lease->ns, lease->name, patch, NULL, NULL, &res))
                      ? 200
                      : res.status;
         c = ws == 200 ? RS_OK

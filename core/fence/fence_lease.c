@@ -82,7 +82,12 @@ static lease_seen lease_look(rs_txn *tx, int *status)
 
 /* One CAS write on the Lease: acquire (with create), renew, take over,
  * release. The plan per purpose is below; the loop is kube_cas_write's. */
-typedef enum lease_purpose { LEASE_ACQUIRE, LEASE_RENEW, LEASE_TAKE_OVER, LEASE_RELEASE } lease_purpose;
+typedef enum lease_purpose {
+    LEASE_ACQUIRE,
+    LEASE_RENEW,
+    LEASE_TAKE_OVER,
+    LEASE_RELEASE
+} lease_purpose;
 
 typedef struct lease_write {
     rs_txn *tx;

@@ -114,8 +114,7 @@ static const char *fence_uid(const cJSON *obj)
     return u ? u : "";
 }
 
-static kube_cas_step fence_pause_plan(void *ctx, const kube_cas_view *v, kube_cas_req *w,
-                                      rs_err *e)
+static kube_cas_step fence_pause_plan(void *ctx, const kube_cas_view *v, kube_cas_req *w, rs_err *e)
 {
     fence_write *f = ctx;
     const fence_ks *k = f->k;
@@ -168,8 +167,8 @@ static tx_status fence_pause(rs_txn *tx, const fence_ks *k, bool *unconfirmed)
     if (res.unconfirmed) *unconfirmed = true;
     if (kube_cas_ok(end)) return TX_OK;
     if (end == KUBE_CAS_FAILED)
-        rs_fail(&tx->err, RS_FAILED, "pausing Kustomization %s/%s failed (HTTP %d)", k->ns,
-                k->name, res.status);
+        rs_fail(&tx->err, RS_FAILED, "pausing Kustomization %s/%s failed (HTTP %d)", k->ns, k->name,
+                res.status);
     else if (end != KUBE_CAS_REFUSED)
         rs_fail(&tx->err, RS_FAILED,
                 "pausing Kustomization %s/%s: still contended after %d attempts", k->ns, k->name,
@@ -506,8 +505,8 @@ static bool fence_release_one(rs_txn *tx, const fence_ks *k, bool *held, bool *u
 void fence_policy_release(rs_txn *tx, rs_result *res)
 {
     fence_ks parent = fence_parent(tx), child = fence_child(tx);
-    bool child_free = fence_release_one(tx, &child, &tx->child_held, &tx->child_unconfirmed,
-                                        "child", res);
+    bool child_free =
+        fence_release_one(tx, &child, &tx->child_held, &tx->child_unconfirmed, "child", res);
     if (!tx->parent_held && !tx->parent_unconfirmed) return;
     if (!child_free) {
         /* Resuming the parent while the child is still fenced would let Flux

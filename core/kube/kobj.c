@@ -147,10 +147,10 @@ static cJSON *secret_object(const char *ns, const char *name, const char *key, c
 typedef struct secret_put {
     rs_txn *tx;
     const char *ns, *name, *key, *b64;
-    bool creating;          /* the last write sent was the create */
-    secret_state before;    /* the key's state at the first read */
-    char rv[TX_RV_MAX];     /* the resourceVersion the last patch tested */
-    secret_state planned;   /* the key's state when the last patch was planned */
+    bool creating;        /* the last write sent was the create */
+    secret_state before;  /* the key's state at the first read */
+    char rv[TX_RV_MAX];   /* the resourceVersion the last patch tested */
+    secret_state planned; /* the key's state when the last patch was planned */
 } secret_put;
 
 static kube_cas_step secret_put_plan(void *ctx, const kube_cas_view *v, kube_cas_req *w, rs_err *e)
@@ -332,8 +332,7 @@ static kube_cas_seen kobj_once_seen(void *ctx, int status, const cJSON *obj)
 }
 
 kube_cas_end kobj_patch_once(rs_txn *tx, kube_cas_door door, gate_need need, const char *kind,
-                             const char *ns,
-                             const char *name, cJSON *patch,
+                             const char *ns, const char *name, cJSON *patch,
                              kube_cas_seen (*seen)(void *ctx, int status, const cJSON *obj),
                              void *seen_ctx, kube_cas_result *res)
 {

@@ -64,12 +64,12 @@ typedef enum kube_cas_seen {
 
 /* What a plan sees. */
 typedef struct kube_cas_view {
-    int attempt;          /* 0-based */
-    bool last;            /* no write will be sent whatever the plan says */
-    const rs_resp *read;  /* the read this plan builds from (NULL: none was made) */
-    int read_status;      /* its HTTP status (0: none made, or no answer) */
-    const cJSON *cur;     /* its object (NULL: none) */
-    int prev_status;      /* the previous attempt's write answer (0: none, or lost) */
+    int attempt;         /* 0-based */
+    bool last;           /* no write will be sent whatever the plan says */
+    const rs_resp *read; /* the read this plan builds from (NULL: none was made) */
+    int read_status;     /* its HTTP status (0: none made, or no answer) */
+    const cJSON *cur;    /* its object (NULL: none) */
+    int prev_status;     /* the previous attempt's write answer (0: none, or lost) */
 } kube_cas_view;
 
 /* The write a plan builds. */

@@ -40,9 +40,8 @@ typedef struct node_inventory {
 void node_inventory_free(node_inventory *inv);
 /* Parses a NodeList; validates unique non-empty UIDs and exactly one unique
  * InternalIP per node; reads the claim and marker annotations named
- * by ann. Returns false with a sentence in err. */
-bool node_inventory_parse(cJSON *list, const rs_config_ann *ann, node_inventory *inv, char *err,
-                          size_t errlen);
+ * by ann. RS_FAILED with a sentence in e. */
+rs_code node_inventory_parse(cJSON *list, const rs_config_ann *ann, node_inventory *inv, rs_err *e);
 /* The canonical JSON of a Node's taints other than lifecycle ones
  * (node.kubernetes.io/...). Caller frees. */
 char *node_taints_signature(const cJSON *node);

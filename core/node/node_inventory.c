@@ -65,23 +65,20 @@ static bool node_internal_ip(const cJSON *node, char *ip, size_t len)
     return count == 1;
 }
 
-static bool node_fill(const cJSON *item, const rs_config_ann *ann, node_info *n, char *err, size_t errlen)
+static rs_code node_fill(const cJSON *item, const rs_config_ann *ann, node_info *n, rs_err *e)
 {
     const char *name = kobj_str(item, "metadata.name");
     const char *uid = kobj_str(item, "metadata.uid");
     if (!name || !name[0]) {
-        snprintf(err, errlen, "a Node without a name");
-        return false;
+        return rs_fail(e, RS_FAILED, "a Node without a name");
     }
     snprintf(n->name, sizeof n->name, "%s", name);
     if (!uid || !uid[0]) {
-        snprintf(err, errlen, "Node %s has no UID", name);
-        return false;
+        return rs_fail(e, RS_FAILED, "Node %s has no UID", name);
     }
     snprintf(n->uid, sizeof n->uid, "%s", uid);
     if (!node_internal_ip(item, n->ip, sizeof n->ip)) {
-        snprintf(err, errlen, "Node %s does not have exactly one unique InternalIP", name);
-        return false;
+        return rs_fail(e, RS_FAILED, "Node %s does not have exactly one unique InternalIP", name);
     }
     const cJSON *labels = cJSON_GetObjectItemCaseSensitive(
         cJSON_GetObjectItemCaseSensitive(item, "metadata"), "labels");
@@ -97,11 +94,10 @@ static bool node_fill(const cJSON *item, const rs_config_ann *ann, node_info *n,
     const char *rv = kobj_str(item, "metadata.resourceVersion");
     snprintf(n->rv, sizeof n->rv, "%s", rv ? rv : "");
     n->taints = node_taints_signature(item);
-    return true;
+    return RS_OK;
 }
 
-bool node_inventory_parse(cJSON *list, const rs_config_ann *ann, node_inventory *inv, char *err,
-                          size_t errlen)
+rs_code node_inventory_parse(cJSON *list, const rs_config_ann *ann, node_inventory *inv, rs_err *e)
 {
     memset(inv, 0, sizeof *inv);
     inv->list = list;
@@ -112,25 +108,23 @@ bool node_inventory_parse(cJSON *list, const rs_config_ann *ann, node_inventory 
     cJSON_ArrayForEach(item, items)
     {
         node_info *n = &inv->nodes[inv->n];
-        if (!node_fill(item, ann, n, err, errlen)) {
+        if (node_fill(item, ann, n, e) != RS_OK) {
             free(n->taints);
-            return false;
+            return RS_FAILED;
         }
         inv->n++;
         for (size_t j = 0; j + 1 < inv->n; j++) {
             if (strcmp(inv->nodes[j].uid, n->uid) == 0) {
-                snprintf(err, errlen, "Nodes %s and %s share UID %s", inv->nodes[j].name, n->name,
-                         n->uid);
-                return false;
+                return rs_fail(e, RS_FAILED, "Nodes %s and %s share UID %s", inv->nodes[j].name,
+                               n->name, n->uid);
             }
             if (strcmp(inv->nodes[j].ip, n->ip) == 0) {
-                snprintf(err, errlen, "Nodes %s and %s share InternalIP %s", inv->nodes[j].name,
-                         n->name, n->ip);
-                return false;
+                return rs_fail(e, RS_FAILED, "Nodes %s and %s share InternalIP %s",
+                               inv->nodes[j].name, n->name, n->ip);
             }
         }
     }
-    return true;
+    return RS_OK;
 }
 
 static int node_order(const void *a, const void *b)

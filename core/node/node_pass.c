@@ -98,10 +98,11 @@ tx_status node_inventory_read(rs_txn *tx, const char *label_selector, node_inven
                 label_selector ? " with " : "", label_selector ? label_selector : "", st);
         return TX_FAIL;
     }
-    char err[512];
-    if (!node_inventory_parse(r.body, &tx->cfg->ann, inv, err, sizeof err)) {
+    rs_err e;
+    rs_err_clear(&e);
+    if (node_inventory_parse(r.body, &tx->cfg->ann, inv, &e) != RS_OK) {
         node_inventory_free(inv);
-        rs_fail(&tx->err, RS_FAILED, "invalid node inventory: %s; failing closed", err);
+        rs_fail(&tx->err, RS_FAILED, "invalid node inventory: %s; failing closed", e.msg);
         return TX_FAIL;
     }
     node_inventory_sort(inv);
@@ -125,8 +126,7 @@ static kube_cas_seen node_reclaim_seen(void *ctx, int status, const cJSON *obj)
 
 static tx_status node_reclaim(rs_txn *tx, const node_info *n)
 {
-    txn_drift(tx, "orphaned node fence (Node %s, owner %s, phase claimed)", n->name,
-               n->owner);
+    txn_drift(tx, "orphaned node fence (Node %s, owner %s, phase claimed)", n->name, n->owner);
     cJSON *patch = cJSON_CreateArray();
     kobj_patch_op(patch, "test", "/metadata/uid", cJSON_CreateString(n->uid));
     char *owner = kube_pointer_annotation(tx->cfg->ann.drain_owner);
@@ -138,8 +138,8 @@ static tx_status node_reclaim(rs_txn *tx, const node_info *n)
     free(owner);
     free(phase);
     kube_cas_result res;
-    kube_cas_end end = kobj_patch_once(tx, KUBE_CAS_GATED, GATE_NEED_FULL, "Node", NULL, n->name, patch,
-                                       node_reclaim_seen, tx, &res);
+    kube_cas_end end = kobj_patch_once(tx, KUBE_CAS_GATED, GATE_NEED_FULL, "Node", NULL, n->name,
+                                       patch, node_reclaim_seen, tx, &res);
     if (end == KUBE_CAS_RESTART) return TX_RESTART;
     if (end == KUBE_CAS_GATE_FAILED) return TX_FAIL;
     if (!kube_cas_ok(end)) {
@@ -164,8 +164,8 @@ static bool node_unreclaimable(const node_inventory *inv, char *names, size_t le
         const node_info *n = &inv->nodes[i];
         if ((!n->owner && !n->journal) || node_reclaimable(n)) continue;
         size_t used = strlen(names);
-        snprintf(names + used, len - used, "%s%s (owner %s, phase %s%s)", used ? ", " : "",
-                 n->name, n->owner ? n->owner : "none", n->phase ? n->phase : "missing",
+        snprintf(names + used, len - used, "%s%s (owner %s, phase %s%s)", used ? ", " : "", n->name,
+                 n->owner ? n->owner : "none", n->phase ? n->phase : "missing",
                  n->journal ? ", recovery journal" : "");
     }
     return names[0] != '\0';

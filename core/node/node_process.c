@@ -39,8 +39,9 @@ static tx_status node_revalidate(rs_txn *tx, const node_info *n, cJSON **fresh)
     cJSON_AddItemToArray(cJSON_AddArrayToObject(list, "items"), r.body);
     r.body = NULL;
     node_inventory inv;
-    char err[256];
-    bool ok = node_inventory_parse(list, &tx->cfg->ann, &inv, err, sizeof err) && inv.n == 1;
+    rs_err e;
+    rs_err_clear(&e);
+    bool ok = node_inventory_parse(list, &tx->cfg->ann, &inv, &e) == RS_OK && inv.n == 1;
     const node_info *m = ok ? &inv.nodes[0] : NULL;
     bool same = ok && strcmp(m->uid, n->uid) == 0 && strcmp(m->ip, n->ip) == 0 &&
                 m->control_plane == n->control_plane;
@@ -200,8 +201,8 @@ static tx_status node_claim(rs_txn *tx, const node_info *n)
     /* A lost answer is adopted only for our exact claim. */
     node_left left = {.tx = tx, .check_owner = true, .owner = tx->holder, .phase = "claimed"};
     kube_cas_result res;
-    kube_cas_end end = kobj_patch_once(tx, KUBE_CAS_GATED, GATE_NEED_FULL, "Node", NULL, n->name, patch,
-                                       node_left_seen, &left, &res);
+    kube_cas_end end = kobj_patch_once(tx, KUBE_CAS_GATED, GATE_NEED_FULL, "Node", NULL, n->name,
+                                       patch, node_left_seen, &left, &res);
     if (end == KUBE_CAS_RESTART || end == KUBE_CAS_GATE_FAILED) {
         free(taints);
         return end == KUBE_CAS_RESTART ? TX_RESTART : TX_FAIL;
