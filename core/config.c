@@ -35,6 +35,7 @@ static const rs_config_ann default_ann = {
     .restarted_at = "kubectl.kubernetes.io/restartedAt",
     .force_sync = "force-sync",
     .requested_at = "reconcile.fluxcd.io/requestedAt",
+    .config_mirror = "kubernetes.io/config.mirror",
 };
 
 void rs_config_set_str(char **field, const char *value)

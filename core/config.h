@@ -32,6 +32,7 @@ typedef struct rs_config_ann {
     const char *restarted_at;  /* Deployment pod-template restart stamp */
     const char *force_sync;    /* ESO: re-sync now */
     const char *requested_at;  /* Flux: reconcile now */
+    const char *config_mirror; /* the kubelet's mark on a static pod's mirror (drains skip it) */
 } rs_config_ann;
 
 typedef struct rs_config {

@@ -293,9 +293,9 @@ static tx_status node_release(rs_txn *tx)
  * kube-controller-manager and kube-scheduler that way; evicting one only
  * makes the kubelet register it again, so a drain that waits for it to be
  * gone never ends). */
-static bool pod_stays(const cJSON *pod)
+static bool pod_stays(rs_txn *tx, const cJSON *pod)
 {
-    if (kobj_annotation(pod, "kubernetes.io/config.mirror")) return true;
+    if (kobj_annotation(pod, tx->cfg->ann.config_mirror)) return true;
     const cJSON *refs = cJSON_GetObjectItemCaseSensitive(
         cJSON_GetObjectItemCaseSensitive(pod, "metadata"), "ownerReferences");
     const cJSON *ref;
@@ -333,7 +333,7 @@ static tx_status node_drain(rs_txn *tx, const node_info *n)
         const cJSON *items = cJSON_GetObjectItemCaseSensitive(r.body, "items");
         cJSON_ArrayForEach(pod, items)
         {
-            if (pod_stays(pod)) continue;
+            if (pod_stays(tx, pod)) continue;
             remaining++;
             if (kobj_str(pod, "metadata.deletionTimestamp")) continue; /* going: wait */
             rs_req ev = {.op = RS_OP_KUBE_EVICT,

@@ -176,7 +176,7 @@ int ctl_evict(sim_world *w, const char *ns, const char *name, char **node_out, c
                             "Cannot evict pod as it would violate the pod's disruption budget.");
         return 429;
     }
-    bool mirror = simw_annotation(pod, SIMW_ANN_CONFIG_MIRROR) ||
+    bool mirror = simw_annotation(pod, w->cfg.ann.config_mirror) ||
                   (owner_kind && strcmp(owner_kind, "Node") == 0);
     if (mirror && node) {
         /* A mirror pod is the API's view of a static pod the kubelet runs:

@@ -31,8 +31,6 @@
 /* Wall-clock epoch of virtual time 0: 2026-01-01T00:00:00Z. */
 #define SIMW_EPOCH_S 1767225600LL
 
-#define SIMW_ANN_CONFIG_MIRROR "kubernetes.io/config.mirror"
-
 /* talos.reboot_mode: how the node's next reboot goes (one-shot). */
 #define SIMW_REBOOT_NORMAL 0
 #define SIMW_REBOOT_FAST 1    /* new boot ID before anyone sees NotReady */

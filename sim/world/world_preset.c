@@ -381,7 +381,7 @@ static cJSON *preset_pod(sim_world *w, const char *ns, const char *name, const c
          * the Node as its controller. */
         char *hash = rs_xasprintf("sim-static-%s", name);
         cJSON_AddStringToObject(cJSON_AddObjectToObject(meta, "annotations"),
-                                SIMW_ANN_CONFIG_MIRROR, hash);
+                                w->cfg.ann.config_mirror, hash);
         free(hash);
         char *uid = rs_xasprintf("sim-node-%s", node);
         preset_owner_ref(meta, "Node", node, uid);
