@@ -35,7 +35,8 @@ static int fake_call(rs_transport *t, const rs_req *req, rs_resp *resp)
     int i = f->n_calls++;
     resp->status = f->statuses[i];
     f->now_ms += 25;
-    if (resp->status == 0) snprintf(resp->error, sizeof resp->error, "lost");
+    if (resp->status == 0)
+        snprintf(resp->error, sizeof resp->error, "lost");
     else
         resp->body = cJSON_CreateObject();
     return resp->status;

@@ -121,7 +121,8 @@ static void tpc_see_lease(tpc_ctx *c, const rs_req *req, const rs_resp *resp)
     if (!tpc_is(req, "Lease", c->cfg->lease_ns, c->cfg->lease_name) || req->op == RS_OP_KUBE_LIST)
         return;
     const char *path[] = {"metadata", "resourceVersion"};
-    const char *rv = resp->status >= 200 && resp->status < 300 ? tpc_str(resp->body, path, 2) : NULL;
+    const char *rv =
+        resp->status >= 200 && resp->status < 300 ? tpc_str(resp->body, path, 2) : NULL;
     if (!rv) return;
     if (!c->lease_rv_first) tpc_set(&c->lease_rv_first, rv);
     tpc_set(&c->lease_rv_last, rv);
@@ -132,7 +133,7 @@ static void tpc_see_policy(tpc_ctx *c, const rs_req *req, const rs_resp *resp, b
 {
     const rs_config *g = c->cfg;
     bool ok = resp->status >= 200 && resp->status < 300 && req->op != RS_OP_KUBE_LIST;
-    int which = tpc_is(req, "Kustomization", g->parent_ns, g->parent_name)  ? 0
+    int which = tpc_is(req, "Kustomization", g->parent_ns, g->parent_name) ? 0
                 : tpc_is(req, "Kustomization", g->child_ns, g->child_name) ? 1
                                                                            : -1;
     if (ok && which >= 0) {
@@ -145,8 +146,8 @@ static void tpc_see_policy(tpc_ctx *c, const rs_req *req, const rs_resp *resp, b
     if (ok && tpc_is(req, "Deployment", g->controller_ns, g->controller_name)) {
         const char *path[] = {"spec", "template", "metadata", "annotations", TPC_RESTARTED_AT};
         const char *at = tpc_str(resp->body, path, RS_ARRAY_LEN(path));
-        bool restarted = applied && req->op == RS_OP_KUBE_PATCH && at &&
-                         !tpc_eq(at, c->restarted_at);
+        bool restarted =
+            applied && req->op == RS_OP_KUBE_PATCH && at && !tpc_eq(at, c->restarted_at);
         if (at) tpc_set(&c->restarted_at, at);
         if (restarted) c->n[TPC_RESTARTS]++;
         if (restarted && c->suspended[0] && c->suspended[1] && !c->fence_held) {
