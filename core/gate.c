@@ -32,10 +32,11 @@ int gate_read(rs_gate *g, const rs_req *req, rs_resp *resp)
     if (rs_op_is_write(req->op)) {
         rs_resp_init(resp);
         snprintf(resp->error, sizeof resp->error, "write attempted through the read path");
+        resp->sent = RS_SENT_NO;
         return 0;
     }
     rs_resp_init(resp);
-    return g->t->call(g->t, req, resp);
+    return tp_call(g->t, req, resp);
 }
 
 gate_result gate_write(rs_gate *g, gate_need need, const rs_req *req, rs_resp *resp, rs_err *e)
@@ -50,7 +51,7 @@ gate_result gate_write(rs_gate *g, gate_need need, const rs_req *req, rs_resp *r
     }
     if (g->ops.check && g->ops.check(g->owner, e) != RS_OK) return GATE_FAILED;
     g->writes++;
-    int st = g->t->call(g->t, req, resp);
+    int st = tp_call(g->t, req, resp);
     if (st >= 200 && st < 300) g->changes++;
     return GATE_WRITTEN;
 }
@@ -59,7 +60,7 @@ int gate_fence_write(rs_gate *g, const rs_req *req, rs_resp *resp)
 {
     rs_resp_init(resp);
     g->writes++;
-    return g->t->call(g->t, req, resp);
+    return tp_call(g->t, req, resp);
 }
 
 int64_t gate_now_ms(rs_gate *g)

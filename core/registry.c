@@ -32,7 +32,8 @@ static tx_status registry_prove_one(rs_txn *tx, const char *target)
     cJSON *creds = cJSON_CreateObject();
     cJSON_AddStringToObject(creds, "username", tx->cred.username);
     cJSON_AddStringToObject(creds, "password", tx->cred.password);
-    rs_req treq = {.op = RS_OP_REGISTRY_TOKEN, .target = repo, .body = creds};
+    rs_req treq = {
+        .op = RS_OP_REGISTRY_TOKEN, .host = tx->cfg->registry_host, .target = repo, .body = creds};
     rs_resp tr;
     int ts = gate_read(&tx->gate, &treq, &tr);
     cJSON_Delete(creds);
@@ -50,7 +51,10 @@ static tx_status registry_prove_one(rs_txn *tx, const char *target)
     cJSON *mbody = cJSON_CreateObject();
     cJSON_AddStringToObject(mbody, "token", tok->valuestring);
     rs_resp_free(&tr);
-    rs_req mreq = {.op = RS_OP_REGISTRY_MANIFEST, .target = target, .body = mbody};
+    rs_req mreq = {.op = RS_OP_REGISTRY_MANIFEST,
+                   .host = tx->cfg->registry_host,
+                   .target = target,
+                   .body = mbody};
     rs_resp mr;
     int ms = gate_read(&tx->gate, &mreq, &mr);
     cJSON_Delete(mbody);

@@ -23,9 +23,16 @@ static int node_auth_matches(rs_txn *tx, const node_info *n)
 {
     for (size_t i = 0; i < tx->auth_cache_n; i++)
         if (strcmp(tx->auth_cache[i].uid, n->uid) == 0) return tx->auth_cache[i].verdict;
-    rs_req req = {.op = RS_OP_TALOS_READ_AUTH, .target = n->name};
+    /* The intent "read the registry auth for host H". */
+    cJSON *body = cJSON_CreateObject();
+    cJSON_AddStringToObject(body, "host", tx->cfg->registry_host);
+    rs_req req = {.op = RS_OP_TALOS_READ_AUTH,
+                  .target = n->name,
+                  .host = tx->cfg->registry_host,
+                  .body = body};
     rs_resp r;
     int st = gate_read(&tx->gate, &req, &r);
+    cJSON_Delete(body);
     int verdict = -1;
     if (st == 200 && r.body) {
         const cJSON *auth = cJSON_GetObjectItemCaseSensitive(r.body, "auth");
@@ -114,8 +121,7 @@ static bool node_reclaimable(const node_info *n)
 
 static tx_status node_reclaim(rs_txn *tx, const node_info *n)
 {
-    txn_drift(tx, "orphaned node fence (Node %s, owner %s, phase claimed)", n->name,
-               n->owner);
+    txn_drift(tx, "orphaned node fence (Node %s, owner %s, phase claimed)", n->name, n->owner);
     cJSON *patch = cJSON_CreateArray();
     kobj_patch_op(patch, "test", "/metadata/uid", cJSON_CreateString(n->uid));
     char *owner = kobj_annotation_pointer(NODE_ANN_OWNER);
@@ -153,8 +159,8 @@ static bool node_unreclaimable(const node_inventory *inv, char *names, size_t le
         const node_info *n = &inv->nodes[i];
         if ((!n->owner && !n->journal) || node_reclaimable(n)) continue;
         size_t used = strlen(names);
-        snprintf(names + used, len - used, "%s%s (owner %s, phase %s%s)", used ? ", " : "",
-                 n->name, n->owner ? n->owner : "none", n->phase ? n->phase : "missing",
+        snprintf(names + used, len - used, "%s%s (owner %s, phase %s%s)", used ? ", " : "", n->name,
+                 n->owner ? n->owner : "none", n->phase ? n->phase : "missing",
                  n->journal ? ", recovery journal" : "");
     }
     return names[0] != '\0';

@@ -208,7 +208,7 @@ static void tpc_count(tpc_ctx *c, const rs_req *req, const rs_resp *resp)
             c->n[TPC_LEASE_WRITES]++;
         if (strncmp(rs_op_name(req->op), "talos.", 6) == 0) c->n[TPC_TALOS_MUT]++;
         if (req->op == RS_OP_TALOS_REBOOT) c->n[TPC_REBOOTS]++;
-    } else if (write && resp->status == 0) {
+    } else if (write && rs_resp_ambiguous(resp)) {
         c->n[TPC_UNCONFIRMED]++;
     }
     tpc_see_lease(c, req, resp);

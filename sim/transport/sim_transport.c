@@ -89,6 +89,7 @@ static int simt_call(rs_transport *t, const rs_req *req, rs_resp *resp)
     } else if (f && f->effect == SC_FAULT_TIMEOUT) {
         ctl_advance_to(w, simw_now(w) + SIM_TIMEOUT_MS);
         snprintf(resp->error, sizeof resp->error, "timeout");
+        resp->sent = RS_SENT_UNKNOWN; /* not applied, but the client cannot know */
     } else {
         status = simt_perform(c, req, resp, &fx);
         if (f && f->effect == SC_FAULT_LOST_RESPONSE) {
@@ -100,6 +101,8 @@ static int simt_call(rs_transport *t, const rs_req *req, rs_resp *resp)
         }
     }
     resp->status = status;
+    if (status != 0 || (f && f->effect == SC_FAULT_LOST_RESPONSE)) resp->sent = RS_SENT_YES;
+    if (resp->body) rs_resp_mark_secrets(req, resp);
     if (fx.applied && rs_op_is_write(req->op)) simt_count_write(c, req);
     if (fx.drain_node) simt_count_drain(c, fx.drain_node);
     free(fx.drain_node);

@@ -80,6 +80,11 @@ int simt_evict(sim_world *w, const rs_req *req, rs_resp *resp, simt_effect *fx)
 int simt_openbao(sim_world *w, const rs_req *req, rs_resp *resp, simt_effect *fx)
 {
     const char *path = req->target ? req->target : "";
+    /* Transport v2: the mount travels; a wrong one is a wrong OpenBao path. */
+    if (!req->mount || strcmp(req->mount, w->cfg.openbao_mount) != 0) {
+        resp->body = cJSON_Parse("{\"errors\":[\"no handler for route: unknown mount\"]}");
+        return 404;
+    }
     if (req->op == RS_OP_OPENBAO_WRITE) {
         if (!cJSON_IsObject(req->body)) {
             resp->body = cJSON_Parse("{\"errors\":[\"the request body must be a data map\"]}");
@@ -116,6 +121,10 @@ static cJSON *registry_error(const char *code)
 int simt_registry(sim_world *w, const rs_req *req, rs_resp *resp)
 {
     const char *target = req->target ? req->target : "";
+    if (!req->host || strcmp(req->host, w->cfg.registry_host) != 0) {
+        resp->body = registry_error("NAME_UNKNOWN");
+        return 404; /* another registry: the sim serves one */
+    }
     if (req->op == RS_OP_REGISTRY_TOKEN) {
         const cJSON *u = cJSON_GetObjectItemCaseSensitive(req->body, "username");
         const cJSON *p = cJSON_GetObjectItemCaseSensitive(req->body, "password");

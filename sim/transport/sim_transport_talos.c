@@ -1,7 +1,8 @@
 /*
- * sim_transport_talos.c — the Talos side of the sim root: the machine
- * config's registry auth and node annotations, containerd's images (pulled
- * with the auth it loaded at boot), reboots and etcd status per node.
+ * sim_transport_talos.c — the Talos side of the sim root: the intents of
+ * transport v2 (set or read a registry host's auth, set node annotations)
+ * applied to the node's machine config, containerd's images (pulled with
+ * the auth it loaded at boot), reboots and etcd status per node.
  */
 #include "sim/transport/sim_transport_int.h"
 
@@ -25,15 +26,17 @@ static bool talos_is_control_plane(sim_world *w, const char *node)
     return cp;
 }
 
-/* machine.registries.config["ghcr.io"].auth: username/password, or the
- * base64 "user:pass" form. */
-static cJSON *talos_patch_auth(const cJSON *body)
+/* The host a registry-auth intent names (the request's, else the body's). */
+static const char *talos_intent_host(const rs_req *req, const cJSON *intent)
 {
-    const char *path[] = {"machine", "registries", "config", "ghcr.io"};
-    const cJSON *cur = body;
-    for (size_t i = 0; i < RS_ARRAY_LEN(path) && cur; i++)
-        cur = cJSON_GetObjectItemCaseSensitive(cur, path[i]);
-    const cJSON *auth = cJSON_GetObjectItemCaseSensitive(cur, "auth");
+    const char *h = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(intent, "host"));
+    return h ? h : req->host;
+}
+
+/* The intent's auth: username/password, or the base64 "user:pass" form. */
+static cJSON *talos_intent_auth(const cJSON *intent, const char *host)
+{
+    const cJSON *auth = cJSON_GetObjectItemCaseSensitive(intent, "auth");
     if (!cJSON_IsObject(auth)) return NULL;
     const cJSON *u = cJSON_GetObjectItemCaseSensitive(auth, "username");
     const cJSON *p = cJSON_GetObjectItemCaseSensitive(auth, "password");
@@ -45,7 +48,7 @@ static cJSON *talos_patch_auth(const cJSON *body)
     } else if (cJSON_IsString(a)) {
         cJSON *cfg = cJSON_CreateObject();
         cJSON_AddStringToObject(
-            cJSON_AddObjectToObject(cJSON_AddObjectToObject(cfg, "auths"), "ghcr.io"), "auth",
+            cJSON_AddObjectToObject(cJSON_AddObjectToObject(cfg, "auths"), host), "auth",
             a->valuestring);
         char *cfg_text = cJSON_PrintUnformatted(cfg);
         simw_dockerconfig_auth(cfg_text, &user, &pass);
@@ -56,18 +59,41 @@ static cJSON *talos_patch_auth(const cJSON *body)
     return simw_auth_take(user, pass);
 }
 
-static int talos_patch(sim_world *w, const char *node, const cJSON *body, rs_resp *resp)
+/* A talos.patch intent (transport v2): {"registry-auth": {host, auth}} or
+ * {"node-annotations": {...}} — exactly one; {} changes nothing and, like
+ * an empty machine-config patch, is accepted. The simulated node keeps the
+ * auth of one registry, the world's. */
+static int talos_patch(sim_world *w, const rs_req *req, const char *node, rs_resp *resp)
 {
-    if (!cJSON_IsObject(body)) {
-        resp->body = talos_error("the machine-config patch must be an object");
+    const cJSON *body = req->body;
+    const cJSON *ra = cJSON_GetObjectItemCaseSensitive(body, "registry-auth");
+    const cJSON *ann = cJSON_GetObjectItemCaseSensitive(body, "node-annotations");
+    if (cJSON_IsObject(body) && cJSON_GetArraySize(body) == 0) {
+        resp->body = cJSON_CreateObject();
+        return 200;
+    }
+    if (!cJSON_IsObject(body) || cJSON_GetArraySize(body) != 1 ||
+        (!cJSON_IsObject(ra) && !cJSON_IsObject(ann))) {
+        resp->body = talos_error("talos.patch takes one intent: registry-auth or node-annotations");
         return 400;
     }
-    cJSON *auth = talos_patch_auth(body);
-    if (auth) simw_talos_set_json(w, node, "registry_auth", auth);
+    if (cJSON_IsObject(ann)) {
+        simw_node_annotations_apply(w, node, ann);
+        resp->body = cJSON_CreateObject();
+        return 200;
+    }
+    const char *host = talos_intent_host(req, ra);
+    if (!host || strcmp(host, w->cfg.registry_host) != 0) {
+        resp->body = talos_error("the simulated node holds auth for its one registry only");
+        return 400;
+    }
+    cJSON *auth = talos_intent_auth(ra, host);
+    if (!auth) {
+        resp->body = talos_error("registry-auth needs auth {username, password} or {auth}");
+        return 400;
+    }
+    simw_talos_set_json(w, node, "registry_auth", auth);
     cJSON_Delete(auth);
-    const cJSON *ann = cJSON_GetObjectItemCaseSensitive(
-        cJSON_GetObjectItemCaseSensitive(body, "machine"), "nodeAnnotations");
-    if (cJSON_IsObject(ann)) simw_node_annotations_apply(w, node, ann);
     resp->body = cJSON_CreateObject();
     return 200;
 }
@@ -121,9 +147,16 @@ static int talos_image_pull(sim_world *w, const char *node, const char *image, r
     return 200;
 }
 
-static int talos_read_auth(sim_world *w, const char *node, rs_resp *resp)
+/* The intent "read the registry auth for host H" ({"host": H}). */
+static int talos_read_auth(sim_world *w, const rs_req *req, const char *node, rs_resp *resp)
 {
-    cJSON *auth = simw_talos_json(w, node, "registry_auth");
+    const char *host = talos_intent_host(req, req->body);
+    if (!host) {
+        resp->body = talos_error("read-auth needs the registry host");
+        return 400;
+    }
+    cJSON *auth =
+        strcmp(host, w->cfg.registry_host) == 0 ? simw_talos_json(w, node, "registry_auth") : NULL;
     if (!auth) {
         resp->body = talos_error("no registry auth configured for the registry");
         return 404;
@@ -162,7 +195,7 @@ int simt_talos(sim_world *w, const char *run_name, const rs_req *req, rs_resp *r
     int status = 200;
     switch (req->op) {
     case RS_OP_TALOS_PATCH:
-        status = talos_patch(w, node, req->body, resp);
+        status = talos_patch(w, req, node, resp);
         break;
     case RS_OP_TALOS_REBOOT:
         inv_at_reboot(w, run_name, node);
@@ -185,7 +218,7 @@ int simt_talos(sim_world *w, const char *run_name, const rs_req *req, rs_resp *r
         }
         break;
     case RS_OP_TALOS_READ_AUTH:
-        return talos_read_auth(w, node, resp);
+        return talos_read_auth(w, req, node, resp);
     default:
         return talos_etcd(w, req, node, resp);
     }
