@@ -6,6 +6,8 @@
  * the batch cost.
  */
 #include "cli/cli.h"
+#include "core/gate.h"
+#include "core/live/live_config.h"
 #include "core/transport/transport_count.h"
 #include "sim/runner/runner.h"
 #include "sim/scenario/scenario.h"
@@ -26,12 +28,13 @@ typedef struct fake_root {
     bool sent[16];    /* for status 0: whether the request left */
     int n_calls;
     int64_t now_ms;
+    int n_marked; /* requests that arrived with a secret mark */
 } fake_root;
 
 static int fake_call(rs_transport *t, const rs_req *req, rs_resp *resp)
 {
     fake_root *f = t->ctx;
-    (void)req;
+    if (req->secret.paths[0]) f->n_marked++;
     rs_resp_init(resp);
     int i = f->n_calls++;
     resp->status = f->statuses[i];
@@ -471,6 +474,166 @@ START_TEST(test_openbao_mount_travels_from_config)
 }
 END_TEST
 
+/* ---- batches of independent reads ---- */
+
+static int64_t batch_cost_ms(rs_transport *t, size_t n, int parallelism, int *ok)
+{
+    cJSON *host = cJSON_Parse("{\"host\":\"ghcr.io\"}");
+    rs_req *reqs = calloc(n, sizeof *reqs);
+    rs_resp *resps = calloc(n, sizeof *resps);
+    const char *nodes[] = {"prod-worker-1", "prod-worker-2", "prod-control-plane-1"};
+    for (size_t i = 0; i < n; i++)
+        reqs[i] = (rs_req){
+            .op = RS_OP_TALOS_READ_AUTH, .target = nodes[i % 3], .host = "ghcr.io", .body = host};
+    int64_t t0 = t->now_ms(t);
+    tp_call_batch(t, reqs, resps, n, parallelism);
+    int64_t cost = t->now_ms(t) - t0;
+    *ok = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (resps[i].status == 200 && jsonpointer_get(resps[i].body, "/auth/password")) (*ok)++;
+        rs_resp_free(&resps[i]);
+    }
+    free(reqs);
+    free(resps);
+    cJSON_Delete(host);
+    return cost;
+}
+
+START_TEST(test_sim_batch_costs_ceil_n_over_p_round_trips)
+{
+    char *db = scenario_world("two-run-stage-reassert.yaml");
+    sim_world *w = NULL;
+    rs_err e;
+    ck_assert(sim_world_open(db, &w, &e) == RS_OK);
+    rs_config cfg;
+    rs_config_defaults(&cfg);
+    rs_transport *root = sim_transport_open(w, "batch", NULL);
+    rs_transport *t = tp_count_open(root, &cfg);
+    int ok = 0;
+    ck_assert_int_eq(batch_cost_ms(t, 6, 16, &ok), SIM_CALL_MS); /* ceil(6/16) = 1 */
+    ck_assert_int_eq(ok, 6);
+    ck_assert_int_eq(batch_cost_ms(t, 40, 16, &ok), 3 * SIM_CALL_MS); /* ceil(40/16) = 3 */
+    ck_assert_int_eq(ok, 40);
+    ck_assert_int_eq(batch_cost_ms(t, 32, 16, &ok), 2 * SIM_CALL_MS);
+    ck_assert_int_eq(batch_cost_ms(t, 5, 1, &ok), 5 * SIM_CALL_MS); /* P = 1: one at a time */
+    ck_assert_int_eq(batch_cost_ms(t, 0, 16, &ok), 0);
+    /* Every call of a batch is still a call: counted by the shim and the world. */
+    cJSON *c = tp_count_counters(t);
+    ck_assert_double_eq(num(c, "api_calls"), 6 + 40 + 32 + 5);
+    ck_assert_double_eq(num(c, "talos_calls"), 6 + 40 + 32 + 5);
+    cJSON_Delete(c);
+    t->close(t);
+    root->close(root);
+    cJSON *snap = sim_counters_snapshot(w);
+    ck_assert_double_ge(num(snap, "api_calls"), 83);
+    cJSON_Delete(snap);
+    sim_world_close(w);
+    rs_config_free(&cfg);
+    unlink(db);
+    free(db);
+}
+END_TEST
+
+/* A root without a batch entry gets the batch one call at a time, each
+ * request with its secrets declared. */
+START_TEST(test_batch_without_root_support_calls_one_at_a_time)
+{
+    fake_root f;
+    fake_init(&f);
+    for (int i = 0; i < 4; i++)
+        f.statuses[i] = 200;
+    cJSON *creds = cJSON_Parse("{\"username\":\"u\",\"password\":\"p\"}");
+    rs_req reqs[4];
+    rs_resp resps[4];
+    for (int i = 0; i < 4; i++)
+        reqs[i] =
+            (rs_req){.op = RS_OP_REGISTRY_TOKEN, .host = "ghcr.io", .target = "a/b", .body = creds};
+    tp_call_batch(&f.t, reqs, resps, 4, 16);
+    ck_assert_int_eq(f.n_calls, 4);
+    ck_assert_int_eq(f.n_marked, 4);
+    ck_assert_int_eq(f.now_ms, 4 * 25); /* no batch entry: no shared round trip */
+    for (int i = 0; i < 4; i++) {
+        ck_assert_int_eq(resps[i].status, 200);
+        rs_resp_free(&resps[i]);
+    }
+    cJSON_Delete(creds);
+}
+END_TEST
+
+static char *config_file(const char *text)
+{
+    char *path = rs_xstrdup("/tmp/reassert-par-XXXXXX");
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+    close(fd);
+    return path;
+}
+
+START_TEST(test_parallelism_is_validated_and_refused_not_clamped)
+{
+    rs_config c;
+    rs_config_defaults(&c);
+    ck_assert_int_eq(c.transport_parallelism, 16);
+    rs_err e;
+    char *ok = config_file("transport:\n  parallelism: 32\n");
+    ck_assert_msg(live_config_load(ok, &c, &e) == RS_OK, "%s", e.msg);
+    ck_assert_int_eq(c.transport_parallelism, 32);
+    const char *bad[] = {"transport.parallelism: 0\n", "transport.parallelism: 257\n",
+                         "transport.parallelism: 4.5\n", "transport.parallelism: many\n"};
+    for (size_t i = 0; i < RS_ARRAY_LEN(bad); i++) {
+        char *p = config_file(bad[i]);
+        rs_err_clear(&e);
+        ck_assert_int_eq(live_config_load(p, &c, &e), RS_DATAERR);
+        ck_assert_msg(
+            strstr(e.msg, ":1:24: transport.parallelism: expected an integer from 1 to 256"),
+            "got: %s", e.msg);
+        ck_assert_int_eq(c.transport_parallelism, 32); /* nothing half-applied */
+        unlink(p);
+        free(p);
+    }
+    unlink(ok);
+    free(ok);
+    rs_config_free(&c);
+}
+END_TEST
+
+/* The core's no-drift proof uses the batch: with parallelism 1 from
+ * --config it pays one round trip per call again. */
+START_TEST(test_no_drift_proof_cost_follows_parallelism)
+{
+    char *db = scenario_world("no-drift-cost-small.yaml");
+    cJSON *fast = run_json(db, "p16", "lazy");
+    double v16 = num(cJSON_GetObjectItemCaseSensitive(fast, "counters"), "virtual_seconds");
+    char *cfg = config_file("transport: {parallelism: 1}\n");
+    rs_run_args args;
+    rs_err e;
+    char *argv[] = {"--output", "json", "--config", cfg};
+    ck_assert(run_args_parse(4, argv, &args, &e) == RS_OK);
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&text, &len);
+    ck_assert_int_eq(
+        cli_run_once(
+            &args, &(sim_run_req){.db_path = db, .run_name = "p1", .desired_name = "current"}, out),
+        0);
+    fclose(out);
+    cJSON *slow = cJSON_Parse(text);
+    const cJSON *sc = cJSON_GetObjectItemCaseSensitive(slow, "counters");
+    /* 37 calls: 21 round trips batched, 37 one at a time. */
+    ck_assert_double_eq(num(sc, "api_calls"), 37);
+    ck_assert_double_eq(v16, 2.525);
+    ck_assert_double_eq(num(sc, "virtual_seconds"), 2.925);
+    cJSON_Delete(slow);
+    cJSON_Delete(fast);
+    free(text);
+    unlink(cfg);
+    free(cfg);
+    unlink(db);
+    free(db);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("transport");
@@ -486,6 +649,13 @@ int main(void)
     tcase_add_test(v2, test_sim_answers_mark_their_secrets);
     tcase_add_test(v2, test_openbao_mount_travels_from_config);
     suite_add_tcase(s, v2);
+    TCase *batch = tcase_create("batch");
+    tcase_set_timeout(batch, 300);
+    tcase_add_test(batch, test_sim_batch_costs_ceil_n_over_p_round_trips);
+    tcase_add_test(batch, test_batch_without_root_support_calls_one_at_a_time);
+    tcase_add_test(batch, test_parallelism_is_validated_and_refused_not_clamped);
+    tcase_add_test(batch, test_no_drift_proof_cost_follows_parallelism);
+    suite_add_tcase(s, batch);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
     int failed = srunner_ntests_failed(sr);

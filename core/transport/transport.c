@@ -9,6 +9,7 @@
 
 #include "core/rs.h"
 
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -257,6 +258,31 @@ int tp_call(rs_transport *t, const rs_req *req, rs_resp *resp)
     rs_req marked = *req;
     rs_req_mark_secrets(&marked);
     return t->call(t, &marked, resp);
+}
+
+void tp_batch_forward(rs_transport *inner, const rs_req *reqs, rs_resp *resps, size_t n,
+                      int parallelism)
+{
+    if (parallelism < 1) parallelism = 1;
+    if (inner->call_batch) {
+        inner->call_batch(inner, reqs, resps, n, parallelism);
+        return;
+    }
+    for (size_t i = 0; i < n; i++)
+        inner->call(inner, &reqs[i], &resps[i]);
+}
+
+void tp_call_batch(rs_transport *t, const rs_req *reqs, rs_resp *resps, size_t n, int parallelism)
+{
+    if (n == 0) return;
+    rs_req *marked = rs_xmalloc(n * sizeof *marked);
+    for (size_t i = 0; i < n; i++) {
+        assert(!rs_op_is_write(reqs[i].op));
+        marked[i] = reqs[i];
+        rs_req_mark_secrets(&marked[i]);
+    }
+    tp_batch_forward(t, marked, resps, n, parallelism);
+    free(marked);
 }
 
 int tp_kube_get(rs_transport *t, const char *kind, const char *ns, const char *name, rs_resp *r)

@@ -36,6 +36,10 @@
 
 #define RS_TRANSPORT_VERSION 2
 
+/* Independent reads in flight at once in a batch (`transport.parallelism`). */
+#define RS_TRANSPORT_PARALLELISM_DEFAULT 16
+#define RS_TRANSPORT_PARALLELISM_MAX 256
+
 typedef enum rs_op {
     RS_OP_KUBE_GET,
     RS_OP_KUBE_LIST,
@@ -131,6 +135,13 @@ struct rs_transport {
     void *ctx;
     /* Performs req; fills *resp (resp->body owned by caller); returns resp->status. */
     int (*call)(rs_transport *t, const rs_req *req, rs_resp *resp);
+    /* Performs n independent reads (never a write: a batch has no order),
+     * at most `parallelism` in flight at once; resps[i] answers reqs[i]. The
+     * sim costs it ceil(n / parallelism) round trips; the live side runs it
+     * concurrently with the same bound. May be NULL: tp_call_batch then
+     * calls one at a time. */
+    void (*call_batch)(rs_transport *t, const rs_req *reqs, rs_resp *resps, size_t n,
+                       int parallelism);
     /* Milliseconds since an arbitrary epoch (virtual in the sim). */
     int64_t (*now_ms)(rs_transport *t);
     /* Waits ms milliseconds (advances virtual time in the sim). */
@@ -183,6 +194,12 @@ void rs_resp_mark_secrets(const rs_req *req, rs_resp *resp);
 
 /* The core's one door to `call`: declares the request's secrets, then calls. */
 int tp_call(rs_transport *t, const rs_req *req, rs_resp *resp);
+/* The batch door: declares each request's secrets, then t->call_batch (or
+ * one call at a time when the transport has none). Reads only. */
+void tp_call_batch(rs_transport *t, const rs_req *reqs, rs_resp *resps, size_t n, int parallelism);
+/* For shims: hands an already-declared batch to inner the same way. */
+void tp_batch_forward(rs_transport *inner, const rs_req *reqs, rs_resp *resps, size_t n,
+                      int parallelism);
 
 /* Convenience wrappers: build the request and call t->call. */
 int tp_kube_get(rs_transport *t, const char *kind, const char *ns, const char *name, rs_resp *r);

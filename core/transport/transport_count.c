@@ -225,6 +225,15 @@ static int tpc_call(rs_transport *t, const rs_req *req, rs_resp *resp)
     return st;
 }
 
+static void tpc_call_batch(rs_transport *t, const rs_req *reqs, rs_resp *resps, size_t n,
+                           int parallelism)
+{
+    tpc_ctx *c = tpc_of(t);
+    tp_batch_forward(c->inner, reqs, resps, n, parallelism);
+    for (size_t i = 0; i < n; i++)
+        tpc_count(c, &reqs[i], &resps[i]);
+}
+
 static int64_t tpc_now_ms(rs_transport *t)
 {
     tpc_ctx *c = tpc_of(t);
@@ -280,6 +289,7 @@ rs_transport *tp_count_open(rs_transport *inner, const rs_config *cfg)
                           .name = "count",
                           .ctx = c,
                           .call = tpc_call,
+                          .call_batch = tpc_call_batch,
                           .now_ms = tpc_now_ms,
                           .sleep_ms = tpc_sleep_ms,
                           .entropy = tpc_entropy,

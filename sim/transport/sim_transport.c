@@ -61,13 +61,14 @@ static int simt_perform(simt_ctx *c, const rs_req *req, rs_resp *resp, simt_effe
     }
 }
 
-static int simt_call(rs_transport *t, const rs_req *req, rs_resp *resp)
+/* One call as one world transaction; cost_ms is the round trip it pays
+ * (SIM_CALL_MS alone, 0 when it shares a batch's round trip). */
+static int simt_call_cost(simt_ctx *c, const rs_req *req, rs_resp *resp, int64_t cost_ms)
 {
-    simt_ctx *c = ctx_of(t);
     sim_world *w = c->w;
     rs_resp_init(resp);
     simw_begin(w);
-    ctl_advance_to(w, simw_now(w) + SIM_CALL_MS);
+    ctl_advance_to(w, simw_now(w) + cost_ms);
     char *opname = rs_req_opname(req);
     simt_during(c, opname);
     const sc_fault *f = simt_fault(c, opname);
@@ -110,6 +111,25 @@ static int simt_call(rs_transport *t, const rs_req *req, rs_resp *resp)
     simt_fence_check(c);
     simw_commit(w);
     return status;
+}
+
+static int simt_call(rs_transport *t, const rs_req *req, rs_resp *resp)
+{
+    return simt_call_cost(ctx_of(t), req, resp, SIM_CALL_MS);
+}
+
+/* A batch of independent reads costs ceil(n / parallelism) round trips:
+ * the first call of each group of `parallelism` pays SIM_CALL_MS, the rest
+ * ride along. Each call is still its own transaction (faults, `during:`,
+ * counting and the call log see every call); a timeout or lost answer in a
+ * batch costs its full timeout on top, as if the group waited for it. */
+static void simt_call_batch(rs_transport *t, const rs_req *reqs, rs_resp *resps, size_t n,
+                            int parallelism)
+{
+    simt_ctx *c = ctx_of(t);
+    size_t p = parallelism > 0 ? (size_t)parallelism : 1;
+    for (size_t i = 0; i < n; i++)
+        simt_call_cost(c, &reqs[i], &resps[i], i % p == 0 ? SIM_CALL_MS : 0);
 }
 
 static int64_t simt_now_ms(rs_transport *t)
@@ -200,6 +220,7 @@ rs_transport *sim_transport_open(sim_world *w, const char *run_name, const sc_ru
                           .name = "sim",
                           .ctx = c,
                           .call = simt_call,
+                          .call_batch = simt_call_batch,
                           .now_ms = simt_now_ms,
                           .sleep_ms = simt_sleep_ms,
                           .entropy = simt_entropy,
