@@ -13,76 +13,13 @@
 #include "sim/scenario/scenario.h"
 #include "sim/store/jsonpatch.h"
 #include "sim/world/world.h"
+#include "tests/support_transport.h"
 
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-/* ---- a scripted root: answers from a table, remembers what it saw ---- */
-
-typedef struct fake_root {
-    rs_transport t;
-    int statuses[16]; /* answer i gets statuses[i]; 0 = transport error */
-    bool sent[16];    /* for status 0: whether the request left */
-    int n_calls;
-    int64_t now_ms;
-    int n_marked; /* requests that arrived with a secret mark */
-} fake_root;
-
-static int fake_call(rs_transport *t, const rs_req *req, rs_resp *resp)
-{
-    fake_root *f = t->ctx;
-    if (req->secret.paths[0]) f->n_marked++;
-    rs_resp_init(resp);
-    int i = f->n_calls++;
-    resp->status = f->statuses[i];
-    f->now_ms += 25;
-    if (resp->status == 0) {
-        snprintf(resp->error, sizeof resp->error, "lost");
-        resp->sent = f->sent[i] ? RS_SENT_YES : RS_SENT_NO;
-    } else {
-        resp->sent = RS_SENT_YES;
-        resp->body = cJSON_CreateObject();
-    }
-    return resp->status;
-}
-
-static int64_t fake_now(rs_transport *t)
-{
-    return ((fake_root *)t->ctx)->now_ms;
-}
-
-static void fake_sleep(rs_transport *t, int64_t ms)
-{
-    ((fake_root *)t->ctx)->now_ms += ms;
-}
-
-static uint64_t fake_entropy(rs_transport *t)
-{
-    (void)t;
-    return 4;
-}
-
-static void fake_init(fake_root *f)
-{
-    memset(f, 0, sizeof *f);
-    f->t = (rs_transport){.version = RS_TRANSPORT_VERSION,
-                          .name = "fake",
-                          .ctx = f,
-                          .call = fake_call,
-                          .now_ms = fake_now,
-                          .sleep_ms = fake_sleep,
-                          .entropy = fake_entropy};
-}
-
-static double num(const cJSON *o, const char *k)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-    ck_assert_msg(cJSON_IsNumber(v), "counter %s missing", k);
-    return v->valuedouble;
-}
 
 /* ---- the counting shim ---- */
 
@@ -119,21 +56,21 @@ START_TEST(test_count_shim_counts_writes_by_answer)
     }
     t->sleep_ms(t, 1000);
     cJSON *c = tp_count_counters(t);
-    ck_assert_double_eq(num(c, "api_calls"), 6);
-    ck_assert_double_eq(num(c, "kube_calls"), 5);
-    ck_assert_double_eq(num(c, "talos_calls"), 1);
+    ck_assert_double_eq(tt_num(c, "api_calls"), 6);
+    ck_assert_double_eq(tt_num(c, "kube_calls"), 5);
+    ck_assert_double_eq(tt_num(c, "talos_calls"), 1);
     /* 200 patch and 201 reboot applied; 409 refused; the lost Lease patch
      * is neither a write nor forgotten; the patch that never left is
      * neither. */
-    ck_assert_double_eq(num(c, "writes"), 2);
-    ck_assert_double_eq(num(c, "writes_unconfirmed"), 1);
-    ck_assert_double_eq(num(c, "lease_writes"), 0);
-    ck_assert_double_eq(num(c, "node_reboots"), 1);
-    ck_assert_double_eq(num(c, "talos_mutations"), 1);
+    ck_assert_double_eq(tt_num(c, "writes"), 2);
+    ck_assert_double_eq(tt_num(c, "writes_unconfirmed"), 1);
+    ck_assert_double_eq(tt_num(c, "lease_writes"), 0);
+    ck_assert_double_eq(tt_num(c, "node_reboots"), 1);
+    ck_assert_double_eq(tt_num(c, "talos_mutations"), 1);
     const cJSON *kinds = cJSON_GetObjectItemCaseSensitive(c, "writes_by_kind");
-    ck_assert_double_eq(num(kinds, "Secret"), 1);
-    ck_assert_double_eq(num(kinds, "talos.reboot"), 1);
-    ck_assert_double_eq(num(c, "virtual_seconds"), 1.15);
+    ck_assert_double_eq(tt_num(kinds, "Secret"), 1);
+    ck_assert_double_eq(tt_num(kinds, "talos.reboot"), 1);
+    ck_assert_double_eq(tt_num(c, "virtual_seconds"), 1.15);
     cJSON_Delete(c);
     cJSON_Delete(body);
     t->close(t);
@@ -141,55 +78,6 @@ START_TEST(test_count_shim_counts_writes_by_answer)
     rs_config_free(&cfg);
 }
 END_TEST
-
-static char *scenario_world(const char *file)
-{
-    const char *src = getenv("REASSERT_SRC");
-    char path[4096];
-    snprintf(path, sizeof path, "%s/scenarios/%s", src ? src : ".", file);
-    sc_scenario *sc = NULL;
-    rs_err e;
-    rs_err_clear(&e);
-    ck_assert_msg(sc_load(path, &sc, &e) == RS_OK, "%s", e.msg);
-    char *db = rs_xstrdup("/tmp/reassert-transport-XXXXXX");
-    int fd = mkstemp(db);
-    ck_assert_int_ge(fd, 0);
-    close(fd);
-    ck_assert_msg(sim_world_build(db, sc, &e) == RS_OK, "%s", e.msg);
-    sc_free(sc);
-    return db;
-}
-
-static cJSON *world_counters(const char *db)
-{
-    sim_world *w = NULL;
-    rs_err e;
-    ck_assert(sim_world_open(db, &w, &e) == RS_OK);
-    cJSON *c = sim_counters_snapshot(w);
-    sim_world_close(w);
-    return c;
-}
-
-/* One `run --output json` in process; returns the result document. */
-static cJSON *run_json(const char *db, const char *run_name, const char *strategy)
-{
-    rs_run_args args;
-    rs_err e;
-    rs_err_clear(&e);
-    char *argv[] = {"--strategy", (char *)strategy, "--output", "json"};
-    ck_assert(run_args_parse(4, argv, &args, &e) == RS_OK);
-    char *text = NULL;
-    size_t len = 0;
-    FILE *out = open_memstream(&text, &len);
-    int rc = cli_run_once(
-        &args, &(sim_run_req){.db_path = db, .run_name = run_name, .desired_name = "current"}, out);
-    fclose(out);
-    ck_assert_int_eq(rc, 0);
-    cJSON *doc = cJSON_Parse(text);
-    ck_assert_msg(doc != NULL, "not JSON: %s", text);
-    free(text);
-    return doc;
-}
 
 /* Every §4 counter the shim reports equals the world's delta when no answer
  * was lost: the shim is right wherever the client can know. */
@@ -222,17 +110,17 @@ static void assert_shim_matches_world(const cJSON *shim, const cJSON *world)
 START_TEST(test_count_shim_agrees_with_world_counters)
 {
     const char *strategy = _i == 0 ? "lazy" : "eager";
-    char *db = scenario_world("two-run-stage-reassert.yaml");
+    char *db = tt_scenario_world("two-run-stage-reassert.yaml");
     const char *runs[] = {"stage", "reassert"};
     for (size_t r = 0; r < RS_ARRAY_LEN(runs); r++) {
-        cJSON *before = world_counters(db);
-        cJSON *doc = run_json(db, runs[r], strategy);
-        cJSON *after = world_counters(db);
+        cJSON *before = tt_world_counters(db);
+        cJSON *doc = tt_run_json(db, runs[r], strategy);
+        cJSON *after = tt_world_counters(db);
         cJSON *delta = sim_counters_delta(before, after);
         const cJSON *shim = cJSON_GetObjectItemCaseSensitive(doc, "counters");
         assert_shim_matches_world(shim, delta);
-        ck_assert_double_eq(num(shim, "writes_unconfirmed"), 0);
-        if (r == 0) ck_assert_double_gt(num(shim, "writes"), 0);
+        ck_assert_double_eq(tt_num(shim, "writes_unconfirmed"), 0);
+        if (r == 0) ck_assert_double_gt(tt_num(shim, "writes"), 0);
         cJSON_Delete(before);
         cJSON_Delete(after);
         cJSON_Delete(delta);
@@ -278,7 +166,7 @@ static int sim_patch_labels(rs_transport *t, rs_resp *r)
 
 START_TEST(test_lost_answer_is_ambiguous_and_refusal_is_not_sent)
 {
-    char *db = scenario_world("two-run-stage-reassert.yaml");
+    char *db = tt_scenario_world("two-run-stage-reassert.yaml");
     sim_world *w = NULL;
     rs_err e;
     ck_assert(sim_world_open(db, &w, &e) == RS_OK);
@@ -379,7 +267,7 @@ END_TEST
  * marks alone, no answer still holds the credential. */
 START_TEST(test_sim_answers_mark_their_secrets)
 {
-    char *db = scenario_world("two-run-stage-reassert.yaml");
+    char *db = tt_scenario_world("two-run-stage-reassert.yaml");
     sim_world *w = NULL;
     rs_err e;
     ck_assert(sim_world_open(db, &w, &e) == RS_OK);
@@ -442,10 +330,10 @@ END_TEST
  * treats as drift and repairs; the default mount finds nothing to do. */
 START_TEST(test_openbao_mount_travels_from_config)
 {
-    char *db = scenario_world("two-run-stage-reassert.yaml");
-    cJSON *stage = run_json(db, "stage", "lazy");
+    char *db = tt_scenario_world("two-run-stage-reassert.yaml");
+    cJSON *stage = tt_run_json(db, "stage", "lazy");
     cJSON_Delete(stage);
-    cJSON *same = run_json(db, "same-mount", "lazy");
+    cJSON *same = tt_run_json(db, "same-mount", "lazy");
     ck_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(same, "outcome")),
                      "converged");
     cJSON_Delete(same);
@@ -501,7 +389,7 @@ static int64_t batch_cost_ms(rs_transport *t, size_t n, int parallelism, int *ok
 
 START_TEST(test_sim_batch_costs_ceil_n_over_p_round_trips)
 {
-    char *db = scenario_world("two-run-stage-reassert.yaml");
+    char *db = tt_scenario_world("two-run-stage-reassert.yaml");
     sim_world *w = NULL;
     rs_err e;
     ck_assert(sim_world_open(db, &w, &e) == RS_OK);
@@ -519,13 +407,13 @@ START_TEST(test_sim_batch_costs_ceil_n_over_p_round_trips)
     ck_assert_int_eq(batch_cost_ms(t, 0, 16, &ok), 0);
     /* Every call of a batch is still a call: counted by the shim and the world. */
     cJSON *c = tp_count_counters(t);
-    ck_assert_double_eq(num(c, "api_calls"), 6 + 40 + 32 + 5);
-    ck_assert_double_eq(num(c, "talos_calls"), 6 + 40 + 32 + 5);
+    ck_assert_double_eq(tt_num(c, "api_calls"), 6 + 40 + 32 + 5);
+    ck_assert_double_eq(tt_num(c, "talos_calls"), 6 + 40 + 32 + 5);
     cJSON_Delete(c);
     t->close(t);
     root->close(root);
     cJSON *snap = sim_counters_snapshot(w);
-    ck_assert_double_ge(num(snap, "api_calls"), 83);
+    ck_assert_double_ge(tt_num(snap, "api_calls"), 83);
     cJSON_Delete(snap);
     sim_world_close(w);
     rs_config_free(&cfg);
@@ -560,29 +448,19 @@ START_TEST(test_batch_without_root_support_calls_one_at_a_time)
 }
 END_TEST
 
-static char *config_file(const char *text)
-{
-    char *path = rs_xstrdup("/tmp/reassert-par-XXXXXX");
-    int fd = mkstemp(path);
-    ck_assert_int_ge(fd, 0);
-    ck_assert_int_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
-    close(fd);
-    return path;
-}
-
 START_TEST(test_parallelism_is_validated_and_refused_not_clamped)
 {
     rs_config c;
     rs_config_defaults(&c);
     ck_assert_int_eq(c.transport_parallelism, 16);
     rs_err e;
-    char *ok = config_file("transport:\n  parallelism: 32\n");
+    char *ok = tt_config_file("transport:\n  parallelism: 32\n");
     ck_assert_msg(live_config_load(ok, &c, &e) == RS_OK, "%s", e.msg);
     ck_assert_int_eq(c.transport_parallelism, 32);
     const char *bad[] = {"transport.parallelism: 0\n", "transport.parallelism: 257\n",
                          "transport.parallelism: 4.5\n", "transport.parallelism: many\n"};
     for (size_t i = 0; i < RS_ARRAY_LEN(bad); i++) {
-        char *p = config_file(bad[i]);
+        char *p = tt_config_file(bad[i]);
         rs_err_clear(&e);
         ck_assert_int_eq(live_config_load(p, &c, &e), RS_DATAERR);
         ck_assert_msg(
@@ -602,10 +480,10 @@ END_TEST
  * --config it pays one round trip per call again. */
 START_TEST(test_no_drift_proof_cost_follows_parallelism)
 {
-    char *db = scenario_world("no-drift-cost-small.yaml");
-    cJSON *fast = run_json(db, "p16", "lazy");
-    double v16 = num(cJSON_GetObjectItemCaseSensitive(fast, "counters"), "virtual_seconds");
-    char *cfg = config_file("transport: {parallelism: 1}\n");
+    char *db = tt_scenario_world("no-drift-cost-small.yaml");
+    cJSON *fast = tt_run_json(db, "p16", "lazy");
+    double v16 = tt_num(cJSON_GetObjectItemCaseSensitive(fast, "counters"), "virtual_seconds");
+    char *cfg = tt_config_file("transport: {parallelism: 1}\n");
     rs_run_args args;
     rs_err e;
     char *argv[] = {"--output", "json", "--config", cfg};
@@ -621,9 +499,9 @@ START_TEST(test_no_drift_proof_cost_follows_parallelism)
     cJSON *slow = cJSON_Parse(text);
     const cJSON *sc = cJSON_GetObjectItemCaseSensitive(slow, "counters");
     /* 37 calls: 21 round trips batched, 37 one at a time. */
-    ck_assert_double_eq(num(sc, "api_calls"), 37);
+    ck_assert_double_eq(tt_num(sc, "api_calls"), 37);
     ck_assert_double_eq(v16, 2.525);
-    ck_assert_double_eq(num(sc, "virtual_seconds"), 2.925);
+    ck_assert_double_eq(tt_num(sc, "virtual_seconds"), 2.925);
     cJSON_Delete(slow);
     cJSON_Delete(fast);
     free(text);
