@@ -7,12 +7,15 @@
  * forked child calls cli_sim_run), so a scenario proves the path production
  * takes, not a copy of it. The only door into sim/ is the sim root
  * (sim/runner/runner_session.h) behind `--transport sim:FILE.db`; a live
- * root will sit beside it with the same four questions answered.
+ * root will sit beside it with the same four questions answered. The
+ * counters of `--output json` come from the counting shim, so they exist
+ * with any root.
  */
 #include "cli/cli.h"
 
 #include "core/cred/cred.h"
 #include "core/live/live_config.h"
+#include "core/transport/transport_count.h"
 #include "core/txn.h"
 #include "sim/runner/runner_session.h"
 
@@ -64,7 +67,9 @@ static void run_proof_out(const rs_options *opt, rs_result *res, rs_out *o)
 static int run_txn(const rs_run_args *args, const sim_run_req *sim, sim_session *root,
                    const rs_config *cfg, const rs_desired *d, const char *run_name, FILE *out)
 {
-    rs_transport *t = sim_session_transport(root);
+    /* The stack, outermost first: core -> (recorder) -> counting -> root;
+     * the sim root applies a scenario run's faults inside its own call. */
+    rs_transport *t = tp_count_open(sim_session_transport(root), cfg);
     rs_options opt = args->opt;
     opt.strategy = args->strategy_name    ? rs_strategy_find(args->strategy_name)
                    : sim && sim->strategy ? sim->strategy
@@ -92,7 +97,8 @@ static int run_txn(const rs_run_args *args, const sim_run_req *sim, sim_session 
         txn_run(t, cfg, &opt, d, &o, &res);
         run_proof_out(&opt, &res, &o);
     }
-    if (args->json_output) run_print_json(out, &res, &opt, &o, sim_session_counters(root));
+    if (args->json_output) run_print_json(out, &res, &opt, &o, tp_count_counters(t));
+    t->close(t);
     out_free(&o);
     free(proof_in);
     free(res.proof_recorded);

@@ -3,6 +3,8 @@
  */
 #include "core/config.h"
 
+#include "core/transport/transport.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -85,6 +87,7 @@ void rs_config_defaults(rs_config *cfg)
     rs_config_set_str(&cfg->openbao_mount, "secret");
     rs_config_set_str(&cfg->openbao_path, "infrastructure/ghcr/auth");
     rs_config_set_str(&cfg->openbao_property, "dockerconfigjson");
+    cfg->transport_parallelism = RS_TRANSPORT_PARALLELISM_DEFAULT;
     rs_config_set_str(&cfg->variables_ns, "flux-system");
     rs_config_set_str(&cfg->variables_name, "variables-base");
     rs_config_set_str(&cfg->variables_key, "ghcr_dockerconfigjson");

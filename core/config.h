@@ -66,6 +66,10 @@ typedef struct rs_config {
 
     char *openbao_mount, *openbao_path, *openbao_property;
 
+    /* Independent reads in flight at once in a batch (the registry proof,
+     * the per-node Talos auth reads): 1..RS_TRANSPORT_PARALLELISM_MAX. */
+    int transport_parallelism;
+
     /* The chain's objects (§1). */
     char *variables_ns, *variables_name,
         *variables_key;                    /* flux-system/variables-base ghcr_dockerconfigjson */

@@ -52,10 +52,27 @@ int gate_read(rs_gate *g, const rs_req *req, rs_resp *resp)
     if (rs_op_is_write(req->op)) {
         rs_resp_init(resp);
         snprintf(resp->error, sizeof resp->error, "write attempted through the read path");
+        resp->sent = RS_SENT_NO;
         return 0;
     }
     rs_resp_init(resp);
-    return g->t->call(g->t, req, resp);
+    return tp_call(g->t, req, resp);
+}
+
+/* Reads only: a write in a batch would have no order and no fence check. */
+void gate_read_batch(rs_gate *g, const rs_req *reqs, rs_resp *resps, size_t n, int parallelism)
+{
+    bool smuggled = false;
+    for (size_t i = 0; i < n; i++) {
+        assert(!rs_op_is_write(reqs[i].op));
+        smuggled = smuggled || rs_op_is_write(reqs[i].op);
+        rs_resp_init(&resps[i]);
+    }
+    for (size_t i = 0; smuggled && i < n; i++) {
+        snprintf(resps[i].error, sizeof resps[i].error, "write attempted through the read path");
+        resps[i].sent = RS_SENT_NO;
+    }
+    if (!smuggled) tp_call_batch(g->t, reqs, resps, n, parallelism);
 }
 
 /* Asserts the fence is still held (the owner's check reads the Lease). */
@@ -79,7 +96,7 @@ gate_result gate_write(rs_gate *g, gate_need need, const rs_req *req, rs_resp *r
     }
     if (gate_check(g, e) != RS_OK) return GATE_FAILED;
     g->writes++;
-    int st = g->t->call(g->t, req, resp);
+    int st = tp_call(g->t, req, resp);
     if (st >= 200 && st < 300) g->changes++;
     return GATE_WRITTEN;
 }
@@ -90,7 +107,7 @@ gate_result gate_fence_write(rs_gate *g, const rs_req *req, rs_resp *resp, rs_er
     rs_resp_init(resp);
     if (!g->lease_proven && gate_check(g, e) != RS_OK) return GATE_FAILED;
     g->writes++;
-    g->t->call(g->t, req, resp);
+    tp_call(g->t, req, resp);
     return GATE_WRITTEN;
 }
 
@@ -99,7 +116,7 @@ int gate_release_write(rs_gate *g, const rs_req *req, rs_resp *resp)
     assert(rs_op_is_write(req->op));
     rs_resp_init(resp);
     g->writes++;
-    return g->t->call(g->t, req, resp);
+    return tp_call(g->t, req, resp);
 }
 
 void gate_lease_proof(rs_gate *g, bool proven)

@@ -63,6 +63,8 @@ void gate_free(rs_gate *g);
 rs_code gate_take(rs_gate *g, gate_need need, rs_err *e);
 
 int gate_read(rs_gate *g, const rs_req *req, rs_resp *resp);
+/* n independent reads, at most `parallelism` in flight (transport v2 batch). */
+void gate_read_batch(rs_gate *g, const rs_req *reqs, rs_resp *resps, size_t n, int parallelism);
 gate_result gate_write(rs_gate *g, gate_need need, const rs_req *req, rs_resp *resp, rs_err *e);
 /* GATE_WRITTEN or GATE_FAILED (the Lease could not be asserted; see e). */
 gate_result gate_fence_write(rs_gate *g, const rs_req *req, rs_resp *resp, rs_err *e);

@@ -126,7 +126,8 @@ static int t_kube(rs_transport *t, rs_op op, const char *kind, const char *ns, c
 static int t_call(rs_transport *t, rs_op op, const char *target, const char *body_json)
 {
     cJSON *body = body_json ? cJSON_Parse(body_json) : NULL;
-    rs_req req = {.op = op, .target = target, .body = body};
+    /* Transport v2: the OpenBao mount and registry host travel, as the core sends them. */
+    rs_req req = {.op = op, .target = target, .body = body, .mount = "secret", .host = "ghcr.io"};
     rs_resp r;
     int status = t->call(t, &req, &r);
     rs_resp_free(&r);

@@ -64,7 +64,7 @@ static int fake_call(rs_transport *t, const rs_req *req, rs_resp *resp)
     const char *v = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(req->body, "v"));
     if (answer == FAKE_NOT_SENT) {
         resp->status = 0;
-        resp->not_sent = true;
+        resp->sent = RS_SENT_NO;
         snprintf(resp->error, sizeof resp->error, "connection refused");
         return 0;
     }

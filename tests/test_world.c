@@ -149,7 +149,8 @@ static int t_merge(rs_transport *t, const char *kind, const char *ns, const char
 static int t_call(rs_transport *t, rs_op op, const char *target, const char *body_json, rs_resp *r)
 {
     cJSON *body = body_json ? cJSON_Parse(body_json) : NULL;
-    rs_req req = {.op = op, .target = target, .body = body};
+    /* Transport v2: the OpenBao mount and registry host travel, as the core sends them. */
+    rs_req req = {.op = op, .target = target, .body = body, .mount = "secret", .host = "ghcr.io"};
     int status = t->call(t, &req, r);
     cJSON_Delete(body);
     return status;
@@ -388,11 +389,11 @@ START_TEST(test_raft_restore_reverts_the_seed_but_pushsecret_stays_ready)
     /* KV v2: a read answers the newest version. */
     rs_transport *t = sim_transport_open(w, "reassert", NULL);
     rs_resp r;
-    ck_assert_int_eq(tp_openbao_read(t, "infrastructure/ghcr/auth", &r), 200);
+    ck_assert_int_eq(tp_openbao_read(t, "secret", "infrastructure/ghcr/auth", &r), 200);
     ck_assert_int_eq(jsonpointer_get(r.body, "/data/metadata/version")->valueint, 2);
     ck_assert_str_eq(t_str(r.body, "/data/data/dockerconfigjson"), prev);
     rs_resp_free(&r);
-    ck_assert_int_eq(tp_openbao_read(t, "infrastructure/other", &r), 404);
+    ck_assert_int_eq(tp_openbao_read(t, "secret", "infrastructure/other", &r), 404);
     rs_resp_free(&r);
     ck_assert_int_eq(t_event(w, "openbao.raft-restore", "{\"credential\":\"ghost\"}", &e),
                      RS_DATAERR);
@@ -571,9 +572,9 @@ START_TEST(test_write_counting_follows_the_api_server)
     /* OpenBao and Talos writes are keyed by service. */
     ck_assert_int_eq(t_call(t, RS_OP_OPENBAO_WRITE, "infrastructure/x", "{\"k\":\"v\"}", &r), 200);
     rs_resp_free(&r);
-    ck_assert_int_eq(t_call(t, RS_OP_TALOS_PATCH, "prod-worker-1",
-                            "{\"machine\":{\"nodeAnnotations\":{\"x\":\"1\"}}}", &r),
-                     200);
+    ck_assert_int_eq(
+        t_call(t, RS_OP_TALOS_PATCH, "prod-worker-1", "{\"node-annotations\":{\"x\":\"1\"}}", &r),
+        200);
     rs_resp_free(&r);
     ck_assert_int_eq(t_kind_writes(w, "openbao"), 1);
     ck_assert_int_eq(t_kind_writes(w, "talos.patch"), 1);
@@ -781,12 +782,12 @@ START_TEST(test_faults_fail_timeout_and_nth)
     ck_assert_int_eq(tp_kube_get(t, "Secret", "flux-system", "variables-base", &r), 200);
     rs_resp_free(&r);
     int64_t t0 = t->now_ms(t);
-    ck_assert_int_eq(tp_openbao_read(t, "infrastructure/ghcr/auth", &r), 0);
+    ck_assert_int_eq(tp_openbao_read(t, "secret", "infrastructure/ghcr/auth", &r), 0);
     ck_assert_str_eq(r.error, "timeout");
     ck_assert_ptr_null(r.body);
     ck_assert_int_eq(t->now_ms(t) - t0, SIM_CALL_MS + SIM_TIMEOUT_MS);
     rs_resp_free(&r);
-    ck_assert_int_eq(tp_openbao_read(t, "infrastructure/ghcr/auth", &r), 200);
+    ck_assert_int_eq(tp_openbao_read(t, "secret", "infrastructure/ghcr/auth", &r), 200);
     rs_resp_free(&r);
     for (int i = 0; i < 3; i++) {
         ck_assert_int_eq(tp_kube_list(t, "Node", NULL, NULL, NULL, &r), 500);
@@ -948,9 +949,9 @@ START_TEST(test_talos_auth_loads_only_at_reboot)
     rs_resp r;
     const char *img = "{\"image\":\"ghcr.io/devantler-tech/ksail:v7.178.30\"}";
     ck_assert_int_eq(t_call(t, RS_OP_TALOS_PATCH, "prod-worker-1",
-                            "{\"machine\":{\"registries\":{\"config\":{\"ghcr.io\":{\"auth\":"
+                            "{\"registry-auth\":{\"host\":\"ghcr.io\",\"auth\":"
                             "{\"username\":\"" CURRENT_USER "\",\"password\":\"" CURRENT_PASS
-                            "\"}}}}}}",
+                            "\"}}}",
                             &r),
                      200);
     rs_resp_free(&r);
@@ -992,8 +993,8 @@ START_TEST(test_talos_auth_loads_only_at_reboot)
     ck_assert_int_eq(t_call(t, RS_OP_TALOS_IMAGE_PULL, "prod-worker-1", img, &r), 200);
     rs_resp_free(&r);
     ck_assert_int_eq(t_call(t, RS_OP_TALOS_PATCH, "prod-worker-1",
-                            "{\"machine\":{\"nodeAnnotations\":{\"platform.devantler.tech/"
-                            "ghcr-pull-verified-revision-v2\":\"abc\"}}}",
+                            "{\"node-annotations\":{\"platform.devantler.tech/"
+                            "ghcr-pull-verified-revision-v2\":\"abc\"}}",
                             &r),
                      200);
     rs_resp_free(&r);

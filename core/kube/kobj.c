@@ -284,7 +284,9 @@ bool kobj_secret_matches(rs_txn *tx, const cJSON *secret, const char *key)
 
 int tp_openbao_read_gate(rs_txn *tx, rs_resp *r)
 {
-    rs_req req = {.op = RS_OP_OPENBAO_READ, .target = tx->cfg->openbao_path};
+    rs_req req = {.op = RS_OP_OPENBAO_READ,
+                  .mount = tx->cfg->openbao_mount, /* transport v2: the mount travels */
+                  .target = tx->cfg->openbao_path};
     return gate_read(tx->gate, &req, r);
 }
 

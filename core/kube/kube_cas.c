@@ -112,8 +112,8 @@ kube_cas_end kube_cas_write(rs_gate *g, const kube_cas_ops *ops, kube_cas_result
             rs_resp_free(&a);
             return cas_end(res, KUBE_CAS_WRITTEN);
         }
-        bool not_sent = a.status == 0 && a.not_sent;
-        bool lost = a.status == 0 && !a.not_sent;
+        bool not_sent = rs_resp_not_sent(&a);
+        bool lost = a.status == 0 && !not_sent;
         rs_resp_free(&a);
         if (not_sent) continue; /* nothing happened: plan again from a fresh start */
         if (lost) {

@@ -8,6 +8,7 @@
 #include "core/live/live_config.h"
 
 #include "core/live/live_yaml.h"
+#include "core/transport/transport.h"
 
 #include <stddef.h>
 #include <stdio.h>
@@ -15,7 +16,8 @@
 #include <string.h>
 
 /* CF_LABEL: an RFC 1123 DNS label (namespaces); CF_NAME: a DNS subdomain
- * (object names); CF_LABELS: a list of DNS labels. Lists never repeat. */
+ * (object names); CF_LABELS: a list of DNS labels. Lists never repeat.
+ * CF_PARALLELISM: 1..RS_TRANSPORT_PARALLELISM_MAX. */
 typedef enum cf_type {
     CF_STR,
     CF_LABEL,
@@ -24,7 +26,8 @@ typedef enum cf_type {
     CF_SECONDS,
     CF_DURATION,
     CF_LIST,
-    CF_LABELS
+    CF_LABELS,
+    CF_PARALLELISM
 } cf_type;
 
 typedef struct cf_key {
@@ -61,9 +64,12 @@ static const cf_key cf_keys[] = {
     {"openbao.mount", CF_STR, CF_FIELD(openbao_mount), 0},
     {"openbao.path", CF_STR, CF_FIELD(openbao_path), 0},
     {"openbao.property", CF_STR, CF_FIELD(openbao_property), 0},
+    {"transport.parallelism", CF_PARALLELISM, CF_FIELD(transport_parallelism), 0},
 };
 
 #define CF_INT_MAX 1000000
+#define RS_STR_(x) #x
+#define RS_STR(x) RS_STR_(x)
 
 static rs_code cf_fail(rs_err *e, const char *path, live_yaml_pos p, const char *key,
                        const char *what)
@@ -150,6 +156,12 @@ static rs_code cf_apply(const live_yaml_doc *d, const char *path, const cf_key *
         *(int64_t *)(base + k->offset) = ms;
         return RS_OK;
     }
+    /* Refused, not clamped: a bound the operator did not get is a surprise. */
+    if (k->type == CF_PARALLELISM &&
+        (!cJSON_IsNumber(v) || !live_yaml_is_int(d, v) || v->valuedouble < 1 ||
+         v->valuedouble > RS_TRANSPORT_PARALLELISM_MAX))
+        return cf_fail(e, path, live_yaml_pos_of(d, v), k->name,
+                       "expected an integer from 1 to " RS_STR(RS_TRANSPORT_PARALLELISM_MAX));
     if (!cJSON_IsNumber(v) || !live_yaml_is_int(d, v) || v->valuedouble < 1 ||
         v->valuedouble > CF_INT_MAX)
         return cf_fail(e, path, live_yaml_pos_of(d, v), k->name, "expected a positive integer");

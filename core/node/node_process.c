@@ -91,7 +91,7 @@ static tx_status node_talos_write_boot(rs_txn *tx, const node_info *n, rs_op op,
         cJSON_Delete(body);
         return s;
     }
-    rs_req req = {.op = op, .target = n->name, .body = body};
+    rs_req req = {.op = op, .target = n->name, .host = tx->cfg->registry_host, .body = body};
     rs_resp r;
     gate_result g = gate_write(tx->gate, GATE_NEED_FULL, &req, &r, &tx->err);
     cJSON_Delete(body);
@@ -427,13 +427,14 @@ static tx_status node_wait_ready(rs_txn *tx, const node_info *n, const char *boo
     return TX_FAIL;
 }
 
+/* The intent "set the registry auth for host H to the desired credential";
+ * the root builds the machine-config document its Talos version expects. */
 static cJSON *talos_auth_patch(rs_txn *tx)
 {
     cJSON *p = cJSON_CreateObject();
-    cJSON *cfg = cJSON_AddObjectToObject(
-        cJSON_AddObjectToObject(cJSON_AddObjectToObject(p, "machine"), "registries"), "config");
-    cJSON *auth =
-        cJSON_AddObjectToObject(cJSON_AddObjectToObject(cfg, tx->cfg->registry_host), "auth");
+    cJSON *ra = cJSON_AddObjectToObject(p, "registry-auth");
+    cJSON_AddStringToObject(ra, "host", tx->cfg->registry_host);
+    cJSON *auth = cJSON_AddObjectToObject(ra, "auth");
     cJSON_AddStringToObject(auth, "username", tx->cred.username);
     cJSON_AddStringToObject(auth, "password", tx->cred.password);
     return p;
@@ -449,7 +450,7 @@ static cJSON *image_body(rs_txn *tx)
 static tx_status node_mark_verified(rs_txn *tx, const node_info *n)
 {
     cJSON *p = cJSON_CreateObject();
-    cJSON *ann = cJSON_AddObjectToObject(cJSON_AddObjectToObject(p, "machine"), "nodeAnnotations");
+    cJSON *ann = cJSON_AddObjectToObject(p, "node-annotations"); /* the intent */
     cJSON_AddStringToObject(ann, tx->cfg->ann.revision, tx->revision);
     cJSON_AddStringToObject(ann, tx->cfg->ann.image, tx->cfg->operator_image);
     tx_status s = node_talos_write(tx, n, RS_OP_TALOS_PATCH, p, "nodeAnnotations patch");

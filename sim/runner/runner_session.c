@@ -4,8 +4,7 @@
  * The transport opens on first use, not at open: opening it marks the run's
  * start in the world (the invariants' bookkeeping), and a run that fails
  * before its first call — an unknown credential, a bad --config — must leave
- * the world as it found it. The counters snapshot is taken at that moment, so
- * the delta a JSON result reports covers exactly this run's calls.
+ * the world as it found it.
  */
 #include "sim/runner/runner_session.h"
 
@@ -17,7 +16,6 @@
 struct sim_session {
     sim_world *w;
     rs_transport *t;
-    cJSON *before;
     char *unfired_path;
     char *run_name;
     const sc_run *run;
@@ -43,7 +41,6 @@ rs_transport *sim_session_transport(sim_session *s)
 {
     if (!s->t) {
         s->t = sim_transport_open(s->w, s->run_name, s->run);
-        s->before = sim_counters_snapshot(s->w);
     }
     return s->t;
 }
@@ -57,15 +54,6 @@ rs_code sim_session_credential(sim_session *s, const char *name, char **text, ch
                                rs_err *e)
 {
     return sim_world_credential(s->w, name, text, ciphertext, e);
-}
-
-cJSON *sim_session_counters(sim_session *s)
-{
-    if (!s->before) return cJSON_CreateObject();
-    cJSON *after = sim_counters_snapshot(s->w);
-    cJSON *delta = sim_counters_delta(s->before, after);
-    cJSON_Delete(after);
-    return delta;
 }
 
 /* The runner's parent reads this file: a fault that never fired means the
@@ -89,7 +77,6 @@ void sim_session_close(sim_session *s)
     if (!s) return;
     session_write_unfired(s);
     if (s->t && s->t->close) s->t->close(s->t);
-    cJSON_Delete(s->before);
     free(s->unfired_path);
     free(s->run_name);
     sim_world_close(s->w);

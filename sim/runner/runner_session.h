@@ -4,9 +4,9 @@
  *
  * This is the only door from cli/'s run path into sim/. A session hands out
  * what a live root will also have to provide — the transport, the cluster's
- * configuration, the desired credential by name — plus the world-side
- * counters for the JSON result until every root has a counting shim. Nothing
- * else of the simulator is reachable from a run.
+ * configuration, the desired credential by name. The JSON result's counters
+ * come from the counting shim (core/transport/transport_count.h), as they
+ * will with any root. Nothing else of the simulator is reachable from a run.
  */
 #ifndef SIM_RUNNER_SESSION_H
 #define SIM_RUNNER_SESSION_H
@@ -35,9 +35,6 @@ rs_code sim_session_config(sim_session *s, rs_config *cfg, rs_err *e);
  * frees both; wipe the text). RS_DATAERR for an unknown name. */
 rs_code sim_session_credential(sim_session *s, const char *name, char **text, char **ciphertext,
                                rs_err *e);
-/* The world's counters moved since the transport opened (DESIGN.md §4 delta
- * shape; {} when it never opened). Caller frees. */
-cJSON *sim_session_counters(sim_session *s);
 void sim_session_close(sim_session *s);
 
 #endif
