@@ -48,6 +48,10 @@ bool live_yaml_is_int(const live_yaml_doc *d, const cJSON *node);
  * other nodes. */
 const char *live_yaml_num_text(const live_yaml_doc *d, const cJSON *node);
 
+/* A plain (unquoted, untagged) scalar typed by the YAML 1.2 core schema:
+ * null, boolean, number (then *is_num, and *is_int for integers) or string. */
+cJSON *live_yaml_plain_scalar(const char *text, bool *is_int, bool *is_num);
+
 /* Parses "<integer>(ms|s|m|h)" (a duration scalar). False when malformed. */
 bool live_yaml_duration_ms(const char *text, int64_t *ms);
 

@@ -1,0 +1,206 @@
+/*
+ * test_scenario_input.c — strict input for the scenario loader (DESIGN.md
+ * §5.1, issue 10; README "Input bounds"): bytes that are not UTF-8 text,
+ * sizes and counts past their bounds, run names and paths that could escape,
+ * and references that could only fail at run time. Each case must fail the
+ * load with RS_DATAERR and the exact "<file>:<line>:<col>: <field>: ..."
+ * prefix; nothing may be silently cut.
+ */
+#include "sim/scenario/scenario.h"
+
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define TI_HEAD                                                                                   \
+    "name: t\nseed: 1\ncluster: {preset: prod, credential: current}\ndesired: current\n"          \
+    "runs:\n  - name: first\n    expect: {exit: 0}\n"
+
+static char *ti_write(const char *text, size_t n)
+{
+    char *path = strdup("/tmp/test_scenario_input-XXXXXX");
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    size_t done = 0;
+    while (done < n) {
+        ssize_t w = write(fd, text + done, n - done);
+        ck_assert_int_gt(w, 0);
+        done += (size_t)w;
+    }
+    close(fd);
+    return path;
+}
+
+/* Loads text (n bytes), expects RS_DATAERR and "<path>:" + want as prefix. */
+static void ti_err_n(const char *text, size_t n, const char *want)
+{
+    char *p = ti_write(text, n);
+    sc_scenario *sc = (sc_scenario *)1;
+    rs_err e = {0};
+    rs_code rc = sc_load(p, &sc, &e);
+    unlink(p);
+    char prefix[1024];
+    snprintf(prefix, sizeof prefix, "%s:%s", p, want);
+    free(p);
+    ck_assert_msg(rc == RS_DATAERR, "loaded (rc %d), want: %s", rc, prefix);
+    ck_assert_ptr_null(sc);
+    ck_assert_msg(strncmp(e.msg, prefix, strlen(prefix)) == 0, "got  '%s'\nwant '%s...'", e.msg,
+                  prefix);
+}
+
+static void ti_err(const char *text, const char *want)
+{
+    ti_err_n(text, strlen(text), want);
+}
+
+static sc_scenario *ti_ok(const char *text)
+{
+    char *p = ti_write(text, strlen(text));
+    sc_scenario *sc = NULL;
+    rs_err e = {0};
+    rs_code rc = sc_load(p, &sc, &e);
+    unlink(p);
+    free(p);
+    ck_assert_msg(rc == RS_OK, "load failed: %s", e.msg);
+    return sc;
+}
+
+/* ---- bytes --------------------------------------------------------------- */
+
+/* A valid run, then a bad byte on line 8, then a run that must not vanish. */
+static void ti_cut(const char *line8, size_t n8, const char *want)
+{
+    static const char tail[] = "  - name: second\n    expect: {exit: 99}\n";
+    char buf[1024];
+    size_t n = 0;
+    memcpy(buf, TI_HEAD, strlen(TI_HEAD));
+    n += strlen(TI_HEAD);
+    memcpy(buf + n, line8, n8);
+    n += n8;
+    memcpy(buf + n, tail, sizeof tail - 1);
+    n += sizeof tail - 1;
+    ti_err_n(buf, n, want);
+}
+
+START_TEST(test_nul_anywhere_refuses_the_file)
+{
+    static const char comment[] = "# a comment \0 with a NUL byte\n";
+    ti_cut(comment, sizeof comment - 1, "8:13: (bytes): a NUL byte");
+    static const char value[] = "  - name: \"mid\0dle\"\n    expect: {exit: 0}\n";
+    ti_cut(value, sizeof value - 1, "8:15: (bytes): a NUL byte");
+}
+END_TEST
+
+START_TEST(test_invalid_utf8_anywhere_refuses_the_file)
+{
+    static const char ff[] = "# a comment \xff\xfe that is not UTF-8\n";
+    ti_cut(ff, sizeof ff - 1, "8:13: (bytes): byte 0xFF is not valid UTF-8");
+    static const char overlong[] = "  - name: \"x\xc0\xafy\"\n    expect: {exit: 0}\n";
+    ti_cut(overlong, sizeof overlong - 1, "8:13: (bytes): byte 0xC0 is not valid UTF-8");
+    static const char surrogate[] = "# CESU surrogate \xed\xa0\x80 in a comment\n";
+    ti_cut(surrogate, sizeof surrogate - 1, "8:18: (bytes): byte 0xED is not valid UTF-8");
+    static const char high[] = "# past U+10FFFF \xf4\x90\x80\x80\n";
+    ti_cut(high, sizeof high - 1, "8:17: (bytes): byte 0xF4 is not valid UTF-8");
+    /* Multi-byte characters before the bad byte count as one column each. */
+    static const char wide[] = "# \xc3\xa9\xe2\x82\xac \xff\n";
+    ti_cut(wide, sizeof wide - 1, "8:6: (bytes): byte 0xFF is not valid UTF-8");
+    /* The file ends inside a character. */
+    static const char cut[] = TI_HEAD "# truncated \xe2\x82";
+    ti_err_n(cut, sizeof cut - 1, "8:13: (bytes): byte 0xE2 is not valid UTF-8");
+}
+END_TEST
+
+START_TEST(test_valid_utf8_still_loads)
+{
+    sc_scenario *sc = ti_ok(TI_HEAD "# caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x94\x91\n"
+                                    "about: \"na\xc3\xafve\"\n");
+    ck_assert_str_eq(sc->about, "na\xc3\xafve");
+    sc_free(sc);
+}
+END_TEST
+
+/* ---- sizes --------------------------------------------------------------- */
+
+START_TEST(test_file_over_4_mib_is_refused)
+{
+    size_t n = 4u * 1024u * 1024u + 1;
+    char *big = malloc(n);
+    ck_assert_ptr_nonnull(big);
+    memcpy(big, TI_HEAD, strlen(TI_HEAD));
+    memset(big + strlen(TI_HEAD), '#', n - strlen(TI_HEAD));
+    big[n - 1] = '\n';
+    ti_err_n(big, n, "1:1: (file): the scenario is larger than 4194304 bytes");
+    free(big);
+}
+END_TEST
+
+START_TEST(test_value_over_64_kib_is_refused)
+{
+    size_t pw = 64 * 1024 + 1;
+    size_t cap = strlen(TI_HEAD) + pw + 128;
+    char *text = malloc(cap);
+    ck_assert_ptr_nonnull(text);
+    int k = snprintf(text, cap, "%scatalogue:\n  big: {username: u, password: \"", TI_HEAD);
+    memset(text + k, 'p', pw);
+    strcpy(text + k + pw, "\"}\n");
+    ti_err(text, "9:32: catalogue.big.password: a value longer than 65536 bytes");
+    /* Exactly at the bound is accepted. */
+    memset(text + k, 'p', pw - 1);
+    strcpy(text + k + pw - 1, "\"}\n");
+    sc_scenario *sc = ti_ok(text);
+    ck_assert_uint_eq(strlen(sc_catalogue_find(sc, "big")->password), pw - 1);
+    sc_free(sc);
+    free(text);
+}
+END_TEST
+
+/* Many aliases and many keys resolve correctly through the hashed lookups. */
+START_TEST(test_many_aliases_and_keys_resolve)
+{
+    size_t n = 9000, cap = 64 + n * 8 + 512;
+    char *text = malloc(cap);
+    ck_assert_ptr_nonnull(text);
+    int k = snprintf(text, cap, "%s", TI_HEAD);
+    k += snprintf(text + k, cap - (size_t)k,
+                  "  - name: r\n    expect:\n      output-contains: [&a \"x\"");
+    for (size_t i = 0; i < n; i++)
+        k += snprintf(text + k, cap - (size_t)k, ", *a");
+    snprintf(text + k, cap - (size_t)k, "]\n");
+    sc_scenario *sc = ti_ok(text);
+    const cJSON *oc = cJSON_GetObjectItemCaseSensitive(sc->runs[1].expect, "output-contains");
+    ck_assert_int_eq(cJSON_GetArraySize(oc), (int)n + 1);
+    ck_assert_str_eq(cJSON_GetArrayItem(oc, (int)n)->valuestring, "x");
+    sc_free(sc);
+    free(text);
+    /* A duplicate key is still found in a big mapping, with both positions. */
+    ti_err(TI_HEAD "catalogue:\n  a: {username: u, password: p}\n  b: {username: u, password: p}\n"
+                   "  a: {username: v, password: q}\n",
+           "11:3: catalogue.a: duplicate key (first given at line 9, column 3)");
+}
+END_TEST
+
+static Suite *ti_suite(void)
+{
+    Suite *s = suite_create("scenario_input");
+    TCase *t = tcase_create("input");
+    tcase_set_timeout(t, 60);
+    tcase_add_test(t, test_nul_anywhere_refuses_the_file);
+    tcase_add_test(t, test_invalid_utf8_anywhere_refuses_the_file);
+    tcase_add_test(t, test_valid_utf8_still_loads);
+    tcase_add_test(t, test_file_over_4_mib_is_refused);
+    tcase_add_test(t, test_value_over_64_kib_is_refused);
+    tcase_add_test(t, test_many_aliases_and_keys_resolve);
+    suite_add_tcase(s, t);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(ti_suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
