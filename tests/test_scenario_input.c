@@ -181,6 +181,61 @@ START_TEST(test_many_aliases_and_keys_resolve)
 }
 END_TEST
 
+/* ---- run names, args and {tmp} ----------------------------------------- */
+
+#define TI_R "name: t\ncluster: {preset: prod, credential: current}\ndesired: current\nruns:\n"
+
+START_TEST(test_run_names_are_dns_label_like)
+{
+    static const char *const bad[] = {
+        "a/b", "Reassert", "reassert-", "-r", "\"r\\n::error::X\"", "\"../../victim\"",
+        "\"a.b\"", "\"a b\"",
+        "a234567890123456789012345678901234567890123456789012345678901234", /* 64 */
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        char text[512];
+        snprintf(text, sizeof text, TI_R "  - name: %s\n", bad[i]);
+        ti_err(text, "5:11: runs[0].name: a run name must be lowercase letters, digits and '-'");
+    }
+    sc_scenario *sc = ti_ok(
+        TI_R "  - name: a23456789012345678901234567890123456789012345678901234567890123\n"
+             "  - name: 0-x\n");
+    ck_assert_str_eq(sc->runs[1].name, "0-x");
+    sc_free(sc);
+}
+END_TEST
+
+START_TEST(test_args_the_harness_sets_are_refused)
+{
+    ti_err(TI_R "  - name: r\n    args: [--check-only, --transport, \"sim:/tmp/x.db\"]\n",
+           "6:26: runs[0].args[1]: --transport may not be given in a scenario's args");
+    ti_err(TI_R "  - name: r\n    args: [--desired=current]\n",
+           "6:12: runs[0].args[0]: --desired may not be given");
+    ti_err(TI_R "  - name: r\n    args: [--kubeconfig, /k]\n",
+           "6:12: runs[0].args[0]: --kubeconfig may not be given");
+    ti_err(TI_R "  - name: r\n    args: [-h]\n", "6:12: runs[0].args[0]: -h may not be given");
+    sc_scenario *sc = ti_ok(TI_R "  - name: r\n    args: [--output, json, --strategy, eager, "
+                                 "--transportx]\n");
+    ck_assert_uint_eq(sc->runs[0].n_args, 5);
+    sc_free(sc);
+}
+END_TEST
+
+START_TEST(test_tmp_paths_stay_in_the_private_directory)
+{
+    ti_err(TI_R "  - name: r\n    args: [--record-runtime-proof, \"{tmp}/../../etc/proof.json\"]\n",
+           "6:36: runs[0].args[1]: a {tmp} path must stay inside the private directory");
+    ti_err(TI_R "  - name: r\n    args: [--record-runtime-proof, \"{tmp}/a/..\"]\n",
+           "6:36: runs[0].args[1]: a {tmp} path");
+    ti_err(TI_R "  - name: r\n    args: [--record-runtime-proof, \"{tmp}x/proof.json\"]\n",
+           "6:36: runs[0].args[1]: a {tmp} path");
+    sc_scenario *sc = ti_ok(TI_R "  - name: r\n    args: [--record-runtime-proof, "
+                                 "\"{tmp}/a..b/proof.json\", --config, \"{tmp}\"]\n");
+    ck_assert_str_eq(sc->runs[0].args[1], "{tmp}/a..b/proof.json");
+    sc_free(sc);
+}
+END_TEST
+
 static Suite *ti_suite(void)
 {
     Suite *s = suite_create("scenario_input");
@@ -192,6 +247,9 @@ static Suite *ti_suite(void)
     tcase_add_test(t, test_file_over_4_mib_is_refused);
     tcase_add_test(t, test_value_over_64_kib_is_refused);
     tcase_add_test(t, test_many_aliases_and_keys_resolve);
+    tcase_add_test(t, test_run_names_are_dns_label_like);
+    tcase_add_test(t, test_args_the_harness_sets_are_refused);
+    tcase_add_test(t, test_tmp_paths_stay_in_the_private_directory);
     suite_add_tcase(s, t);
     return s;
 }
