@@ -236,6 +236,45 @@ START_TEST(test_tmp_paths_stay_in_the_private_directory)
 }
 END_TEST
 
+/* ---- counts -------------------------------------------------------------- */
+
+START_TEST(test_fanout_over_256_is_refused_not_cut)
+{
+    ti_err("name: t\ncluster: {preset: prod, credential: current, fanout-namespaces: 257}\n"
+           "desired: current\nruns:\n  - name: r\n",
+           "2:65: cluster.fanout-namespaces: must be an integer from 0 to 256");
+    size_t cap = 257 * 16 + 512;
+    char *text = malloc(cap);
+    ck_assert_ptr_nonnull(text);
+    int k = snprintf(text, cap, "name: t\ncluster:\n  preset: prod\n  credential: current\n"
+                                "  fanout-namespaces:\n");
+    for (int i = 1; i <= 257; i++)
+        k += snprintf(text + k, cap - (size_t)k, "    - ns-%d\n", i);
+    snprintf(text + k, cap - (size_t)k, "desired: current\nruns:\n  - name: r\n");
+    ti_err(text, "5:3: cluster.fanout-namespaces: 257 namespaces; at most 256 are supported");
+    /* 256 is the bound, kept whole. */
+    char *at = strstr(text, "    - ns-257\n");
+    memmove(at, at + strlen("    - ns-257\n"), strlen(at + strlen("    - ns-257\n")) + 1);
+    sc_scenario *sc = ti_ok(text);
+    ck_assert_uint_eq(sc->cluster.n_fanout, 256);
+    ck_assert_str_eq(sc->cluster.fanout_namespaces[255], "ns-256");
+    sc_free(sc);
+    free(text);
+}
+END_TEST
+
+START_TEST(test_workers_are_bounded_to_what_finishes)
+{
+    ti_err("name: t\ncluster: {preset: prod, credential: previous, workers: 4096}\n"
+           "desired: current\nruns:\n  - name: r\n",
+           "2:56: cluster.workers: must be an integer from 0 to 256");
+    sc_scenario *sc = ti_ok("name: t\ncluster: {preset: prod, credential: previous, workers: 256}"
+                            "\ndesired: current\nruns:\n  - name: r\n");
+    ck_assert_int_eq(sc->cluster.workers, 256);
+    sc_free(sc);
+}
+END_TEST
+
 static Suite *ti_suite(void)
 {
     Suite *s = suite_create("scenario_input");
@@ -250,6 +289,8 @@ static Suite *ti_suite(void)
     tcase_add_test(t, test_run_names_are_dns_label_like);
     tcase_add_test(t, test_args_the_harness_sets_are_refused);
     tcase_add_test(t, test_tmp_paths_stay_in_the_private_directory);
+    tcase_add_test(t, test_fanout_over_256_is_refused_not_cut);
+    tcase_add_test(t, test_workers_are_bounded_to_what_finishes);
     suite_add_tcase(s, t);
     return s;
 }
