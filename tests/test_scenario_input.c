@@ -236,6 +236,47 @@ START_TEST(test_tmp_paths_stay_in_the_private_directory)
 }
 END_TEST
 
+/* ---- references resolve at load time ------------------------------------ */
+
+START_TEST(test_kinds_refs_and_nodes_resolve_at_load)
+{
+    ti_err(TI_R "  - name: r\n    expect:\n      delta: {writes_by_kind: {Secret: 0, Sekret: 0}}\n",
+           "7:43: runs[0].expect.delta.writes_by_kind.Sekret: unknown kind");
+    ti_err(TI_R "  - name: r\n    expect:\n      state:\n        - {ref: Secret/x, path: /data, "
+                "absent: true}\n",
+           "8:17: runs[0].expect.state[0].ref: Secret is namespaced: want "
+           "Secret/namespace/name");
+    ti_err(TI_R "  - name: r\n    before:\n      - kube.delete: {ref: Node/ns/x}\n",
+           "7:28: runs[0].before[0].kube.delete.ref: Node is cluster-scoped");
+    ti_err(TI_R "  - name: r\n    before:\n      - kube.delete: {ref: Sekret/ns/x}\n",
+           "7:28: runs[0].before[0].kube.delete.ref: unknown kind in \"Sekret/ns/x\"");
+    ti_err(TI_R "  - name: r\n    expect:\n      state:\n        - {talos: nope, registry-auth: "
+                "current}\n",
+           "8:19: runs[0].expect.state[0].talos: unknown node \"nope\"");
+    ti_err(TI_R "  - name: r\n    before:\n      - node.replace: {node: prod-worker-99}\n",
+           "7:30: runs[0].before[0].node.replace.node: unknown node \"prod-worker-99\"");
+    ti_err(TI_R "  - name: r\n    before:\n      - node.replace: {node: prod-worker-01}\n",
+           "7:30: runs[0].before[0].node.replace.node: unknown node");
+    ti_err(TI_R "  - name: r\n    before:\n      - talos.partial-apply: {nodes: [prod-worker-1, x], "
+                "drop-node-annotations: true}\n",
+           "7:54: runs[0].before[0].talos.partial-apply.nodes[1]: unknown node \"x\"");
+    ti_err(TI_R "  - name: r\n    before:\n      - pdb.block: {node: prod-control-plane-4, for: 1m}\n",
+           "7:27: runs[0].before[0].pdb.block.node: unknown node");
+    /* Preset nodes within the cluster's sizes, and nodes a node.add creates
+     * (in any run), resolve; known write kinds load. */
+    sc_scenario *sc = ti_ok(
+        "name: t\ncluster: {preset: prod, credential: current, workers: 5}\ndesired: current\n"
+        "runs:\n  - name: r\n    before:\n      - node.replace: {node: prod-worker-5}\n"
+        "      - etcd.unhealthy: {node: prod-control-plane-3}\n"
+        "    expect:\n      state:\n        - {talos: extra-1, registry-auth: current}\n"
+        "      delta: {writes_by_kind: {Secret: 0, PushSecret: 0, Node: 0, openbao: 0, "
+        "talos.reboot: 0, talos.image-pull: 0}}\n"
+        "  - name: s\n    before:\n      - node.add: {role: worker, name: extra-1}\n");
+    ck_assert_uint_eq(sc->n_runs, 2);
+    sc_free(sc);
+}
+END_TEST
+
 /* ---- counts -------------------------------------------------------------- */
 
 START_TEST(test_fanout_over_256_is_refused_not_cut)
@@ -290,6 +331,7 @@ static Suite *ti_suite(void)
     tcase_add_test(t, test_args_the_harness_sets_are_refused);
     tcase_add_test(t, test_tmp_paths_stay_in_the_private_directory);
     tcase_add_test(t, test_fanout_over_256_is_refused_not_cut);
+    tcase_add_test(t, test_kinds_refs_and_nodes_resolve_at_load);
     tcase_add_test(t, test_workers_are_bounded_to_what_finishes);
     suite_add_tcase(s, t);
     return s;

@@ -311,7 +311,7 @@ rs_code sc_load(const char *path, sc_scenario **out, rs_err *e)
     if (rc != RS_OK) return rc;
     sc_scenario *sc = rs_xcalloc(1, sizeof *sc);
     sc->file = rs_xstrdup(path);
-    sc_ld ld = {.file = path, .doc = doc, .e = e, .sc = sc};
+    sc_ld ld = {.file = path, .doc = doc, .e = e, .sc = sc, .root = sy_root(doc)};
     bool ok = scl_scenario(&ld, sy_root(doc));
     sy_free(doc);
     if (!ok) {

@@ -183,6 +183,11 @@ static bool ev_talos_partial(sc_ld *ld, const cJSON *v, const char *path, cJSON 
     if (!scl_str_list(ld, nl, kp, &nodes, &n_nodes)) return false;
     scl_str_list_free(nodes, n_nodes);
     if (n_nodes == 0) return scl_fail_at(ld, nl, kp, "must name at least one node");
+    for (size_t i = 0; i < n_nodes; i++) {
+        char ip[SC_PATH_MAX];
+        scl_path_idx(ip, kp, i);
+        if (!scl_node(ld, cJSON_GetArrayItem(nl, (int)i), ip)) return false;
+    }
     scl_path_key(kp, path, "drop-node-annotations");
     if (!scl_bool(ld, cJSON_GetObjectItemCaseSensitive(v, "drop-node-annotations"), kp, &drop))
         return false;
@@ -196,7 +201,11 @@ static bool ev_talos_partial(sc_ld *ld, const cJSON *v, const char *path, cJSON 
 static bool ev_node_only(sc_ld *ld, const cJSON *v, const char *path, cJSON **args)
 {
     static const char *const keys[] = {"node", NULL};
-    if (!scl_shape(ld, v, path, keys, 1) || !scl_field_str(ld, v, "node", path)) return false;
+    char kp[SC_PATH_MAX];
+    scl_path_key(kp, path, "node");
+    if (!scl_shape(ld, v, path, keys, 1) || !scl_field_str(ld, v, "node", path) ||
+        !scl_node(ld, cJSON_GetObjectItemCaseSensitive(v, "node"), kp))
+        return false;
     *args = cJSON_Duplicate(v, true);
     return true;
 }
@@ -237,7 +246,10 @@ static bool ev_pdb_block(sc_ld *ld, const cJSON *v, const char *path, cJSON **ar
     static const char *const keys[] = {"node", "for", NULL};
     char kp[SC_PATH_MAX];
     int64_t ms;
-    if (!scl_shape(ld, v, path, keys, 2) || !scl_field_str(ld, v, "node", path)) return false;
+    scl_path_key(kp, path, "node");
+    if (!scl_shape(ld, v, path, keys, 2) || !scl_field_str(ld, v, "node", path) ||
+        !scl_node(ld, cJSON_GetObjectItemCaseSensitive(v, "node"), kp))
+        return false;
     scl_path_key(kp, path, "for");
     if (!scl_duration(ld, cJSON_GetObjectItemCaseSensitive(v, "for"), kp, &ms)) return false;
     *args = cJSON_CreateObject();
