@@ -316,6 +316,23 @@ START_TEST(test_workers_are_bounded_to_what_finishes)
 }
 END_TEST
 
+START_TEST(test_durations_are_bounded_to_366_days)
+{
+    ti_err(TI_R "  - name: r\n    before:\n      - advance: 100000h\n",
+           "7:18: runs[0].before[0].advance: duration \"100000h\" is longer than 366 days");
+    ti_err(TI_R "  - name: r\n    before:\n      - advance: 9223372036854775s\n",
+           "7:18: runs[0].before[0].advance: duration \"9223372036854775s\" is longer");
+    ti_err(TI_R "  - name: r\n    before:\n      - advance: 31622400001ms\n",
+           "7:18: runs[0].before[0].advance: duration \"31622400001ms\" is longer");
+    ti_err(TI_R "  - name: r\n    before:\n      - pdb.block: {node: prod-worker-1, for: 8785h}\n",
+           "7:47: runs[0].before[0].pdb.block.for: duration \"8785h\" is longer");
+    sc_scenario *sc = ti_ok(TI_R "  - name: r\n    before:\n      - advance: 8784h\n");
+    const cJSON *ms = cJSON_GetObjectItemCaseSensitive(sc->runs[0].before[0].args, "ms");
+    ck_assert_double_eq(ms->valuedouble, 31622400000.0);
+    sc_free(sc);
+}
+END_TEST
+
 static Suite *ti_suite(void)
 {
     Suite *s = suite_create("scenario_input");
@@ -333,6 +350,7 @@ static Suite *ti_suite(void)
     tcase_add_test(t, test_fanout_over_256_is_refused_not_cut);
     tcase_add_test(t, test_kinds_refs_and_nodes_resolve_at_load);
     tcase_add_test(t, test_workers_are_bounded_to_what_finishes);
+    tcase_add_test(t, test_durations_are_bounded_to_366_days);
     suite_add_tcase(s, t);
     return s;
 }

@@ -50,14 +50,21 @@ static bool scl_field_cred(sc_ld *ld, const cJSON *v, const char *key, const cha
     return scl_cred_name(ld, cJSON_GetObjectItemCaseSensitive(v, key), kp, &s);
 }
 
+/* 366 days: a year of virtual time, leap day included (README "Input bounds"). */
+#define SC_DURATION_MAX_MS (366LL * 24 * 3600 * 1000)
+
 static bool scl_duration(sc_ld *ld, const cJSON *n, const char *path, int64_t *ms)
 {
     if (!cJSON_IsString(n))
         return scl_fail_at(ld, n, path, "expected a duration such as 30s, got %s",
                            scl_type_name(ld, n));
-    if (sc_parse_duration_ms(n->valuestring, ms)) return true;
-    return scl_fail_at(ld, n, path, "malformed duration \"%s\" (want <integer>(ms|s|m|h))",
-                       n->valuestring);
+    if (!sc_parse_duration_ms(n->valuestring, ms))
+        return scl_fail_at(ld, n, path, "malformed duration \"%s\" (want <integer>(ms|s|m|h))",
+                           n->valuestring);
+    if (*ms > SC_DURATION_MAX_MS)
+        return scl_fail_at(ld, n, path, "duration \"%s\" is longer than 366 days (8784h)",
+                           n->valuestring);
+    return true;
 }
 
 /* ---- one check per event ---------------------------------------------- */
