@@ -30,8 +30,11 @@ typedef struct live_yaml_pos {
 typedef struct live_yaml_doc live_yaml_doc;
 
 /* Parses path into a document; `what` ("scenario", "configuration") names
- * the file in errors. YAML syntax errors, duplicate keys, unknown aliases,
- * unsupported tags and NUL characters fail with
+ * the file in errors. The file is read whole first (live_text.h: at most
+ * 4 MiB, no NUL byte, strict UTF-8), and the parse must reach the end of the
+ * stream. YAML syntax errors, duplicate keys, unknown aliases, unsupported
+ * tags, scalars over 64 KiB, nesting over 64 and more than 200 000 nodes fail
+ * with
  * "<path>:<line>:<col>: <field>: <problem>" and RS_DATAERR; libfyaml's own
  * diagnostics are captured, never printed. */
 rs_code live_yaml_load(const char *path, const char *what, live_yaml_doc **out, rs_err *e);
