@@ -783,7 +783,8 @@ START_TEST(test_other_malformed_values_are_refused)
            "talos");
     ts_err(TS_HEAD "    expect:\n      exit: 256\n",
            "9:13: runs[0].expect.exit: must be an integer from 0 to 255");
-    ts_err(TS_HEAD "    before:\n      - kube.patch: {ref: Node/b, merge-patch: {}, json-patch: []}\n",
+    ts_err(TS_HEAD
+           "    before:\n      - kube.patch: {ref: Node/b, merge-patch: {}, json-patch: []}\n",
            "9:21: runs[0].before[0].kube.patch: give exactly one of json-patch and merge-patch");
     ts_err(TS_HEAD
            "    before:\n      - kube.patch: {ref: Node/b, json-patch: [{op: frob, path: /a}]}\n",

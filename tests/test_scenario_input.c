@@ -14,8 +14,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#define TI_HEAD                                                                                   \
-    "name: t\nseed: 1\ncluster: {preset: prod, credential: current}\ndesired: current\n"          \
+#define TI_HEAD                                                                                    \
+    "name: t\nseed: 1\ncluster: {preset: prod, credential: current}\ndesired: current\n"           \
     "runs:\n  - name: first\n    expect: {exit: 0}\n"
 
 static char *ti_write(const char *text, size_t n)
@@ -188,8 +188,14 @@ END_TEST
 START_TEST(test_run_names_are_dns_label_like)
 {
     static const char *const bad[] = {
-        "a/b", "Reassert", "reassert-", "-r", "\"r\\n::error::X\"", "\"../../victim\"",
-        "\"a.b\"", "\"a b\"",
+        "a/b",
+        "Reassert",
+        "reassert-",
+        "-r",
+        "\"r\\n::error::X\"",
+        "\"../../victim\"",
+        "\"a.b\"",
+        "\"a b\"",
         "a234567890123456789012345678901234567890123456789012345678901234", /* 64 */
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
@@ -197,9 +203,9 @@ START_TEST(test_run_names_are_dns_label_like)
         snprintf(text, sizeof text, TI_R "  - name: %s\n", bad[i]);
         ti_err(text, "5:11: runs[0].name: a run name must be lowercase letters, digits and '-'");
     }
-    sc_scenario *sc = ti_ok(
-        TI_R "  - name: a23456789012345678901234567890123456789012345678901234567890123\n"
-             "  - name: 0-x\n");
+    sc_scenario *sc =
+        ti_ok(TI_R "  - name: a23456789012345678901234567890123456789012345678901234567890123\n"
+                   "  - name: 0-x\n");
     ck_assert_str_eq(sc->runs[1].name, "0-x");
     sc_free(sc);
 }
@@ -257,10 +263,12 @@ START_TEST(test_kinds_refs_and_nodes_resolve_at_load)
            "7:30: runs[0].before[0].node.replace.node: unknown node \"prod-worker-99\"");
     ti_err(TI_R "  - name: r\n    before:\n      - node.replace: {node: prod-worker-01}\n",
            "7:30: runs[0].before[0].node.replace.node: unknown node");
-    ti_err(TI_R "  - name: r\n    before:\n      - talos.partial-apply: {nodes: [prod-worker-1, x], "
-                "drop-node-annotations: true}\n",
+    ti_err(TI_R
+           "  - name: r\n    before:\n      - talos.partial-apply: {nodes: [prod-worker-1, x], "
+           "drop-node-annotations: true}\n",
            "7:54: runs[0].before[0].talos.partial-apply.nodes[1]: unknown node \"x\"");
-    ti_err(TI_R "  - name: r\n    before:\n      - pdb.block: {node: prod-control-plane-4, for: 1m}\n",
+    ti_err(TI_R
+           "  - name: r\n    before:\n      - pdb.block: {node: prod-control-plane-4, for: 1m}\n",
            "7:27: runs[0].before[0].pdb.block.node: unknown node");
     /* Preset nodes within the cluster's sizes, and nodes a node.add creates
      * (in any run), resolve; known write kinds load. */
@@ -287,8 +295,9 @@ START_TEST(test_fanout_over_256_is_refused_not_cut)
     size_t cap = 257 * 16 + 512;
     char *text = malloc(cap);
     ck_assert_ptr_nonnull(text);
-    int k = snprintf(text, cap, "name: t\ncluster:\n  preset: prod\n  credential: current\n"
-                                "  fanout-namespaces:\n");
+    int k = snprintf(text, cap,
+                     "name: t\ncluster:\n  preset: prod\n  credential: current\n"
+                     "  fanout-namespaces:\n");
     for (int i = 1; i <= 257; i++)
         k += snprintf(text + k, cap - (size_t)k, "    - ns-%d\n", i);
     snprintf(text + k, cap - (size_t)k, "desired: current\nruns:\n  - name: r\n");

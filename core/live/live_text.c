@@ -52,9 +52,8 @@ rs_code live_text_check(const char *file, const char *buf, size_t len, rs_err *e
                            file, line, col);
         size_t k = lt_utf8_len(s + i, len - i);
         if (k == 0)
-            return rs_fail(e, RS_DATAERR,
-                           "%s:%ld:%ld: (bytes): byte 0x%02X is not valid UTF-8%s", file, line,
-                           col, s[i],
+            return rs_fail(e, RS_DATAERR, "%s:%ld:%ld: (bytes): byte 0x%02X is not valid UTF-8%s",
+                           file, line, col, s[i],
                            len - i < 4 ? " (or the file ends inside a character)" : "");
         if (s[i] == '\n') {
             line++;

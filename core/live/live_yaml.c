@@ -37,7 +37,7 @@
 #define LY_DEPTH_MAX 64     /* libfyaml's own guaranteed minimum depth limit */
 #define LY_NODES_MAX 200000 /* stops alias expansion bombs long before memory */
 #define LY_PATH_MAX 256
-#define LY_EVENTS_MAX 1000000 /* every node is at most two events; generous bound */
+#define LY_EVENTS_MAX 1000000     /* every node is at most two events; generous bound */
 #define LY_SCALAR_MAX (64 * 1024) /* longest scalar or key, bytes: README "Input bounds" */
 
 #define LY_TAG_STR "tag:yaml.org,2002:str"
@@ -55,7 +55,7 @@ struct live_yaml_doc {
     ly_entry *ents;
     size_t n_ents;
     size_t cap_ents;
-    size_t *slots; /* open addressing over ents by node address: 1 + index, 0 = empty */
+    size_t *slots;  /* open addressing over ents by node address: 1 + index, 0 = empty */
     size_t n_slots; /* a power of two, at least twice n_ents */
 };
 

@@ -47,11 +47,19 @@ static bool sc_run_name_ok(const char *s)
 /* Flags the harness sets itself (the world, the desired credential) or that
  * only a live run could act on: given in `args` they would be ignored or
  * point the run elsewhere, so the load refuses them. */
-static const char *const sc_args_refused[] = {
-    "--transport",   "--desired",         "--kubeconfig",          "--context",
-    "--talosconfig", "--secret-file",     "--decrypt-command",     "--openbao-token-file",
-    "--record",      "--help",            "-h",                    "--version",
-    NULL};
+static const char *const sc_args_refused[] = {"--transport",
+                                              "--desired",
+                                              "--kubeconfig",
+                                              "--context",
+                                              "--talosconfig",
+                                              "--secret-file",
+                                              "--decrypt-command",
+                                              "--openbao-token-file",
+                                              "--record",
+                                              "--help",
+                                              "-h",
+                                              "--version",
+                                              NULL};
 
 static const char *sc_arg_refused(const char *arg)
 {
@@ -159,8 +167,7 @@ static bool scl_run_body(sc_ld *ld, const cJSON *v, const char *path, sc_run *r)
     const cJSON *f;
     if (!scl_keys(ld, v, path, keys)) return false;
     scl_path_key(kp, path, "args");
-    if ((f = cJSON_GetObjectItemCaseSensitive(v, "args")) && !scl_args(ld, f, kp, r))
-        return false;
+    if ((f = cJSON_GetObjectItemCaseSensitive(v, "args")) && !scl_args(ld, f, kp, r)) return false;
     scl_path_key(kp, path, "before");
     if ((f = cJSON_GetObjectItemCaseSensitive(v, "before")) &&
         !scl_event_list(ld, f, kp, &r->before, &r->n_before))

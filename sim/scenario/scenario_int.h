@@ -26,7 +26,7 @@ typedef struct sc_ld {
     const char *file;
     const sy_doc *doc;
     rs_err *e;
-    sc_scenario *sc; /* catalogue and run names are complete before runs are read */
+    sc_scenario *sc;   /* catalogue and run names are complete before runs are read */
     const cJSON *root; /* the whole file: node.add names anywhere resolve node references */
 } sc_ld;
 
