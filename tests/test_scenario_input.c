@@ -313,14 +313,14 @@ START_TEST(test_fanout_over_256_is_refused_not_cut)
 }
 END_TEST
 
-START_TEST(test_workers_are_bounded_to_what_finishes)
+START_TEST(test_workers_are_bounded)
 {
     ti_err("name: t\ncluster: {preset: prod, credential: previous, workers: 4096}\n"
            "desired: current\nruns:\n  - name: r\n",
-           "2:56: cluster.workers: must be an integer from 0 to 256");
-    sc_scenario *sc = ti_ok("name: t\ncluster: {preset: prod, credential: previous, workers: 256}"
+           "2:56: cluster.workers: must be an integer from 0 to 1000");
+    sc_scenario *sc = ti_ok("name: t\ncluster: {preset: prod, credential: previous, workers: 1000}"
                             "\ndesired: current\nruns:\n  - name: r\n");
-    ck_assert_int_eq(sc->cluster.workers, 256);
+    ck_assert_int_eq(sc->cluster.workers, 1000);
     sc_free(sc);
 }
 END_TEST
@@ -358,7 +358,7 @@ static Suite *ti_suite(void)
     tcase_add_test(t, test_tmp_paths_stay_in_the_private_directory);
     tcase_add_test(t, test_fanout_over_256_is_refused_not_cut);
     tcase_add_test(t, test_kinds_refs_and_nodes_resolve_at_load);
-    tcase_add_test(t, test_workers_are_bounded_to_what_finishes);
+    tcase_add_test(t, test_workers_are_bounded);
     tcase_add_test(t, test_durations_are_bounded_to_366_days);
     suite_add_tcase(s, t);
     return s;
