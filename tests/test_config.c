@@ -11,14 +11,19 @@
 #include <string.h>
 #include <unistd.h>
 
-static char *write_tmp(const char *text)
+static char *write_tmp_n(const char *text, size_t n)
 {
     char *path = strdup("/tmp/reassert-config-XXXXXX");
     int fd = mkstemp(path);
     ck_assert_int_ge(fd, 0);
-    ck_assert_int_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+    ck_assert_int_eq(write(fd, text, n), (ssize_t)n);
     close(fd);
     return path;
+}
+
+static char *write_tmp(const char *text)
+{
+    return write_tmp_n(text, strlen(text));
 }
 
 START_TEST(test_config_keys_apply_nested_and_dotted)
@@ -53,9 +58,9 @@ START_TEST(test_config_keys_apply_nested_and_dotted)
 }
 END_TEST
 
-static void expect_error(const char *text, const char *suffix)
+static void expect_error_n(const char *text, size_t n, const char *suffix)
 {
-    char *p = write_tmp(text);
+    char *p = write_tmp_n(text, n);
     rs_config c;
     rs_config_defaults(&c);
     rs_err e;
@@ -68,6 +73,11 @@ static void expect_error(const char *text, const char *suffix)
     rs_config_free(&c);
     unlink(p);
     free(p);
+}
+
+static void expect_error(const char *text, const char *suffix)
+{
+    expect_error_n(text, strlen(text), suffix);
 }
 
 START_TEST(test_config_errors_name_line_column_and_key)
@@ -123,6 +133,20 @@ START_TEST(test_config_talos_attempts_apply)
 }
 END_TEST
 
+/* A NUL or a byte that is not UTF-8, even in a comment, refuses the whole
+ * file: a reader that stopped there would silently drop the lines after it
+ * (here an invalid lease name that must still be seen). */
+START_TEST(test_config_nul_and_invalid_utf8_refuse_the_file)
+{
+    static const char nul[] = "sync.attempts: 5\n# \0\nlease.name: \"NOT A DNS LABEL\"\n";
+    expect_error_n(nul, sizeof nul - 1, ":2:3: (bytes): a NUL byte");
+    static const char ff[] = "sync.attempts: 5\n# \xff\nlease.name: \"NOT A DNS LABEL\"\n";
+    expect_error_n(ff, sizeof ff - 1, ":2:3: (bytes): byte 0xFF is not valid UTF-8");
+    static const char cut[] = "sync.attempts: 5\n# \xe2\x82";
+    expect_error_n(cut, sizeof cut - 1, ":2:3: (bytes): byte 0xE2 is not valid UTF-8");
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("config");
@@ -131,6 +155,7 @@ int main(void)
     tcase_add_test(tc, test_config_errors_name_line_column_and_key);
     tcase_add_test(tc, test_config_values_are_refused_never_clamped);
     tcase_add_test(tc, test_config_talos_attempts_apply);
+    tcase_add_test(tc, test_config_nul_and_invalid_utf8_refuse_the_file);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

@@ -627,8 +627,8 @@ START_TEST(test_bad_duration_is_refused)
            "<integer>(ms|s|m|h))");
     ts_err(TS_HEAD "    before:\n      - advance: 5\n",
            "9:18: runs[0].before[0].advance: expected a duration such as 30s, got an integer");
-    ts_err(TS_HEAD "    before:\n      - pdb.block: {node: n, for: 1.5h}\n",
-           "9:35: runs[0].before[0].pdb.block.for: malformed duration");
+    ts_err(TS_HEAD "    before:\n      - pdb.block: {node: prod-worker-1, for: 1.5h}\n",
+           "9:47: runs[0].before[0].pdb.block.for: malformed duration");
 }
 END_TEST
 
@@ -772,22 +772,23 @@ START_TEST(test_other_malformed_values_are_refused)
            "2:20: strategies[1]: unknown strategy \"quick\" (known: lazy, eager)");
     ts_err(TS_HEAD "    invariants: {off: [8], reason: r}\n",
            "8:24: runs[0].invariants.off[0]: must be an integer from 1 to 7");
-    ts_err(TS_HEAD "    expect:\n      state: [{ref: A/b, path: data, equals: 1}]\n",
-           "9:32: runs[0].expect.state[0].path: expected a JSON pointer starting with /");
-    ts_err(TS_HEAD "    expect:\n      state: [{ref: A/b, path: /x}]\n",
+    ts_err(TS_HEAD "    expect:\n      state: [{ref: Node/b, path: data, equals: 1}]\n",
+           "9:35: runs[0].expect.state[0].path: expected a JSON pointer starting with /");
+    ts_err(TS_HEAD "    expect:\n      state: [{ref: Node/b, path: /x}]\n",
            "9:15: runs[0].expect.state[0]: give exactly one of equals and absent");
-    ts_err(TS_HEAD "    expect:\n      state: [{ref: A/b, credential: current, path: /x}]\n",
-           "9:47: runs[0].expect.state[0].path: unknown key (known: ref, credential)");
+    ts_err(TS_HEAD "    expect:\n      state: [{ref: Node/b, credential: current, path: /x}]\n",
+           "9:50: runs[0].expect.state[0].path: unknown key (known: ref, credential)");
     ts_err(TS_HEAD "    expect:\n      state: [{path: /x}]\n",
            "9:15: runs[0].expect.state[0]: a state check names exactly one of ref, openbao, "
            "talos");
     ts_err(TS_HEAD "    expect:\n      exit: 256\n",
            "9:13: runs[0].expect.exit: must be an integer from 0 to 255");
-    ts_err(TS_HEAD "    before:\n      - kube.patch: {ref: A/b, merge-patch: {}, json-patch: []}\n",
+    ts_err(TS_HEAD
+           "    before:\n      - kube.patch: {ref: Node/b, merge-patch: {}, json-patch: []}\n",
            "9:21: runs[0].before[0].kube.patch: give exactly one of json-patch and merge-patch");
     ts_err(TS_HEAD
-           "    before:\n      - kube.patch: {ref: A/b, json-patch: [{op: frob, path: /a}]}\n",
-           "9:50: runs[0].before[0].kube.patch.json-patch[0].op: unknown JSON Patch operation");
+           "    before:\n      - kube.patch: {ref: Node/b, json-patch: [{op: frob, path: /a}]}\n",
+           "9:53: runs[0].before[0].kube.patch.json-patch[0].op: unknown JSON Patch operation");
     ts_err(TS_HEAD "    before:\n      - node.add: {role: master, name: n}\n",
            "9:26: runs[0].before[0].node.add.role: must be worker or control-plane");
     ts_err(TS_HEAD "    before:\n      - kube.apply: {object: {kind: ConfigMap, metadata: {}}}\n",

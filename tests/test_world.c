@@ -1164,6 +1164,36 @@ START_TEST(test_event_errors_name_the_event)
 }
 END_TEST
 
+/* A long advance jumps the clock: the periodic controller timers skip whole
+ * periods instead of firing thousands of times (an `advance: 100000h` once
+ * ticked for minutes), yet the clock lands exactly on the target and every
+ * periodic timer is re-armed within one period after it. */
+START_TEST(test_long_advance_jumps_instead_of_ticking)
+{
+    sim_world *w = t_build_open(t_path);
+    rs_err e = {0};
+    long long rev0 = store_revision(w->db);
+    int64_t target = 8784LL * 3600 * 1000; /* 366 days, the longest a scenario may give */
+    ck_assert_int_eq(t_event(w, "advance", "{\"ms\":31622400000}", &e), RS_OK);
+    ck_assert_int_eq(sim_world_now_ms(w), target);
+    /* Ticking every ESO refresh (hourly, 4 objects) and Flux interval (10 min,
+     * 2 Kustomizations) for a year writes far more than this. */
+    ck_assert_int_lt(store_revision(w->db) - rev0, 2000);
+    sqlite3_stmt *st = NULL;
+    ck_assert_int_eq(sqlite3_prepare_v2(w->db,
+                                        "SELECT count(*), min(due_ms), max(due_ms) FROM timers"
+                                        " WHERE kind IN ('eso.refresh', 'flux.tick')",
+                                        -1, &st, NULL),
+                     SQLITE_OK);
+    ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
+    ck_assert_int_eq(sqlite3_column_int(st, 0), 6);
+    ck_assert_int_gt(sqlite3_column_int64(st, 1), target);
+    ck_assert_int_le(sqlite3_column_int64(st, 2), target + 3600LL * 1000);
+    sqlite3_finalize(st);
+    sim_world_close(w);
+}
+END_TEST
+
 START_TEST(test_node_events_and_liveness)
 {
     sim_world *w = t_build_open(t_path);
@@ -1272,6 +1302,7 @@ static Suite *world_suite(void)
     tcase_add_test(tc, test_eviction_drains_and_pdb_blocks);
     tcase_add_test(tc, test_event_errors_name_the_event);
     tcase_add_test(tc, test_node_events_and_liveness);
+    tcase_add_test(tc, test_long_advance_jumps_instead_of_ticking);
     tcase_add_test(tc, test_sixty_node_world_counts_thousands_of_calls);
     tcase_add_test(tc, test_evicted_mirror_pod_comes_back_at_once);
     suite_add_tcase(s, tc);

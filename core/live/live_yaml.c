@@ -13,8 +13,17 @@
  *
  * libfyaml's diagnostics are collected into its diag object, never printed,
  * and the first one is reported in our own "<file>:<line>:<col>:" shape.
+ *
+ * The parser never sees the file itself: live_text.c reads it whole and
+ * refuses NUL bytes and invalid UTF-8 anywhere (a parser that stopped there
+ * would drop the rest of the file silently), and the parse must reach the end
+ * of the stream. Lookups (positions, anchors, duplicate keys) are hashed, so
+ * alias-heavy files cost linear time (live_yaml_index.c).
  */
 #include "core/live/live_yaml.h"
+
+#include "core/live/live_text.h"
+#include "core/live/live_yaml_index.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -28,7 +37,8 @@
 #define LY_DEPTH_MAX 64     /* libfyaml's own guaranteed minimum depth limit */
 #define LY_NODES_MAX 200000 /* stops alias expansion bombs long before memory */
 #define LY_PATH_MAX 256
-#define LY_EVENTS_MAX 1000000 /* every node is at most two events; generous bound */
+#define LY_EVENTS_MAX 1000000     /* every node is at most two events; generous bound */
+#define LY_SCALAR_MAX (64 * 1024) /* longest scalar or key, bytes: README "Input bounds" */
 
 #define LY_TAG_STR "tag:yaml.org,2002:str"
 
@@ -45,7 +55,8 @@ struct live_yaml_doc {
     ly_entry *ents;
     size_t n_ents;
     size_t cap_ents;
-    bool sorted;
+    size_t *slots;  /* open addressing over ents by node address: 1 + index, 0 = empty */
+    size_t n_slots; /* a power of two, at least twice n_ents */
 };
 
 typedef struct ly_frame {
@@ -58,11 +69,6 @@ typedef struct ly_frame {
     char path[LY_PATH_MAX];
 } ly_frame;
 
-typedef struct ly_anchor {
-    char *name;
-    const cJSON *node;
-} ly_anchor;
-
 typedef struct ly_builder {
     const char *file;
     const char *what; /* "scenario", "configuration": names the file in errors */
@@ -70,9 +76,10 @@ typedef struct ly_builder {
     rs_err *e;
     ly_frame stack[LY_DEPTH_MAX];
     size_t depth;
-    ly_anchor *anchors;
-    size_t n_anchors;
+    live_yaml_index anchors; /* (NULL, name) -> node: the latest anchor of that name */
+    live_yaml_index members; /* (mapping, key) -> member: duplicate keys */
     bool have_root;
+    bool stream_ended;
 } ly_builder;
 
 static bool ly_fail(ly_builder *b, live_yaml_pos pos, const char *path, const char *fmt, ...)
@@ -102,6 +109,17 @@ static live_yaml_pos ly_mark_pos(const struct fy_mark *m)
 
 /* ---- the position table ------------------------------------------------ */
 
+/* Every lookup is O(1): a file full of aliases must cost linear time, not
+ * a scan of the table per node (a 1 MB alias file once took 10 s). */
+static void ly_slots_put(live_yaml_doc *d, size_t idx)
+{
+    size_t mask = d->n_slots - 1;
+    size_t i = live_yaml_hash_ptr(d->ents[idx].node) & mask;
+    while (d->slots[i])
+        i = (i + 1) & mask;
+    d->slots[i] = idx + 1;
+}
+
 static bool ly_entry_add(ly_builder *b, const cJSON *node, live_yaml_pos pos, live_yaml_pos key_pos,
                          bool is_int, const char *num_text)
 {
@@ -119,22 +137,24 @@ static bool ly_entry_add(ly_builder *b, const cJSON *node, live_yaml_pos pos, li
     en->key_pos = key_pos;
     en->is_int = is_int;
     en->num_text = num_text ? rs_xstrdup(num_text) : NULL;
+    if (2 * d->n_ents > d->n_slots) {
+        free(d->slots);
+        d->n_slots = d->n_slots ? d->n_slots * 2 : 128;
+        d->slots = rs_xcalloc(d->n_slots, sizeof *d->slots);
+        for (size_t i = 0; i < d->n_ents; i++)
+            ly_slots_put(d, i);
+    } else {
+        ly_slots_put(d, d->n_ents - 1);
+    }
     return true;
-}
-
-static int ly_entry_cmp(const void *a, const void *b)
-{
-    uintptr_t x = ((const ly_entry *)a)->node, y = ((const ly_entry *)b)->node;
-    return x < y ? -1 : x > y;
 }
 
 static const ly_entry *ly_find(const live_yaml_doc *d, const cJSON *node)
 {
-    if (!d || !node) return NULL;
-    ly_entry key = {.node = (uintptr_t)node};
-    if (d->sorted) return bsearch(&key, d->ents, d->n_ents, sizeof *d->ents, ly_entry_cmp);
-    for (size_t i = 0; i < d->n_ents; i++)
-        if (d->ents[i].node == key.node) return &d->ents[i];
+    if (!d || !node || !d->n_slots) return NULL;
+    size_t mask = d->n_slots - 1;
+    for (size_t i = live_yaml_hash_ptr((uintptr_t)node) & mask; d->slots[i]; i = (i + 1) & mask)
+        if (d->ents[d->slots[i] - 1].node == (uintptr_t)node) return &d->ents[d->slots[i] - 1];
     return NULL;
 }
 
@@ -173,71 +193,9 @@ void live_yaml_free(live_yaml_doc *d)
     for (size_t i = 0; i < d->n_ents; i++)
         free(d->ents[i].num_text);
     free(d->ents);
+    free(d->slots);
     cJSON_Delete(d->root);
     free(d);
-}
-
-/* ---- scalar typing ------------------------------------------------------- */
-
-static bool ly_all_digits(const char *s)
-{
-    if (!*s) return false;
-    for (; *s; s++)
-        if (*s < '0' || *s > '9') return false;
-    return true;
-}
-
-static bool ly_looks_int(const char *s)
-{
-    if (*s == '-' || *s == '+') s++;
-    return ly_all_digits(s);
-}
-
-/* YAML 1.2 core-schema decimals: 1.5, .5, 2e3, -0.25 (not .inf or .nan). */
-static bool ly_looks_float(const char *s)
-{
-    if (*s == '-' || *s == '+') s++;
-    size_t digits = strspn(s, "0123456789");
-    s += digits;
-    if (*s == '.') {
-        size_t frac = strspn(s + 1, "0123456789");
-        digits += frac;
-        s += 1 + frac;
-    }
-    if (digits == 0) return false;
-    if (*s == 'e' || *s == 'E') {
-        s++;
-        if (*s == '-' || *s == '+') s++;
-        if (!ly_all_digits(s)) return false;
-        return true;
-    }
-    return *s == '\0';
-}
-
-static bool ly_is_null_word(const char *s)
-{
-    return !*s || !strcmp(s, "~") || !strcmp(s, "null") || !strcmp(s, "Null") || !strcmp(s, "NULL");
-}
-
-static int ly_bool_word(const char *s)
-{
-    if (!strcmp(s, "true") || !strcmp(s, "True") || !strcmp(s, "TRUE")) return 1;
-    if (!strcmp(s, "false") || !strcmp(s, "False") || !strcmp(s, "FALSE")) return 0;
-    return -1;
-}
-
-static cJSON *ly_plain_scalar(const char *text, bool *is_int, bool *is_num)
-{
-    *is_int = *is_num = false;
-    if (ly_is_null_word(text)) return cJSON_CreateNull();
-    int bw = ly_bool_word(text);
-    if (bw >= 0) return cJSON_CreateBool(bw);
-    if (ly_looks_int(text) || ly_looks_float(text)) {
-        *is_int = ly_looks_int(text);
-        *is_num = true;
-        return cJSON_CreateNumber(strtod(text, NULL));
-    }
-    return cJSON_CreateString(text);
 }
 
 /* ---- building ------------------------------------------------------------ */
@@ -273,6 +231,7 @@ static bool ly_attach(ly_builder *b, cJSON *node, live_yaml_pos pos, bool is_int
     live_yaml_pos key_pos = pos;
     if (f->is_map) {
         cJSON_AddItemToObject(f->node, f->key, node);
+        live_yaml_index_put(&b->members, f->node, f->key, node);
         key_pos = f->key_pos;
         free(f->key);
         f->key = NULL;
@@ -281,14 +240,6 @@ static bool ly_attach(ly_builder *b, cJSON *node, live_yaml_pos pos, bool is_int
         f->n_items++;
     }
     return ly_entry_add(b, node, pos, key_pos, is_int, num);
-}
-
-static void ly_anchor_add(ly_builder *b, const char *name, const cJSON *node)
-{
-    b->anchors = rs_xrealloc(b->anchors, (b->n_anchors + 1) * sizeof *b->anchors);
-    b->anchors[b->n_anchors].name = rs_xstrdup(name);
-    b->anchors[b->n_anchors].node = node;
-    b->n_anchors++;
 }
 
 static char *ly_token_text(struct fy_token *t, size_t *len)
@@ -313,8 +264,10 @@ static bool ly_key(ly_builder *b, struct fy_event *ev, live_yaml_pos pos)
     bool ok = true;
     if (strlen(text) != len) {
         ok = ly_fail(b, pos, f->path, "a mapping key contains a NUL character");
+    } else if (len > LY_SCALAR_MAX) {
+        ok = ly_fail(b, pos, f->path, "a mapping key longer than %d bytes", LY_SCALAR_MAX);
     } else {
-        const cJSON *first = cJSON_GetObjectItemCaseSensitive(f->node, text);
+        const cJSON *first = live_yaml_index_get(&b->members, f->node, text);
         if (first) {
             live_yaml_pos fp = live_yaml_key_pos(b->doc, first);
             ok = ly_fail(b, pos, path, "duplicate key (first given at line %d, column %d)", fp.line,
@@ -346,10 +299,15 @@ static bool ly_scalar(ly_builder *b, struct fy_event *ev, live_yaml_pos pos)
         free(text);
         return ly_fail(b, pos, path, "a scalar contains a NUL character, which is refused");
     }
+    if (len > LY_SCALAR_MAX) {
+        free(text);
+        return ly_fail(b, pos, path, "a value longer than %d bytes (64 KiB), which is refused",
+                       LY_SCALAR_MAX);
+    }
     bool is_int = false, is_num = false;
     cJSON *node;
     if (!tag_text && fy_token_scalar_style(val) == FYSS_PLAIN)
-        node = ly_plain_scalar(text, &is_int, &is_num);
+        node = live_yaml_plain_scalar(text, &is_int, &is_num);
     else
         node = cJSON_CreateString(text);
     bool ok = ly_attach(b, node, pos, is_int, is_num ? text : NULL);
@@ -357,7 +315,7 @@ static bool ly_scalar(ly_builder *b, struct fy_event *ev, live_yaml_pos pos)
     struct fy_token *anchor = fy_event_get_anchor_token(ev);
     if (ok && anchor) {
         char *name = ly_token_text(anchor, NULL);
-        ly_anchor_add(b, name, node);
+        live_yaml_index_put(&b->anchors, NULL, name, node);
         free(name);
     }
     return ok;
@@ -387,7 +345,7 @@ static void ly_close(ly_builder *b)
 {
     if (b->depth == 0) return;
     ly_frame *f = &b->stack[--b->depth];
-    if (f->anchor) ly_anchor_add(b, f->anchor, f->node);
+    if (f->anchor) live_yaml_index_put(&b->anchors, NULL, f->anchor, f->node);
     free(f->anchor);
     free(f->key);
     f->anchor = f->key = NULL;
@@ -427,9 +385,7 @@ static bool ly_alias(ly_builder *b, struct fy_event *ev, live_yaml_pos pos)
     char path[LY_PATH_MAX];
     ly_child_path(b, path, sizeof path);
     char *name = ly_token_text(fy_event_get_token(ev), NULL);
-    const cJSON *target = NULL;
-    for (size_t i = b->n_anchors; i > 0 && !target; i--)
-        if (!strcmp(b->anchors[i - 1].name, name)) target = b->anchors[i - 1].node;
+    const cJSON *target = live_yaml_index_get(&b->anchors, NULL, name);
     if (!target) {
         bool r = ly_fail(b, pos, path, "alias *%s names no earlier anchor", name);
         free(name);
@@ -477,6 +433,9 @@ static bool ly_event(ly_builder *b, struct fy_event *ev)
     case FYET_SEQUENCE_END:
         ly_close(b);
         return true;
+    case FYET_STREAM_END:
+        b->stream_ended = true;
+        return true;
     default:
         return true;
     }
@@ -518,6 +477,11 @@ static bool ly_parse(ly_builder *b, struct fy_parser *p, struct fy_diag *diag)
         fy_parser_event_free(p, ev);
     }
     if (ok && fy_parser_get_stream_error(p)) ok = ly_syntax_error(b, diag);
+    /* The parser must have reached the end of the stream: a reader that
+     * stops early would drop the rest of the file without a word. */
+    if (ok && !b->stream_ended)
+        ok = ly_fail(b, (live_yaml_pos){1, 1}, "yaml syntax",
+                     "the YAML stream ended before the end of the file");
     if (ok && !b->have_root)
         ok = ly_fail(b, (live_yaml_pos){1, 1}, "", "the file holds no YAML document");
     return ok;
@@ -527,17 +491,17 @@ static void ly_builder_release(ly_builder *b)
 {
     while (b->depth > 0)
         ly_close(b);
-    for (size_t i = 0; i < b->n_anchors; i++)
-        free(b->anchors[i].name);
-    free(b->anchors);
+    live_yaml_index_free(&b->anchors);
+    live_yaml_index_free(&b->members);
 }
 
 rs_code live_yaml_load(const char *path, const char *what, live_yaml_doc **out, rs_err *e)
 {
     *out = NULL;
-    FILE *fp = fopen(path, "r");
-    if (!fp)
-        return rs_fail(e, RS_DATAERR, "%s: cannot read the %s: %s", path, what, strerror(errno));
+    char *text = NULL;
+    size_t len = 0;
+    rs_code rc = live_text_read(path, what, &text, &len, e);
+    if (rc != RS_OK) return rc;
     struct fy_diag_cfg dcfg;
     fy_diag_cfg_default(&dcfg);
     dcfg.fp = NULL;
@@ -546,7 +510,7 @@ rs_code live_yaml_load(const char *path, const char *what, live_yaml_doc **out, 
     struct fy_diag *diag = fy_diag_create(&dcfg);
     if (!diag) abort();
     fy_diag_set_collect_errors(diag, true);
-    struct fy_parse_cfg pcfg = {.flags = FYPCF_QUIET | FYPCF_DISABLE_MMAP_OPT, .diag = diag};
+    struct fy_parse_cfg pcfg = {.flags = FYPCF_QUIET, .diag = diag};
     struct fy_parser *p = fy_parser_create(&pcfg);
     if (!p) abort();
     ly_builder *b = rs_xcalloc(1, sizeof *b);
@@ -554,45 +518,17 @@ rs_code live_yaml_load(const char *path, const char *what, live_yaml_doc **out, 
     b->what = what;
     b->e = e;
     b->doc = rs_xcalloc(1, sizeof *b->doc);
-    bool ok = fy_parser_set_input_fp(p, path, fp) == 0
+    bool ok = fy_parser_set_string(p, text, len) == 0
                   ? ly_parse(b, p, diag)
                   : ly_fail(b, (live_yaml_pos){1, 1}, "", "libfyaml refused the input");
     fy_parser_destroy(p);
     fy_diag_destroy(diag);
-    fclose(fp);
+    free(text);
     ly_builder_release(b);
-    if (ok) {
-        qsort(b->doc->ents, b->doc->n_ents, sizeof *b->doc->ents, ly_entry_cmp);
-        b->doc->sorted = true;
+    if (ok)
         *out = b->doc;
-    } else {
+    else
         live_yaml_free(b->doc);
-    }
     free(b);
     return ok ? RS_OK : RS_DATAERR;
-}
-
-bool live_yaml_duration_ms(const char *text, int64_t *ms)
-{
-    if (!text || !isdigit((unsigned char)text[0])) return false;
-    int64_t n = 0;
-    const char *p = text;
-    for (; isdigit((unsigned char)*p); p++) {
-        if (n > (INT64_MAX - 9) / 10) return false;
-        n = n * 10 + (*p - '0');
-    }
-    int64_t unit;
-    if (!strcmp(p, "ms"))
-        unit = 1;
-    else if (!strcmp(p, "s"))
-        unit = 1000;
-    else if (!strcmp(p, "m"))
-        unit = 60 * 1000;
-    else if (!strcmp(p, "h"))
-        unit = 60 * 60 * 1000;
-    else
-        return false;
-    if (n > INT64_MAX / unit) return false;
-    *ms = n * unit;
-    return true;
 }

@@ -30,8 +30,11 @@ typedef struct live_yaml_pos {
 typedef struct live_yaml_doc live_yaml_doc;
 
 /* Parses path into a document; `what` ("scenario", "configuration") names
- * the file in errors. YAML syntax errors, duplicate keys, unknown aliases,
- * unsupported tags and NUL characters fail with
+ * the file in errors. The file is read whole first (live_text.h: at most
+ * 4 MiB, no NUL byte, strict UTF-8), and the parse must reach the end of the
+ * stream. YAML syntax errors, duplicate keys, unknown aliases, unsupported
+ * tags, scalars over 64 KiB, nesting over 64 and more than 200 000 nodes fail
+ * with
  * "<path>:<line>:<col>: <field>: <problem>" and RS_DATAERR; libfyaml's own
  * diagnostics are captured, never printed. */
 rs_code live_yaml_load(const char *path, const char *what, live_yaml_doc **out, rs_err *e);
@@ -47,6 +50,10 @@ bool live_yaml_is_int(const live_yaml_doc *d, const cJSON *node);
 /* The source text of a numeric scalar (exact, unlike the double); NULL for
  * other nodes. */
 const char *live_yaml_num_text(const live_yaml_doc *d, const cJSON *node);
+
+/* A plain (unquoted, untagged) scalar typed by the YAML 1.2 core schema:
+ * null, boolean, number (then *is_num, and *is_int for integers) or string. */
+cJSON *live_yaml_plain_scalar(const char *text, bool *is_int, bool *is_num);
 
 /* Parses "<integer>(ms|s|m|h)" (a duration scalar). False when malformed. */
 bool live_yaml_duration_ms(const char *text, int64_t *ms);

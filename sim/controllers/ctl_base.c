@@ -47,6 +47,16 @@ bool ctl_timer_pop(sim_world *w, int64_t target_ms, int64_t *due, char **kind, c
     return true;
 }
 
+void ctl_timers_skip(sim_world *w, const char *kind, int64_t period_ms, int64_t horizon_ms)
+{
+    sqlite3_stmt *st = simw_stmt(w, "UPDATE timers SET due_ms = due_ms + ((?3 - due_ms) / ?2) * ?2"
+                                    " WHERE kind = ?1 AND due_ms <= ?3");
+    sqlite3_bind_text(st, 1, kind, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 2, period_ms);
+    sqlite3_bind_int64(st, 3, horizon_ms);
+    simw_step_done(w, st);
+}
+
 /* ---- object helpers ---- */
 
 char *ctl_ref(const char *kind, const char *ns, const char *name)

@@ -15,7 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CTL_FLUX_INTERVAL_MS (10LL * 60 * 1000)
 #define CTL_FLUX_RESUME_MS 1000 /* Flux reconciles "immediately-ish" after a resume */
 
 typedef struct flux_row {

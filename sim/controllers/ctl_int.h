@@ -23,6 +23,12 @@
 /* Pops the earliest timer due at or before target_ms (caller frees kind and
  * payload); false when none is due. */
 bool ctl_timer_pop(sim_world *w, int64_t target_ms, int64_t *due, char **kind, char **payload);
+/* Moves every `kind` timer due at or before horizon_ms forward by whole
+ * periods, into (horizon_ms - period_ms, horizon_ms]: a periodic timer's
+ * firings in between are skipped (ctl_clock.c's long advance). */
+void ctl_timers_skip(sim_world *w, const char *kind, int64_t period_ms, int64_t horizon_ms);
+
+#define CTL_FLUX_INTERVAL_MS (10LL * 60 * 1000) /* flux.tick's period */
 /* "Kind/ns/name", or "Kind/name" for ns NULL or "". Caller frees. */
 char *ctl_ref(const char *kind, const char *ns, const char *name);
 /* The string at obj.a[.b[.c]], or NULL. */

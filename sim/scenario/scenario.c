@@ -28,6 +28,88 @@
 
 /* ---- runs ---------------------------------------------------------------- */
 
+#define SC_RUN_NAME_MAX 63
+
+/* A run name names files under the execution's private directory and lines
+ * of every report, so it is a DNS-label-like word: [a-z0-9]([-a-z0-9]*[a-z0-9])?
+ * of at most 63 characters. No slash, dot, space or control character can
+ * pass (no path traversal, no injected report line). */
+static bool sc_run_name_ok(const char *s)
+{
+    size_t n = strlen(s);
+    if (n == 0 || n > SC_RUN_NAME_MAX || s[0] == '-' || s[n - 1] == '-') return false;
+    for (size_t i = 0; i < n; i++)
+        if (!(s[i] >= 'a' && s[i] <= 'z') && !(s[i] >= '0' && s[i] <= '9') && s[i] != '-')
+            return false;
+    return true;
+}
+
+/* Flags the harness sets itself (the world, the desired credential) or that
+ * only a live run could act on: given in `args` they would be ignored or
+ * point the run elsewhere, so the load refuses them. */
+static const char *const sc_args_refused[] = {"--transport",
+                                              "--desired",
+                                              "--kubeconfig",
+                                              "--context",
+                                              "--talosconfig",
+                                              "--secret-file",
+                                              "--decrypt-command",
+                                              "--openbao-token-file",
+                                              "--record",
+                                              "--help",
+                                              "-h",
+                                              "--version",
+                                              NULL};
+
+static const char *sc_arg_refused(const char *arg)
+{
+    for (size_t i = 0; sc_args_refused[i]; i++) {
+        size_t n = strlen(sc_args_refused[i]);
+        if (!strncmp(arg, sc_args_refused[i], n) && (arg[n] == '\0' || arg[n] == '='))
+            return sc_args_refused[i];
+    }
+    return NULL;
+}
+
+/* "{tmp}" must start a path inside the private directory: followed by '/'
+ * or the end, and no ".." component anywhere in the argument. */
+static bool sc_tmp_confined(const char *arg)
+{
+    bool has_tmp = false;
+    for (const char *p = strstr(arg, "{tmp}"); p; p = strstr(p + 5, "{tmp}")) {
+        has_tmp = true;
+        if (p[5] != '/' && p[5] != '\0') return false;
+    }
+    if (!has_tmp) return true;
+    for (const char *c = arg; c; c = strchr(c, '/')) {
+        if (*c == '/') c++;
+        if (c[0] == '.' && c[1] == '.' && (c[2] == '/' || c[2] == '\0')) return false;
+    }
+    return true;
+}
+
+static bool scl_args(sc_ld *ld, const cJSON *f, const char *path, sc_run *r)
+{
+    if (!scl_str_list(ld, f, path, &r->args, &r->n_args)) return false;
+    for (size_t i = 0; i < r->n_args; i++) {
+        char ip[SC_PATH_MAX];
+        const char *bad = sc_arg_refused(r->args[i]);
+        const cJSON *item = cJSON_GetArrayItem(f, (int)i);
+        scl_path_idx(ip, path, i);
+        if (bad)
+            return scl_fail_at(ld, item, ip,
+                               "%s may not be given in a scenario's args (the harness sets the "
+                               "world and the desired credential; live-only flags have nothing "
+                               "to act on)",
+                               bad);
+        if (!sc_tmp_confined(r->args[i]))
+            return scl_fail_at(ld, item, ip,
+                               "a {tmp} path must stay inside the private directory "
+                               "(\"{tmp}/...\" without a \"..\" component)");
+    }
+    return true;
+}
+
 static bool scl_event_list(sc_ld *ld, const cJSON *list, const char *path, sc_event **out,
                            size_t *n)
 {
@@ -85,9 +167,7 @@ static bool scl_run_body(sc_ld *ld, const cJSON *v, const char *path, sc_run *r)
     const cJSON *f;
     if (!scl_keys(ld, v, path, keys)) return false;
     scl_path_key(kp, path, "args");
-    if ((f = cJSON_GetObjectItemCaseSensitive(v, "args")) &&
-        !scl_str_list(ld, f, kp, &r->args, &r->n_args))
-        return false;
+    if ((f = cJSON_GetObjectItemCaseSensitive(v, "args")) && !scl_args(ld, f, kp, r)) return false;
     scl_path_key(kp, path, "before");
     if ((f = cJSON_GetObjectItemCaseSensitive(v, "before")) &&
         !scl_event_list(ld, f, kp, &r->before, &r->n_before))
@@ -122,6 +202,11 @@ static bool scl_run_names(sc_ld *ld, const cJSON *runs)
         if (!scl_want_map(ld, v, path) || !scl_required(ld, v, "name", path, &f) ||
             !scl_str(ld, f, np, &name))
             return false;
+        if (!sc_run_name_ok(name))
+            return scl_fail_at(ld, f, np,
+                               "a run name must be lowercase letters, digits and '-', starting "
+                               "and ending with a letter or digit, at most %d characters",
+                               SC_RUN_NAME_MAX);
         for (size_t j = 0; j < i; j++)
             if (!strcmp(sc->runs[j].name, name))
                 return scl_fail_at(ld, f, np, "duplicate run name \"%s\" (first at runs[%zu])",
@@ -233,7 +318,7 @@ rs_code sc_load(const char *path, sc_scenario **out, rs_err *e)
     if (rc != RS_OK) return rc;
     sc_scenario *sc = rs_xcalloc(1, sizeof *sc);
     sc->file = rs_xstrdup(path);
-    sc_ld ld = {.file = path, .doc = doc, .e = e, .sc = sc};
+    sc_ld ld = {.file = path, .doc = doc, .e = e, .sc = sc, .root = sy_root(doc)};
     bool ok = scl_scenario(&ld, sy_root(doc));
     sy_free(doc);
     if (!ok) {

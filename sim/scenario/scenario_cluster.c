@@ -8,6 +8,7 @@
  * there, with deterministic SOPS-shaped ciphertexts, so a scenario names only
  * what it changes.
  */
+#include "core/config.h"
 #include "core/cred/cred.h"
 #include "sim/scenario/scenario_int.h"
 
@@ -17,8 +18,9 @@
 #include <string.h>
 
 #define SC_CONTROL_PLANES_MAX 254 /* InternalIP 10.0.0.<i> */
-#define SC_WORKERS_MAX 4096       /* InternalIP 10.1.<i div 256>.<i mod 256>; far past any test */
-#define SC_FANOUT_MAX 1000
+/* 1,000 nodes: the cost benchmarks' size (README "Input bounds" on wall time). */
+#define SC_WORKERS_MAX 1000
+#define SC_FANOUT_MAX RS_CONFIG_LIST_MAX /* 256: the core holds no more; refused, never cut */
 #define SC_DNS_LABEL_MAX 63
 
 typedef struct sc_preset_cred {
@@ -176,6 +178,10 @@ static bool sc_dns_label(const char *s)
 
 static bool scl_fanout_list(sc_ld *ld, const cJSON *f, const char *path, sc_cluster *cl)
 {
+    if (cJSON_GetArraySize(f) > SC_FANOUT_MAX)
+        return scl_fail(ld, sy_key_pos(ld->doc, f), path,
+                        "%d namespaces; at most %d are supported (none is dropped silently)",
+                        cJSON_GetArraySize(f), SC_FANOUT_MAX);
     if (!scl_str_list(ld, f, path, &cl->fanout_namespaces, &cl->n_fanout)) return false;
     for (size_t i = 0; i < cl->n_fanout; i++) {
         char ip[SC_PATH_MAX];

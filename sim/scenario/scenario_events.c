@@ -50,14 +50,21 @@ static bool scl_field_cred(sc_ld *ld, const cJSON *v, const char *key, const cha
     return scl_cred_name(ld, cJSON_GetObjectItemCaseSensitive(v, key), kp, &s);
 }
 
+/* 366 days: a year of virtual time, leap day included (README "Input bounds"). */
+#define SC_DURATION_MAX_MS (366LL * 24 * 3600 * 1000)
+
 static bool scl_duration(sc_ld *ld, const cJSON *n, const char *path, int64_t *ms)
 {
     if (!cJSON_IsString(n))
         return scl_fail_at(ld, n, path, "expected a duration such as 30s, got %s",
                            scl_type_name(ld, n));
-    if (sc_parse_duration_ms(n->valuestring, ms)) return true;
-    return scl_fail_at(ld, n, path, "malformed duration \"%s\" (want <integer>(ms|s|m|h))",
-                       n->valuestring);
+    if (!sc_parse_duration_ms(n->valuestring, ms))
+        return scl_fail_at(ld, n, path, "malformed duration \"%s\" (want <integer>(ms|s|m|h))",
+                           n->valuestring);
+    if (*ms > SC_DURATION_MAX_MS)
+        return scl_fail_at(ld, n, path, "duration \"%s\" is longer than 366 days (8784h)",
+                           n->valuestring);
+    return true;
 }
 
 /* ---- one check per event ---------------------------------------------- */
@@ -183,6 +190,11 @@ static bool ev_talos_partial(sc_ld *ld, const cJSON *v, const char *path, cJSON 
     if (!scl_str_list(ld, nl, kp, &nodes, &n_nodes)) return false;
     scl_str_list_free(nodes, n_nodes);
     if (n_nodes == 0) return scl_fail_at(ld, nl, kp, "must name at least one node");
+    for (size_t i = 0; i < n_nodes; i++) {
+        char ip[SC_PATH_MAX];
+        scl_path_idx(ip, kp, i);
+        if (!scl_node(ld, cJSON_GetArrayItem(nl, (int)i), ip)) return false;
+    }
     scl_path_key(kp, path, "drop-node-annotations");
     if (!scl_bool(ld, cJSON_GetObjectItemCaseSensitive(v, "drop-node-annotations"), kp, &drop))
         return false;
@@ -196,7 +208,11 @@ static bool ev_talos_partial(sc_ld *ld, const cJSON *v, const char *path, cJSON 
 static bool ev_node_only(sc_ld *ld, const cJSON *v, const char *path, cJSON **args)
 {
     static const char *const keys[] = {"node", NULL};
-    if (!scl_shape(ld, v, path, keys, 1) || !scl_field_str(ld, v, "node", path)) return false;
+    char kp[SC_PATH_MAX];
+    scl_path_key(kp, path, "node");
+    if (!scl_shape(ld, v, path, keys, 1) || !scl_field_str(ld, v, "node", path) ||
+        !scl_node(ld, cJSON_GetObjectItemCaseSensitive(v, "node"), kp))
+        return false;
     *args = cJSON_Duplicate(v, true);
     return true;
 }
@@ -237,7 +253,10 @@ static bool ev_pdb_block(sc_ld *ld, const cJSON *v, const char *path, cJSON **ar
     static const char *const keys[] = {"node", "for", NULL};
     char kp[SC_PATH_MAX];
     int64_t ms;
-    if (!scl_shape(ld, v, path, keys, 2) || !scl_field_str(ld, v, "node", path)) return false;
+    scl_path_key(kp, path, "node");
+    if (!scl_shape(ld, v, path, keys, 2) || !scl_field_str(ld, v, "node", path) ||
+        !scl_node(ld, cJSON_GetObjectItemCaseSensitive(v, "node"), kp))
+        return false;
     scl_path_key(kp, path, "for");
     if (!scl_duration(ld, cJSON_GetObjectItemCaseSensitive(v, "for"), kp, &ms)) return false;
     *args = cJSON_CreateObject();

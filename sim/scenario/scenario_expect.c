@@ -107,6 +107,11 @@ static bool scl_delta(sc_ld *ld, const cJSON *delta, const char *path)
             {
                 char wp[SC_PATH_MAX];
                 scl_path_key(wp, kp, k->string);
+                if (ok && !scl_write_kind_known(k->string))
+                    ok = scl_fail(ld, sy_key_pos(ld->doc, k), wp,
+                                  "unknown kind (a kind of the sim's API server such as Secret, "
+                                  "Node, PushSecret; openbao; or talos.patch, talos.reboot, "
+                                  "talos.image-remove, talos.image-pull)");
                 if (ok) ok = scl_count(ld, k, wp, false);
             }
         } else {
@@ -163,7 +168,9 @@ static bool scl_check_pair(sc_ld *ld, const cJSON *c, const char *path, const ch
     const char *s;
     if (!scl_keys(ld, c, path, keys) || !scl_required(ld, c, subject, path, &f)) return false;
     scl_path_key(kp, path, subject);
-    if (!scl_str(ld, f, kp, &s) || !scl_required(ld, c, cred_key, path, &f)) return false;
+    if (!scl_str(ld, f, kp, &s) || (!strcmp(subject, "talos") && !scl_node(ld, f, kp)) ||
+        !scl_required(ld, c, cred_key, path, &f))
+        return false;
     scl_path_key(kp, path, cred_key);
     return scl_cred_name(ld, f, kp, &s);
 }

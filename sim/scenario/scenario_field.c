@@ -11,6 +11,7 @@
  * what keeps the loader a tree rather than a circle.
  */
 #include "sim/scenario/scenario_int.h"
+#include "sim/store/store.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -233,8 +234,87 @@ bool scl_ref(sc_ld *ld, const cJSON *n, const char *path)
             part_len++;
         }
     }
-    if (ok && part_len > 0 && (parts == 2 || parts == 3)) return true;
+    if (!ok || part_len == 0 || (parts != 2 && parts != 3))
+        return scl_fail_at(
+            ld, n, path,
+            "malformed object reference \"%s\" (want Kind/namespace/name or Kind/name)", s);
+    size_t kind_len = strcspn(s, "/");
+    char kind[64];
+    if (kind_len >= sizeof kind || !(memcpy(kind, s, kind_len), kind[kind_len] = '\0', 1) ||
+        !store_api_version(kind))
+        return scl_fail_at(ld, n, path,
+                           "unknown kind in \"%s\" (known: Secret, ConfigMap, Pod, Node, "
+                           "Namespace, Event, Deployment, ReplicaSet, DaemonSet, Lease, "
+                           "PushSecret, ExternalSecret, Kustomization, PodDisruptionBudget, "
+                           "CustomResourceDefinition)",
+                           s);
+    bool cluster = store_kind_cluster_scoped(kind);
+    if (cluster && parts != 2)
+        return scl_fail_at(ld, n, path, "%s is cluster-scoped: want %s/name, got \"%s\"", kind,
+                           kind, s);
+    if (!cluster && parts != 3)
+        return scl_fail_at(ld, n, path, "%s is namespaced: want %s/namespace/name, got \"%s\"",
+                           kind, kind, s);
+    return true;
+}
+
+bool scl_write_kind_known(const char *kind)
+{
+    static const char *const other[] = {"openbao", "talos.patch", "talos.reboot",
+                                        "talos.image-remove", "talos.image-pull"};
+    if (store_api_version(kind)) return true;
+    for (size_t i = 0; i < RS_ARRAY_LEN(other); i++)
+        if (!strcmp(other[i], kind)) return true;
+    return false;
+}
+
+/* True when name is prefix<i> with i in [1, max], written canonically. */
+static bool sc_numbered(const char *name, const char *prefix, int max)
+{
+    size_t n = strlen(prefix);
+    if (strncmp(name, prefix, n) != 0 || name[n] < '1' || name[n] > '9') return false;
+    char *end = NULL;
+    errno = 0;
+    long i = strtol(name + n, &end, 10);
+    return errno == 0 && end && *end == '\0' && i >= 1 && i <= max;
+}
+
+/* Whether a node.add event anywhere in the file (runs[*].before[*],
+ * runs[*].during[*].do) creates name. Shapes are checked elsewhere. */
+static bool sc_node_added(const cJSON *root, const char *name)
+{
+    const cJSON *run;
+    cJSON_ArrayForEach(run, cJSON_GetObjectItemCaseSensitive(root, "runs"))
+    {
+        const cJSON *ev, *d;
+        cJSON_ArrayForEach(ev, cJSON_GetObjectItemCaseSensitive(run, "before"))
+        {
+            const cJSON *nm = cJSON_GetObjectItemCaseSensitive(
+                cJSON_GetObjectItemCaseSensitive(ev, "node.add"), "name");
+            if (cJSON_IsString(nm) && !strcmp(nm->valuestring, name)) return true;
+        }
+        cJSON_ArrayForEach(d, cJSON_GetObjectItemCaseSensitive(run, "during"))
+        {
+            const cJSON *nm = cJSON_GetObjectItemCaseSensitive(
+                cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(d, "do"),
+                                                 "node.add"),
+                "name");
+            if (cJSON_IsString(nm) && !strcmp(nm->valuestring, name)) return true;
+        }
+    }
+    return false;
+}
+
+bool scl_node(sc_ld *ld, const cJSON *n, const char *path)
+{
+    const char *s;
+    if (!scl_str(ld, n, path, &s)) return false;
+    const sc_cluster *cl = &ld->sc->cluster;
+    if (sc_numbered(s, "prod-control-plane-", cl->control_planes) ||
+        sc_numbered(s, "prod-worker-", cl->workers) || sc_node_added(ld->root, s))
+        return true;
     return scl_fail_at(ld, n, path,
-                       "malformed object reference \"%s\" (want Kind/namespace/name or Kind/name)",
-                       s);
+                       "unknown node \"%s\" (the cluster has prod-control-plane-1..%d, "
+                       "prod-worker-1..%d and the nodes node.add events create)",
+                       s, cl->control_planes, cl->workers);
 }

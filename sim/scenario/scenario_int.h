@@ -26,7 +26,8 @@ typedef struct sc_ld {
     const char *file;
     const sy_doc *doc;
     rs_err *e;
-    sc_scenario *sc; /* catalogue and run names are complete before runs are read */
+    sc_scenario *sc;   /* catalogue and run names are complete before runs are read */
+    const cJSON *root; /* the whole file: node.add names anywhere resolve node references */
 } sc_ld;
 
 /* ---- scenario_field.c: the leaf (calls only the YAML reader) ---- */
@@ -63,8 +64,15 @@ bool scl_str_list(sc_ld *ld, const cJSON *n, const char *path, char ***out, size
 bool scl_cred_name(sc_ld *ld, const cJSON *n, const char *path, const char **out);
 /* Frees a list from scl_str_list. */
 void scl_str_list_free(char **list, size_t n);
-/* "Kind/namespace/name" or "Kind/name". */
+/* "Kind/namespace/name" for a namespaced kind or "Kind/name" for a
+ * cluster-scoped one; the kind must be one the sim's API server knows. */
 bool scl_ref(sc_ld *ld, const cJSON *n, const char *path);
+/* A string naming a node of the cluster: a preset node
+ * (prod-control-plane-<i>, prod-worker-<i> within the cluster's sizes) or one
+ * a node.add event anywhere in the file creates. */
+bool scl_node(sc_ld *ld, const cJSON *n, const char *path);
+/* A key of delta.writes_by_kind: a known kind, "openbao" or a Talos write. */
+bool scl_write_kind_known(const char *kind);
 
 /* ---- scenario_free.c ---- */
 
