@@ -6,6 +6,8 @@
 #    memory" on stderr right before it aborts.
 #  - secrets are wiped with OPENSSL_cleanse (cred_*_wipe_*), never memset,
 #    which the compiler may drop before free.
+#  - no source file over 600 lines without an "Over 600 lines:" reason at
+#    its top.
 #
 #   tests/check_source_rules.sh BUILD/reassert SOURCE_ROOT
 set -u
@@ -25,6 +27,13 @@ wipe=$(grep -rnE 'memset\([^,]+,[[:space:]]*0,[[:space:]]*(strlen|[a-z_]*len)' \
          --include='*.c' core cli sim recorder 2>/dev/null || true)
 [ -z "$wipe" ] || fail "a buffer wiped with memset (use OPENSSL_cleanse: cred_*_wipe_*):
 $wipe"
+
+# No source file over 600 lines without a reason at its top (issue 8).
+for f in $(git ls-files '*.c' '*.h' 2>/dev/null || find core sim cli recorder tests -name '*.[ch]'); do
+  n=$(wc -l <"$f")
+  [ "$n" -le 600 ] && continue
+  head -n 40 "$f" | grep -q 'Over 600 lines:' || fail "$f has $n lines and no 'Over 600 lines:' reason at its top"
+done
 
 echo "source rules: $fails failed"
 [ "$fails" -eq 0 ]

@@ -7,6 +7,9 @@
  * asserts the checker names exactly that invariant; a real run of the core
  * must report nothing. A checker that never fires, or fires on the clean
  * run, fails here before it misleads the scenario suite.
+ *
+ * Over 600 lines: every invariant needs its own broken history, and they
+ * share one fixture that builds and breaks a world.
  */
 #include "cli/cli.h"
 #include "core/cred/cred.h"
