@@ -73,11 +73,18 @@ char *rs_req_target(const rs_req *req)
 {
     if (!is_kube(req->op)) return rs_xstrdup(req->target ? req->target : "");
     const char *kind = req->op == RS_OP_KUBE_EVICT ? "Pod" : (req->kind ? req->kind : "");
+    const char *name = req->name;
+    if (req->op == RS_OP_KUBE_CREATE && !(name && name[0])) {
+        /* A create names its object in the body: the operation is named for
+         * the object it makes (`kube.create Lease/flux-system/...`). */
+        const cJSON *md = cJSON_GetObjectItemCaseSensitive(req->body, "metadata");
+        name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(md, "name"));
+    }
     bool has_ns = req->ns && req->ns[0];
-    bool has_name = req->name && req->name[0];
-    if (has_ns && has_name) return rs_xasprintf("%s/%s/%s", kind, req->ns, req->name);
+    bool has_name = name && name[0];
+    if (has_ns && has_name) return rs_xasprintf("%s/%s/%s", kind, req->ns, name);
     if (has_ns) return rs_xasprintf("%s/%s", kind, req->ns);
-    if (has_name) return rs_xasprintf("%s/%s", kind, req->name);
+    if (has_name) return rs_xasprintf("%s/%s", kind, name);
     return rs_xstrdup(kind);
 }
 
