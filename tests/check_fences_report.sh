@@ -1,4 +1,5 @@
 #!/bin/sh
+# Hazard: H31, H35, H36, H37 — the --fences report order, CAS-guarded and shell-safe releases, no release for a mutating node.
 # `--fences` as an operator uses it (DESIGN §3.4 r2; hazards H31, H35–H37):
 # node and policy fences first and the Lease last; no release command for a
 # node at phase `mutating`; every printed release command, pasted into sh,

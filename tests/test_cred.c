@@ -52,6 +52,7 @@ START_TEST(test_accepts_auth_only)
 }
 END_TEST
 
+/* Hazard: H132 — username/password with an agreeing `auth` is valid and accepted. */
 START_TEST(test_accepts_both_forms_agreeing)
 {
     assert_accepts("{\"auths\":{\"ghcr.io\":{\"username\":\"" USER "\",\"password\":\"" PASS
@@ -180,6 +181,7 @@ static const refusal refusals[] = {
      "not valid JSON (unexpected end)"},
 };
 
+/* Hazard: H130 — each malformed desired credential is refused as bad data (65), not echoed. */
 START_TEST(test_refuses_each_bad_shape_without_quoting_the_secret)
 {
     const refusal *r = &refusals[_i];
@@ -489,6 +491,7 @@ START_TEST(test_sha256_known_vectors)
 }
 END_TEST
 
+/* Hazard: H133, H134 — the revision is SHA-256 of the ciphertext; a non-ENC[ value is refused. */
 START_TEST(test_revision_hashes_ciphertext_and_refuses_plaintext)
 {
     char hex[65], want[65];
