@@ -23,7 +23,7 @@ expect_refused() { # expect_refused CONFIG-TEXT KEY
   printf '%s\n' "$1" >"$tmp/c.yaml"
   "$bin" run --transport sim:"$tmp/w.db" --desired current --config "$tmp/c.yaml" >"$tmp/out" 2>&1
   rc=$?
-  calls=$(sqlite3 "$tmp/w.db" 'select count(*) from call_log' 2>/dev/null || echo '?')
+  calls=$(python3 -c 'import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute("select count(*) from call_log").fetchone()[0])' "$tmp/w.db" 2>/dev/null || echo '?')
   if [ "$rc" -ne 65 ] || ! grep -qF -- "$2" "$tmp/out" || [ "$calls" != 0 ]; then
     echo "FAIL: '$1': exit $rc (want 65), $calls cluster calls (want 0), key $2 named?: $(head -c 300 "$tmp/out")"
     fails=$((fails + 1))

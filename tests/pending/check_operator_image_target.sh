@@ -19,7 +19,12 @@ trap 'rm -rf "$tmp"' EXIT
 printf 'operator-image: ghcr.io/devantler-tech/ksail:v9.9.9\n' >"$tmp/c.yaml"
 "$bin" run --transport sim:"$tmp/w.db" --desired current --config "$tmp/c.yaml" >"$tmp/out" 2>&1
 rc=$?
-calls=$(sqlite3 "$tmp/w.db" "select count(*) from call_log where op not like 'registry.%'" 2>/dev/null || echo '?')
+calls=$(python3 - "$tmp/w.db" 2>/dev/null <<'PY' || echo '?'
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+print(db.execute("select count(*) from call_log where op not like 'registry.%'").fetchone()[0])
+PY
+)
 if { [ "$rc" -eq 1 ] || [ "$rc" -eq 65 ]; } && [ "$calls" = 0 ] && grep -q 'ksail:v9.9.9' "$tmp/out"; then
   echo "operator image target: refused before any cluster call"
   exit 0
