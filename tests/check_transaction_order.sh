@@ -1,0 +1,100 @@
+#!/bin/sh
+# Hazard: H40 — policy fence order: parent pause, child pause, fenced work, root, child resume, parent resume; the controller restart between the pauses and the first fenced write.
+# Hazard: H60 — the fan-out is written before the first node claim; the root cutover comes after the last Talos write.
+# Hazard: H76 — the claim is one write: exactly two Node writes (claim, phase advance) precede a node's first eviction.
+# Hazard: H102 — per node: claim < phase < auth patch < drain < reboot < image remove < pull < marker < release (uncordon only after the marker).
+# A full rotation (every node stale) is run against a sim world, then the
+# world's own call log — every call the core made, in order, with whether it
+# was applied — is checked against that order. The world, not the core's
+# report, is the evidence.
+#
+#   tests/check_transaction_order.sh BUILD/reassert SOURCE_DIR
+set -u
+bin=$1
+src=$2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+status=0
+for strategy in lazy eager; do
+  rm -f "$tmp/w.db"
+  "$bin" sim init --scenario "$src/scenarios/rolling-stale-nodes.yaml" --db "$tmp/w.db" >/dev/null 2>&1 ||
+    { echo "FAIL: sim init"; exit 1; }
+  "$bin" run --transport sim:"$tmp/w.db" --desired current --strategy "$strategy" >"$tmp/out" 2>&1 ||
+    { echo "FAIL [$strategy]: the rotation failed: $(tail -c 400 "$tmp/out")"; status=1; continue; }
+  python3 - "$tmp/w.db" "$strategy" <<'PY' || status=1
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+strategy = sys.argv[2]
+rows = db.execute("select seq, op, target from call_log where applied = 1 and op in "
+                  "('kube.create','kube.patch','kube.delete','kube.evict','openbao.write',"
+                  "'talos.patch','talos.reboot','talos.image-remove','talos.image-pull') "
+                  "order by seq").fetchall()
+bad = []
+def seqs(pred):
+    return [s for s, op, t in rows if pred(op, t)]
+def first(pred):
+    s = seqs(pred); return s[0] if s else None
+def last(pred):
+    s = seqs(pred); return s[-1] if s else None
+def before(what_a, a, what_b, b):
+    if a is None or b is None:
+        bad.append("missing: %s (%s) or %s (%s)" % (what_a, a, what_b, b))
+    elif not a < b:
+        bad.append("%s (call %s) is not before %s (call %s)" % (what_a, a, what_b, b))
+parent = lambda op, t: op == "kube.patch" and t == "Kustomization/flux-system/flux-system"
+child = lambda op, t: op == "kube.patch" and t == "Kustomization/flux-system/infrastructure"
+restart = lambda op, t: op == "kube.patch" and t == "Deployment/flux-system/kustomize-controller"
+root = lambda op, t: op == "kube.patch" and t == "Secret/flux-system/ksail-registry-credentials"
+fanout = lambda op, t: (op == "kube.patch" and (t.startswith("PushSecret/") or t.startswith("ExternalSecret/")
+                        or t == "Secret/flux-system/variables-base")) or op == "openbao.write"
+node_w = lambda op, t: op == "kube.patch" and t.startswith("Node/")
+talos = lambda op, t: op.startswith("talos.")
+# H40
+before("parent pause", first(parent), "child pause", first(child))
+before("child pause", first(child), "controller restart", first(restart))
+before("controller restart", first(restart), "first fan-out write", first(fanout))
+before("last fan-out write", last(fanout), "root write", first(root))
+before("root write", last(root), "child resume", last(child))
+before("child resume", last(child), "parent resume", last(parent))
+if len(seqs(parent)) != 2 or len(seqs(child)) != 2:
+    bad.append("expected one pause and one resume per Kustomization: parent %s, child %s"
+               % (seqs(parent), seqs(child)))
+# H60
+before("first fan-out write", first(fanout), "first node claim", first(node_w))
+before("last Talos write", last(talos), "root write", first(root))
+# H76 and H102, per node
+nodes = sorted({t.split("/", 1)[1] for op, t in [(o, t) for _, o, t in rows] if node_w(op, t)})
+if len(nodes) != 6:
+    bad.append("expected 6 nodes rolled, got %s" % nodes)
+for n in nodes:
+    nw = seqs(lambda op, t: node_w(op, t) and t == "Node/" + n)
+    tp = seqs(lambda op, t: op == "talos.patch" and t == n)
+    ev = seqs(lambda op, t: op == "kube.evict" and t.endswith("-" + n))
+    rb = first(lambda op, t: op == "talos.reboot" and t == n)
+    rm = first(lambda op, t: op == "talos.image-remove" and t == n)
+    pl = first(lambda op, t: op == "talos.image-pull" and t == n)
+    if len(nw) != 3 or len(tp) != 2:
+        bad.append("%s: expected 3 Node writes (claim, phase, release) and 2 Talos patches (auth, marker), got %s, %s" % (n, nw, tp))
+        continue
+    claim, phase, release = nw
+    auth, marker = tp
+    before(n + " claim", claim, n + " phase advance", phase)
+    before(n + " phase advance", phase, n + " auth patch", auth)
+    drain = ev[0] if ev else None
+    if n.startswith("prod-worker"):
+        before(n + " auth patch", auth, n + " first eviction", drain)
+        before(n + " last eviction", ev[-1] if ev else None, n + " reboot", rb)
+        if len([s for s in nw if s < drain]) != 2:
+            bad.append("%s: the claim was not one write (%s Node writes before its drain)" % (n, len([s for s in nw if s < drain])))
+    before(n + " auth patch", auth, n + " reboot", rb)
+    before(n + " reboot", rb, n + " image remove", rm)
+    before(n + " image remove", rm, n + " image pull", pl)
+    before(n + " image pull", pl, n + " marker", marker)
+    before(n + " marker", marker, n + " release", release)
+for b in bad:
+    print("FAIL [%s]: %s" % (strategy, b))
+print("transaction order [%s]: %s" % (strategy, "ok" if not bad else "%d violation(s)" % len(bad)))
+sys.exit(1 if bad else 0)
+PY
+done
+exit $status
