@@ -3,13 +3,10 @@
 # Hazard: H142 — fewer than 3 Talos convergence attempts: refused, never clamped.
 # Hazard: H143 — a heartbeat at or above the Lease duration lets the Lease lapse: refused.
 # Each is a `--config` value: exit 65 naming the key, before any cluster call
-# (DESIGN r2 §3: refused, never clamped; 65 from a config file).
-# Pending: fails today because live_config only checks that these integers are
-# positive (sync.attempts: 1 and heartbeat-s >= duration-s are accepted) and
-# has no key for the Talos convergence attempts (issue 9 item 7, "config
-# values validated, refused not clamped").
+# (DESIGN r2 §3: refused, never clamped; 65 from a config file). The world's
+# call log must stay empty: no Kubernetes, OpenBao, Talos or registry call.
 #
-#   tests/pending/check_config_bounds.sh BUILD/reassert SOURCE_DIR
+#   tests/check_config_bounds.sh BUILD/reassert SOURCE_DIR
 set -u
 bin=$1
 src=$2
@@ -30,7 +27,7 @@ expect_refused() { # expect_refused CONFIG-TEXT KEY
   fi
 }
 expect_refused 'sync.attempts: 1' 'sync.attempts'
-expect_refused 'talos.attempts: 2' 'talos.attempts'
+expect_refused 'talos.convergence-attempts: 2' 'talos.convergence-attempts'
 expect_refused 'lease: {duration-s: 60, heartbeat-s: 60}' 'heartbeat'
 expect_refused 'lease: {duration-s: 60, heartbeat-s: 90}' 'heartbeat'
 [ "$fails" -eq 0 ] && echo "config bounds: all refused" || echo "config bounds: $fails failed"
