@@ -3,9 +3,11 @@
 # product card's fixture against the embedded fake cluster.
 BUILD      ?= build
 ASAN_BUILD ?= build-asan
+FUZZ_BUILD ?= build-fuzz
+FUZZ_SECONDS ?= 60
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all build deps demo test test-plain test-asan valgrind bench clean format
+.PHONY: all build deps deps-fuzz demo test test-plain test-asan fuzz valgrind bench clean format
 
 all: build
 
@@ -33,6 +35,18 @@ test-asan: deps $(ASAN_BUILD)/CMakeCache.txt
 
 test: test-plain test-asan
 
+# libFuzzer targets (tests/fuzz/README.md): clang, ASan+UBSan, each target
+# FUZZ_SECONDS long; fails on any crash, leak, sanitizer report or timeout.
+deps-fuzz:
+	@sh cmake/deps.sh fuzz
+
+$(FUZZ_BUILD)/CMakeCache.txt: | deps deps-fuzz
+	cmake -S . -B $(FUZZ_BUILD) -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInfo -DREASSERT_FUZZ=ON
+
+fuzz: deps deps-fuzz $(FUZZ_BUILD)/CMakeCache.txt
+	cmake --build $(FUZZ_BUILD) --target fuzz_all -j $(JOBS)
+	sh tests/fuzz/fuzz_run.sh $(FUZZ_BUILD) $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+
 bench: build
 	./$(BUILD)/reassert sim --compare eager,lazy scenarios/*.yaml
 
@@ -40,7 +54,7 @@ valgrind: build
 	sh tests/valgrind.sh $(BUILD)
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')

@@ -1,7 +1,30 @@
 #!/bin/sh
 # Installs the Debian packages the build and the tests need, but only when
 # something is missing, so `make` on a prepared machine does no network work.
+#
+# `deps.sh fuzz` (make fuzz): clang and its runtime libraries (libFuzzer,
+# the sanitizers), checked by linking a one-line fuzz target.
 set -eu
+if [ "${1:-}" = fuzz ]; then
+  probe=$(mktemp -d)
+  trap 'rm -rf "$probe"' EXIT
+  printf '%s\n' '#include <stddef.h>' '#include <stdint.h>' \
+    'int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n) { (void)d; (void)n; return 0; }' \
+    >"$probe/t.c"
+  if command -v clang >/dev/null 2>&1 &&
+    clang -fsanitize=fuzzer,address,undefined "$probe/t.c" -o "$probe/t" >/dev/null 2>&1; then
+    exit 0
+  fi
+  echo "deps: clang with libFuzzer missing; installing Debian packages" >&2
+  if [ "$(id -u)" != 0 ]; then
+    echo "deps: not root; run as root: apt-get update && apt-get install -y clang libclang-rt-dev" >&2
+    exit 1
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -q
+  apt-get install -y -q clang libclang-rt-dev
+  exit 0
+fi
 pkgs="build-essential cmake pkg-config libsqlite3-dev libcjson-dev libfyaml-dev \
 libssl-dev check libcurl4-openssl-dev libmicrohttpd-dev valgrind"
 missing=""
