@@ -15,6 +15,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+static void fanout_resps_free(rs_resp *resps, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        rs_resp_free(&resps[i]);
+    free(resps);
+}
+
+/* Discovery (§3.2) as one batch of namespaced gets: the four chain objects
+ * and each fan-out namespace's ExternalSecret by name (least privilege: no
+ * list). Judged in that order, so the first missing object is named. */
 tx_status fanout_discover(rs_txn *tx, fanout_discovery *d)
 {
     memset(d, 0, sizeof *d);
@@ -28,65 +38,51 @@ tx_status fanout_discover(rs_txn *tx, fanout_discovery *d)
         {"CustomResourceDefinition", NULL, "externalsecrets.external-secrets.io", &d->eso_crds},
         {"PushSecret", c->pushsecret_ns, c->pushsecret_name, &d->pushsecret},
     };
+    size_t np = RS_ARRAY_LEN(probes), n = np + c->n_fanout;
+    rs_req *reqs = rs_xcalloc(n, sizeof *reqs);
+    rs_resp *resps = rs_xcalloc(n, sizeof *resps);
+    for (size_t i = 0; i < np; i++)
+        reqs[i] = (rs_req){
+            .op = RS_OP_KUBE_GET, .kind = probes[i].kind, .ns = probes[i].ns, .name = probes[i].name};
+    for (size_t i = 0; i < c->n_fanout; i++)
+        reqs[np + i] = (rs_req){.op = RS_OP_KUBE_GET,
+                                .kind = "ExternalSecret",
+                                .ns = c->fanout_namespaces[i],
+                                .name = c->externalsecret_name};
+    gate_read_batch(tx->gate, reqs, resps, n, c->transport_parallelism);
     bool crds_all = true;
-    for (size_t i = 0; i < RS_ARRAY_LEN(probes); i++) {
-        rs_req req = {.op = RS_OP_KUBE_GET,
-                      .kind = probes[i].kind,
-                      .ns = probes[i].ns,
-                      .name = probes[i].name};
-        rs_resp r;
-        int st = gate_read(tx->gate, &req, &r);
-        char why[256];
-        kobj_describe(&r, why, sizeof why);
-        rs_resp_free(&r);
+    d->externalsecrets = true;
+    tx_status s = TX_OK;
+    for (size_t i = 0; i < n && s == TX_OK; i++) {
+        int st = resps[i].status;
+        const rs_req *q = &reqs[i];
         if (st != 200 && st != 404) {
             /* A failed lookup is not an absence: never bootstrap on a guess. */
-            rs_fail(&tx->err, RS_FAILED, "discovery: looking up %s %s%s%s failed: %s",
-                    probes[i].kind, probes[i].ns ? probes[i].ns : "", probes[i].ns ? "/" : "",
-                    probes[i].name, why);
-            return TX_FAIL;
+            char why[256];
+            kobj_describe(&resps[i], why, sizeof why);
+            rs_fail(&tx->err, RS_FAILED, "discovery: reading %s %s%s%s failed: %s", q->kind,
+                    q->ns ? q->ns : "", q->ns ? "/" : "", q->name, why);
+            s = TX_FAIL;
+            break;
         }
         bool found = st == 200;
-        if (probes[i].found == &d->eso_crds) {
+        if (i >= np) {
+            d->externalsecrets = d->externalsecrets && found;
+        } else if (probes[i].found == &d->eso_crds) {
             crds_all = crds_all && found;
             d->eso_crds = crds_all;
         } else {
             *probes[i].found = found;
         }
         if (!found && !d->missing[0])
-            snprintf(d->missing, sizeof d->missing, "%s %s%s%s", probes[i].kind,
-                     probes[i].ns ? probes[i].ns : "", probes[i].ns ? "/" : "", probes[i].name);
+            snprintf(d->missing, sizeof d->missing, "%s %s%s%s", q->kind, q->ns ? q->ns : "",
+                     q->ns ? "/" : "", q->name);
     }
-    char selector[300];
-    snprintf(selector, sizeof selector, "metadata.name=%s", c->externalsecret_name);
-    rs_resp r;
-    int st = kobj_list(tx, "ExternalSecret", NULL, NULL, selector, &r);
-    if (st != 200 && st != 404) {
-        char why[256];
-        kobj_describe(&r, why, sizeof why);
-        rs_resp_free(&r);
-        rs_fail(&tx->err, RS_FAILED, "discovery: listing ExternalSecrets failed: %s", why);
-        return TX_FAIL;
-    }
-    d->externalsecrets = true;
-    for (size_t i = 0; i < c->n_fanout; i++) {
-        bool found = false;
-        const cJSON *items = r.body ? cJSON_GetObjectItemCaseSensitive(r.body, "items") : NULL;
-        const cJSON *it;
-        cJSON_ArrayForEach(it, items)
-        {
-            const char *ns = kobj_str(it, "metadata.namespace");
-            if (ns && strcmp(ns, c->fanout_namespaces[i]) == 0) found = true;
-        }
-        if (!found) {
-            d->externalsecrets = false;
-            if (!d->missing[0])
-                snprintf(d->missing, sizeof d->missing, "ExternalSecret %s/%s",
-                         c->fanout_namespaces[i], c->externalsecret_name);
-        }
-    }
-    rs_resp_free(&r);
-    return TX_OK;
+    for (size_t i = 0; i < n; i++)
+        rs_resp_free(&resps[i]);
+    free(resps);
+    free(reqs);
+    return s;
 }
 
 /* Reads an ESO object; fills its refreshTime (may be empty) and readiness. */
@@ -327,24 +323,34 @@ static tx_status fanout_seed(rs_txn *tx, bool lazy, bool wrote_variables, bool *
 static tx_status fanout_consumers(rs_txn *tx, bool lazy, bool pushed)
 {
     const rs_config *c = tx->cfg;
-    char selector[300];
-    snprintf(selector, sizeof selector, "metadata.name=%s", c->consumer_name);
-    rs_resp consumers, externals;
-    rs_resp_init(&consumers);
-    rs_resp_init(&externals);
+    /* Lazy: every consumer Secret and ExternalSecret by name, namespaced, in
+     * one batch: least privilege, and the read cost grows with
+     * ceil(namespaces / parallelism) round trips. */
+    size_t n = c->n_fanout;
+    rs_resp *reads = rs_xcalloc(2 * n + 1, sizeof *reads);
     if (lazy) {
-        /* One list each, not a get per namespace: the read cost of a no-drift
-         * run must not grow with the number of namespaces. */
-        int a = kobj_list(tx, "Secret", NULL, NULL, selector, &consumers);
-        snprintf(selector, sizeof selector, "metadata.name=%s", c->externalsecret_name);
-        int b = kobj_list(tx, "ExternalSecret", NULL, NULL, selector, &externals);
-        if (a != 200 || b != 200) {
-            rs_resp_free(&consumers);
-            rs_resp_free(&externals);
-            rs_fail(&tx->err, RS_FAILED,
-                    "listing consumer Secrets / ExternalSecrets failed "
-                    "(HTTP %d / %d)",
-                    a, b);
+        rs_req *reqs = rs_xcalloc(2 * n + 1, sizeof *reqs);
+        for (size_t i = 0; i < n; i++) {
+            reqs[i] = (rs_req){.op = RS_OP_KUBE_GET,
+                               .kind = "Secret",
+                               .ns = c->fanout_namespaces[i],
+                               .name = c->consumer_name};
+            reqs[n + i] = (rs_req){.op = RS_OP_KUBE_GET,
+                                   .kind = "ExternalSecret",
+                                   .ns = c->fanout_namespaces[i],
+                                   .name = c->externalsecret_name};
+        }
+        gate_read_batch(tx->gate, reqs, reads, 2 * n, c->transport_parallelism);
+        free(reqs);
+        for (size_t i = 0; i < 2 * n; i++) {
+            int st = reads[i].status;
+            if (st == 200 || st == 404) continue;
+            /* An answer that is not there is drift; one that did not come is
+             * a failed read, never a verdict. */
+            rs_fail(&tx->err, RS_FAILED, "reading %s %s/%s failed (HTTP %d)",
+                    i < n ? "Secret" : "ExternalSecret", c->fanout_namespaces[i % n],
+                    i < n ? c->consumer_name : c->externalsecret_name, st);
+            fanout_resps_free(reads, 2 * n);
             return TX_FAIL;
         }
     }
@@ -353,8 +359,8 @@ static tx_status fanout_consumers(rs_txn *tx, bool lazy, bool pushed)
         const char *ns = c->fanout_namespaces[i];
         bool sync = !lazy || pushed;
         if (!sync) {
-            const cJSON *es = kobj_list_find_ns(externals.body, ns);
-            const cJSON *sec = kobj_list_find_ns(consumers.body, ns);
+            const cJSON *sec = reads[i].status == 200 ? reads[i].body : NULL;
+            const cJSON *es = reads[n + i].status == 200 ? reads[n + i].body : NULL;
             char obj[300];
             if (!es || !kobj_condition_true(es, "Ready")) {
                 snprintf(obj, sizeof obj, "ExternalSecret %s/%s", ns, c->externalsecret_name);
@@ -383,8 +389,7 @@ static tx_status fanout_consumers(rs_txn *tx, bool lazy, bool pushed)
             s = TX_FAIL;
         }
     }
-    rs_resp_free(&consumers);
-    rs_resp_free(&externals);
+    fanout_resps_free(reads, 2 * n);
     return s;
 }
 

@@ -88,8 +88,6 @@ tx_status kobj_secret_put_desired(rs_txn *tx, gate_need need, const char *ns, co
                                   const char *key);
 int kobj_list(rs_txn *tx, const char *kind, const char *ns, const char *label_selector,
               const char *field_selector, rs_resp *r);
-/* The item of a list in namespace ns (borrowed) or NULL. */
-const cJSON *kobj_list_find_ns(const cJSON *list, const char *ns);
 /* True when the Secret's key holds the desired credential (canonical compare). */
 bool kobj_secret_matches(rs_txn *tx, const cJSON *secret, const char *key);
 /* Reads the OpenBao seed (KV v2, the configured path). */

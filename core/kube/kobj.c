@@ -258,18 +258,6 @@ int kobj_list(rs_txn *tx, const char *kind, const char *ns, const char *label_se
     return gate_read(tx->gate, &req, r);
 }
 
-const cJSON *kobj_list_find_ns(const cJSON *list, const char *ns)
-{
-    const cJSON *items = list ? cJSON_GetObjectItemCaseSensitive(list, "items") : NULL;
-    const cJSON *it;
-    cJSON_ArrayForEach(it, items)
-    {
-        const char *n = kobj_str(it, "metadata.namespace");
-        if (n && strcmp(n, ns) == 0) return it;
-    }
-    return NULL;
-}
-
 bool kobj_secret_matches(rs_txn *tx, const cJSON *secret, const char *key)
 {
     const cJSON *data = cJSON_GetObjectItemCaseSensitive(secret, "data");
