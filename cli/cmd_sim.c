@@ -30,11 +30,12 @@ static int sim_value_option(const char *a, const char *v, sim_opts *o)
             return sim_usage_error("--strategy: expected lazy or eager");
         o->strategy = v;
     } else if (strcmp(a, "--seed") == 0) {
+        /* Digits only: strtoull alone would take "+5", " 5" and "-1". */
         char *end = NULL;
         errno = 0;
-        unsigned long long n = strtoull(v, &end, 10);
-        if (errno || !end || *end || v[0] == '-')
-            return sim_usage_error("--seed: expected a non-negative integer");
+        unsigned long long n = v[0] >= '0' && v[0] <= '9' ? strtoull(v, &end, 10) : 0;
+        if (v[0] < '0' || v[0] > '9' || errno || !end || *end)
+            return sim_usage_error("--seed: expected a non-negative decimal integer");
         o->seed = n;
         o->seed_set = true;
     } else if (strcmp(a, "--junit") == 0) {
@@ -61,7 +62,11 @@ static int sim_opts_parse(int argc, char **argv, const char **files, sim_opts *o
         } else if (strcmp(a, "--strategy") == 0 || strcmp(a, "--seed") == 0 ||
                    strcmp(a, "--junit") == 0 || strcmp(a, "--report") == 0 ||
                    strcmp(a, "--record") == 0) {
-            if (i + 1 >= argc) return sim_usage_error("an option needs a value");
+            if (i + 1 >= argc) {
+                char msg[64];
+                snprintf(msg, sizeof msg, "%s needs a value", a);
+                return sim_usage_error(msg);
+            }
             int c = sim_value_option(a, argv[++i], o);
             if (c != RS_OK) return c;
         } else if (a[0] == '-' && a[1] == '-') {

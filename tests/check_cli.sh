@@ -57,6 +57,17 @@ expect_text "exit: expected 1, got 0" "failure names the expectation"
 expect 0 "passing scenarios" -- sim "$src/scenarios/registry-denial.yaml" "$src/scenarios/malformed-credential.yaml"
 expect_text "2 passed, 0 failed" "closing line"
 
+# Option values are strict, and a missing value names its option (issue 10).
+expect 64 "sim --seed +5" -- sim --seed +5 "$src/scenarios/registry-denial.yaml"
+expect 64 "sim --seed ' 5'" -- sim --seed " 5" "$src/scenarios/registry-denial.yaml"
+expect 64 "sim --seed -1" -- sim --seed -1 "$src/scenarios/registry-denial.yaml"
+expect 64 "sim --seed overflow" -- sim --seed 99999999999999999999999 "$src/scenarios/registry-denial.yaml"
+for o in --junit --seed --strategy; do
+  expect 64 "sim $o without a value" -- sim "$src/scenarios/registry-denial.yaml" "$o"
+  if head -n 1 "$tmp/out" | grep -qF -- "$o needs a value"; then passes=$((passes + 1)); else
+    echo "FAIL: sim $o without a value: the error does not name it: $(head -n 1 "$tmp/out")"; fails=$((fails + 1)); fi
+done
+
 # Deterministic: same scenario and seed => same bytes.
 "$bin" sim --json "$src/scenarios/two-run-stage-reassert.yaml" >"$tmp/a.json" 2>/dev/null
 "$bin" sim --json "$src/scenarios/two-run-stage-reassert.yaml" >"$tmp/b.json" 2>/dev/null
