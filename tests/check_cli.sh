@@ -68,6 +68,27 @@ for o in --junit --seed --strategy; do
     echo "FAIL: sim $o without a value: the error does not name it: $(head -n 1 "$tmp/out")"; fails=$((fails + 1)); fi
 done
 
+# run --output json: exactly one JSON document on stdout for every outcome,
+# usage (64) and input (65) errors included (DESIGN.md §7.1).
+expect_json() { # expect_json CODE DESCRIPTION -- ARGS...
+  want=$1; what=$2; shift 3
+  "$bin" "$@" >"$tmp/json" 2>/dev/null
+  got=$?
+  if [ "$got" -eq "$want" ] &&
+     jq -e -s --argjson w "$want" 'length == 1 and .[0].exit == $w and .[0].outcome == "failed" and (.[0].errors | length) >= 1' \
+       "$tmp/json" >/dev/null 2>&1; then passes=$((passes + 1)); else
+    echo "FAIL: $what: want exit $want and one JSON document, got exit $got: $(head -c 300 "$tmp/json")"; fails=$((fails + 1)); fi
+}
+expect_json 64 "json: unknown flag" -- run --output json --bogus
+expect_json 64 "json: unknown flag before --output" -- run --bogus --output json
+expect_json 64 "json: missing value" -- run --output json --strategy
+expect_json 64 "json: exclusive flags" -- run --output json --fences --check-only
+expect_json 64 "json: live transport" -- run --output json --desired current
+"$bin" sim init --scenario "$src/scenarios/registry-denial.yaml" --db "$tmp/w.db" >/dev/null 2>&1
+expect_json 65 "json: missing --config" -- run --output json --transport "sim:$tmp/w.db" --desired current --config "$tmp/no-such-config.yaml"
+expect 65 "missing --config" -- run --transport "sim:$tmp/w.db" --desired current --config "$tmp/no-such-config.yaml"
+expect_text "cannot read the configuration" "missing --config says so"
+
 # Deterministic: same scenario and seed => same bytes.
 "$bin" sim --json "$src/scenarios/two-run-stage-reassert.yaml" >"$tmp/a.json" 2>/dev/null
 "$bin" sim --json "$src/scenarios/two-run-stage-reassert.yaml" >"$tmp/b.json" 2>/dev/null
