@@ -89,6 +89,21 @@ expect_json 65 "json: missing --config" -- run --output json --transport "sim:$t
 expect 65 "missing --config" -- run --transport "sim:$tmp/w.db" --desired current --config "$tmp/no-such-config.yaml"
 expect_text "cannot read the configuration" "missing --config says so"
 
+# A --transport sim: path that is not a world is bad input (65), left as it was.
+printf 'not an SQLite file\n' >"$tmp/text.db"
+: >"$tmp/empty.db"
+for w in text empty; do
+  cp "$tmp/$w.db" "$tmp/$w.orig"
+  expect 65 "world: $w file" -- run --transport "sim:$tmp/$w.db" --desired current
+  if cmp -s "$tmp/$w.db" "$tmp/$w.orig" && ! ls "$tmp/$w.db-"* >/dev/null 2>&1; then passes=$((passes + 1)); else
+    echo "FAIL: world: $w file was modified or given sidecar files"; fails=$((fails + 1)); fi
+done
+expect 65 "world: missing" -- run --transport "sim:$tmp/no-such-world.db" --desired current
+if [ -e "$tmp/no-such-world.db" ]; then echo "FAIL: world: a missing world was created"; fails=$((fails + 1)); else passes=$((passes + 1)); fi
+expect 65 "world: a directory" -- run --transport "sim:$tmp" --desired current
+expect_json 65 "json: missing world" -- run --output json --transport "sim:$tmp/no-such-world.db" --desired current
+expect_json 65 "json: not a world" -- run --output json --transport "sim:$tmp/text.db" --desired current
+
 # Deterministic: same scenario and seed => same bytes.
 "$bin" sim --json "$src/scenarios/two-run-stage-reassert.yaml" >"$tmp/a.json" 2>/dev/null
 "$bin" sim --json "$src/scenarios/two-run-stage-reassert.yaml" >"$tmp/b.json" 2>/dev/null
