@@ -140,7 +140,8 @@ int cli_run_once(const rs_run_args *args, const sim_run_req *sim, FILE *out)
     rs_err e;
     rs_err_clear(&e);
     sim_session *root = NULL;
-    if (run_root_open(args, sim, run_name, &root, &e) != RS_OK) return run_fail_early(args, out, &e);
+    if (run_root_open(args, sim, run_name, &root, &e) != RS_OK)
+        return run_fail_early(args, out, &e);
     rs_config cfg;
     memset(&cfg, 0, sizeof cfg); /* sim_session_config fills it */
     char *text = NULL, *ciphertext = NULL;

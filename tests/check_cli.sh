@@ -104,6 +104,16 @@ expect 65 "world: a directory" -- run --transport "sim:$tmp" --desired current
 expect_json 65 "json: missing world" -- run --output json --transport "sim:$tmp/no-such-world.db" --desired current
 expect_json 65 "json: not a world" -- run --output json --transport "sim:$tmp/text.db" --desired current
 
+# Cluster and scenario text never forms a workflow command (DESIGN.md §7.1).
+for f in lease-holder-injection scenario-name-newline; do
+  "$bin" sim --strategy lazy "$src/tests/bad/$f.yaml" >"$tmp/out" 2>&1
+  if tr '\r' '\n' <"$tmp/out" | grep -qE '^[[:space:]]*::[a-z-]+( [^:]*)?::FORGED'; then
+    echo "FAIL: $f: a forged workflow command: $(grep -F FORGED "$tmp/out" | head -c 300)"; fails=$((fails + 1))
+  else passes=$((passes + 1)); fi
+done
+"$bin" sim --strategy lazy "$src/tests/bad/lease-holder-injection.yaml" >"$tmp/out" 2>&1
+expect_text "%250A::error::FORGED-LEASE-PCT" "a % in the Lease holder is escaped as %25"
+
 # Deterministic: same scenario and seed => same bytes.
 "$bin" sim --json "$src/scenarios/two-run-stage-reassert.yaml" >"$tmp/a.json" 2>/dev/null
 "$bin" sim --json "$src/scenarios/two-run-stage-reassert.yaml" >"$tmp/b.json" 2>/dev/null

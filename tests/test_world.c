@@ -1286,9 +1286,9 @@ static void t_not_a_world(const char *path, const char *content, size_t len, boo
     if (sqlite) {
         sqlite3 *db = NULL;
         ck_assert_int_eq(sqlite3_open(path, &db), SQLITE_OK);
-        ck_assert_int_eq(sqlite3_exec(db, "CREATE TABLE t(a); INSERT INTO t VALUES (1);", NULL,
-                                      NULL, NULL),
-                         SQLITE_OK);
+        ck_assert_int_eq(
+            sqlite3_exec(db, "CREATE TABLE t(a); INSERT INTO t VALUES (1);", NULL, NULL, NULL),
+            SQLITE_OK);
         sqlite3_close(db);
     } else if (content) {
         FILE *f = fopen(path, "wb");
@@ -1326,10 +1326,10 @@ static void t_not_a_world(const char *path, const char *content, size_t len, boo
 
 START_TEST(test_open_refuses_what_is_not_a_world)
 {
-    t_not_a_world(t_path, NULL, 0, true);                         /* SQLite, no world tables */
-    t_not_a_world(t_path, "", 0, false);                          /* empty file */
-    t_not_a_world(t_path, "not an SQLite file\n", 19, false);     /* text */
-    t_not_a_world(t_path, NULL, 0, false);                        /* missing: not created */
+    t_not_a_world(t_path, NULL, 0, true);                     /* SQLite, no world tables */
+    t_not_a_world(t_path, "", 0, false);                      /* empty file */
+    t_not_a_world(t_path, "not an SQLite file\n", 19, false); /* text */
+    t_not_a_world(t_path, NULL, 0, false);                    /* missing: not created */
     ck_assert_int_ne(access(t_path, F_OK), 0);
     sim_world *w = NULL;
     rs_err e = {0};

@@ -312,11 +312,9 @@ rs_code sim_world_open(const char *db_path, sim_world **out, rs_err *e)
      * -wal/-shm/-journal files beside it. */
     struct stat st;
     if (stat(db_path, &st) != 0)
-        return rs_fail(e, RS_DATAERR, "cannot open the sim world %s: %s", db_path,
-                       strerror(errno));
+        return rs_fail(e, RS_DATAERR, "cannot open the sim world %s: %s", db_path, strerror(errno));
     if (!S_ISREG(st.st_mode))
-        return rs_fail(e, RS_DATAERR, "cannot open the sim world %s: not a regular file",
-                       db_path);
+        return rs_fail(e, RS_DATAERR, "cannot open the sim world %s: not a regular file", db_path);
     rs_code rc = sim_world_probe(db_path, e);
     if (rc != RS_OK) return rc;
     sim_world *w = NULL;
