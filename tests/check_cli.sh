@@ -114,6 +114,11 @@ done
 "$bin" sim --strategy lazy "$src/tests/bad/lease-holder-injection.yaml" >"$tmp/out" 2>&1
 expect_text "%250A::error::FORGED-LEASE-PCT" "a % in the Lease holder is escaped as %25"
 
+# A run's own --strategy is the strategy it runs, is reported and is checked under.
+"$bin" sim --strategy lazy --json "$src/tests/bad/strategy-in-args.yaml" >"$tmp/s.json" 2>/dev/null
+if jq -e '[.scenarios[].runs[].strategy] | length > 0 and all(. == "eager")' "$tmp/s.json" >/dev/null 2>&1; then
+  passes=$((passes + 1)); else echo "FAIL: a run with --strategy eager in its args is not labelled eager"; fails=$((fails + 1)); fi
+
 # Deterministic: same scenario and seed => same bytes.
 "$bin" sim --json "$src/scenarios/two-run-stage-reassert.yaml" >"$tmp/a.json" 2>/dev/null
 "$bin" sim --json "$src/scenarios/two-run-stage-reassert.yaml" >"$tmp/b.json" 2>/dev/null

@@ -168,12 +168,26 @@ static bool strategy_applies(const sc_scenario *sc, const char *s)
     return false;
 }
 
+/* The strategy a run's own args name (`--strategy S`, the last one wins as
+ * in run_args_parse), or NULL: that is the strategy the child runs, so the
+ * run is labelled and its expectations chosen by it. */
+static const char *run_args_strategy(const sc_run *run)
+{
+    const char *named = NULL;
+    for (size_t i = 0; i + 1 < run->n_args; i++)
+        if (strcmp(run->args[i], "--strategy") == 0 && rs_strategy_find(run->args[i + 1]))
+            named = run->args[++i];
+    return named;
+}
+
 /* One run: before events, the child, then every check. Appends the run's
  * JSON to runs; returns whether it passed. */
 static bool run_one(const sc_scenario *sc, const sc_run *run, const rs_strategy *strategy,
                     const char *expect_as, const char *tmp, const char *db, sim_run_fn run_fn,
                     const cred_redact *redact, cJSON *runs)
 {
+    const char *named = run_args_strategy(run);
+    if (named) expect_as = named;
     cJSON *failures = cJSON_CreateArray();
     rs_err e;
     rs_err_clear(&e);
@@ -221,7 +235,7 @@ static bool run_one(const sc_scenario *sc, const sc_run *run, const rs_strategy 
     bool passed = cJSON_GetArraySize(failures) == 0;
     cJSON *r = cJSON_CreateObject();
     cJSON_AddStringToObject(r, "name", run->name);
-    cJSON_AddStringToObject(r, "strategy", strategy->name);
+    cJSON_AddStringToObject(r, "strategy", named ? named : strategy->name);
     cJSON_AddNumberToObject(r, "exit", code);
     cJSON_AddBoolToObject(r, "passed", passed);
     cJSON_AddItemToObject(r, "counters", after ? after : cJSON_CreateObject());
