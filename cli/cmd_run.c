@@ -8,12 +8,15 @@
  */
 #include "cli/cli.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 /* e->code, after saying why: stderr always, the JSON document when asked. */
 static int run_usage_fail(bool json, const char *strategy_name, const rs_err *e)
 {
-    fprintf(stderr, "reassert: %s\n", e->msg);
+    char *msg = out_escape(e->msg, false); /* it may quote argv (DESIGN.md §7.1) */
+    fprintf(stderr, "reassert: %s\n", msg);
+    free(msg);
     if (json) cli_run_fail(stdout, true, strategy_name, e);
     return e->code;
 }

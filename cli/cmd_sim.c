@@ -19,7 +19,9 @@
 
 static int sim_usage_error(const char *msg)
 {
-    fprintf(stderr, "reassert sim: %s\n%s", msg, rs_usage_text);
+    char *text = out_escape(msg, false); /* it may quote argv (DESIGN.md §7.1) */
+    fprintf(stderr, "reassert sim: %s\n%s", text, rs_usage_text);
+    free(text);
     return RS_USAGE;
 }
 
@@ -148,6 +150,14 @@ static rs_code sim_init_before(const char *db, const sc_run *run, rs_err *e)
     return c;
 }
 
+/* A message quoting scenario text, escaped (DESIGN.md §7.1). */
+static void sim_init_say(const char *msg)
+{
+    char *text = out_escape(msg, false);
+    fprintf(stderr, "reassert sim init: %s\n", text);
+    free(text);
+}
+
 static int sim_init(int argc, char **argv)
 {
     if (cli_wants_help(argc, argv)) {
@@ -162,25 +172,29 @@ static int sim_init(int argc, char **argv)
     rs_err e;
     rs_err_clear(&e);
     if (sc_load(a.scenario, &sc, &e) != RS_OK) {
-        fprintf(stderr, "reassert sim init: %s\n", e.msg);
+        sim_init_say(e.msg);
         return e.code;
     }
     const sc_run *run = a.run ? sim_init_find_run(sc, a.run) : NULL;
     if (a.run && !run) {
-        fprintf(stderr, "reassert sim init: scenario %s has no run named '%s'\n", sc->name, a.run);
+        char *name = out_escape(sc->name, false);
+        fprintf(stderr, "reassert sim init: scenario %s has no run named '%s'\n", name, a.run);
+        free(name);
         sc_free(sc);
         return RS_USAGE;
     }
     if (sim_world_build(a.db, sc, &e) != RS_OK ||
         (run && sim_init_before(a.db, run, &e) != RS_OK)) {
-        fprintf(stderr, "reassert sim init: %s\n", e.msg);
+        sim_init_say(e.msg);
         sc_free(sc);
         return e.code;
     }
+    char *name = out_escape(sc->name, false);
     printf("built the world of scenario %s in %s%s%s%s\n"
            "try: reassert run --transport sim:%s --desired %s --output json\n",
-           sc->name, a.db, run ? " (with the before: events of run " : "", run ? run->name : "",
+           name, a.db, run ? " (with the before: events of run " : "", run ? run->name : "",
            run ? ")" : "", a.db, sc->desired);
+    free(name);
     sc_free(sc);
     return RS_OK;
 }

@@ -119,6 +119,24 @@ expect_text "%250A::error::FORGED-LEASE-PCT" "a % in the Lease holder is escaped
 if jq -e '[.scenarios[].runs[].strategy] | length > 0 and all(. == "eager")' "$tmp/s.json" >/dev/null 2>&1; then
   passes=$((passes + 1)); else echo "FAIL: a run with --strategy eager in its args is not labelled eager"; fails=$((fails + 1)); fi
 
+# argv and scenario names on the CLI's own error lines are escaped too.
+"$bin" run "$(printf -- '--x\n::error::FORGED')" >"$tmp/out" 2>&1
+"$bin" sim "$(printf -- '--x\n::error::FORGED')" >>"$tmp/out" 2>&1
+"$bin" sim init --scenario "$src/tests/bad/scenario-name-newline.yaml" --db "$tmp/n.db" >>"$tmp/out" 2>&1
+if tr '\r' '\n' <"$tmp/out" | grep -qE '^[[:space:]]*::[a-z-]+( [^:]*)?::FORGED'; then
+  echo "FAIL: a CLI error line forges a workflow command: $(grep -F FORGED "$tmp/out" | head -c 300)"; fails=$((fails + 1))
+else passes=$((passes + 1)); fi
+
+# Every subcommand's --help (and sim -h) is help: exit 0 with its usage text.
+for c in run sim "sim init" sweep replay "sim serve"; do
+  # shellcheck disable=SC2086
+  expect 0 "$c --help" -- $c --help
+  case $c in run) u="usage: reassert [run]" ;; *) u="usage: reassert $c" ;; esac
+  expect_text "$u" "$c --help prints its usage"
+done
+expect 0 "sim -h" -- sim -h
+expect_text "usage: reassert sim" "sim -h is help, not a file"
+
 # Deterministic: same scenario and seed => same bytes.
 "$bin" sim --json "$src/scenarios/two-run-stage-reassert.yaml" >"$tmp/a.json" 2>/dev/null
 "$bin" sim --json "$src/scenarios/two-run-stage-reassert.yaml" >"$tmp/b.json" 2>/dev/null
