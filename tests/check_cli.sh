@@ -105,7 +105,7 @@ expect_json 65 "json: missing world" -- run --output json --transport "sim:$tmp/
 expect_json 65 "json: not a world" -- run --output json --transport "sim:$tmp/text.db" --desired current
 
 # Cluster and scenario text never forms a workflow command (DESIGN.md §7.1).
-for f in lease-holder-injection scenario-name-newline; do
+for f in lease-holder-injection scenario-name-newline run-name-newline; do
   "$bin" sim --strategy lazy "$src/tests/bad/$f.yaml" >"$tmp/out" 2>&1
   if tr '\r' '\n' <"$tmp/out" | grep -qE '^[[:space:]]*::[a-z-]+( [^:]*)?::FORGED'; then
     echo "FAIL: $f: a forged workflow command: $(grep -F FORGED "$tmp/out" | head -c 300)"; fails=$((fails + 1))

@@ -309,11 +309,13 @@ static void print_run_row(const cJSON *r)
     const char *strat = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r, "strategy"));
     const cJSON *ex = cJSON_GetObjectItemCaseSensitive(r, "exit");
     double vs = DV("virtual_seconds");
+    char *run = out_escape(name ? name : "?", false); /* scenario text (DESIGN.md §7.1) */
     printf("  %-6s %-16s %4d %8.0f %8.0f %7.0f %6.0f %6.0f %7.0f %9.0f %11.3f  %s\n",
-           strat ? strat : "?", name ? name : "?", cJSON_IsNumber(ex) ? ex->valueint : -1,
+           strat ? strat : "?", run, cJSON_IsNumber(ex) ? ex->valueint : -1,
            DV("controller_restarts"), DV("lease_writes"), DV("writes"), DV("fence_acquisitions"),
            DV("policy_pauses"), DV("node_reboots"), DV("api_calls"), vs != vs ? 0.0 : vs,
            cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r, "passed")) ? "PASS" : "FAIL");
+    free(run);
 #undef DV
     const cJSON *off = cJSON_GetObjectItemCaseSensitive(r, "invariants_off");
     if (cJSON_GetArraySize(off) > 0) {
