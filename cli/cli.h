@@ -32,6 +32,11 @@ int cmd_replay(int argc, char **argv);
  * the text or JSON result on out. sim is NULL outside the scenario runner.
  * Returns the exit code. */
 int cli_run_once(const rs_run_args *args, const sim_run_req *sim, FILE *out);
+/* A run that ends before txn_run (usage, world, credential or config error):
+ * text mode prints one ::error:: line on out; JSON mode (`--output json`)
+ * prints the one result document, outcome "failed", exit e->code, the
+ * message in "errors". Returns e->code. */
+int cli_run_fail(FILE *out, bool json, const char *strategy_name, const rs_err *e);
 /* The scenario runner's sim_run_fn: parses the run's args, then
  * cli_run_once. */
 int cli_sim_run(const sim_run_req *req, FILE *out);

@@ -207,6 +207,17 @@ static void run_ref_from_env(rs_run_args *a)
         snprintf(a->run_ref, sizeof a->run_ref, "local");
 }
 
+bool run_args_want_json(int argc, char **argv)
+{
+    bool json = false;
+    for (int i = 0; i < argc; i++) {
+        if (!takes_value(argv[i]) || i + 1 >= argc) continue;
+        if (strcmp(argv[i], "--output") == 0) json = strcmp(argv[i + 1], "json") == 0;
+        i++;
+    }
+    return json;
+}
+
 rs_code run_args_parse(int argc, char **argv, rs_run_args *a, rs_err *e)
 {
     memset(a, 0, sizeof *a);

@@ -28,6 +28,10 @@ typedef struct rs_run_args {
 /* Parses argv[0..argc) (without the program name or the `run` word). */
 rs_code run_args_parse(int argc, char **argv, rs_run_args *a, rs_err *e);
 
+/* Whether argv asks for `--output json` (the last --output wins), read
+ * without parsing the rest: a usage error must still answer in JSON. */
+bool run_args_want_json(int argc, char **argv);
+
 /* The text of `reassert --help`. */
 extern const char *const rs_usage_text;
 /* `reassert <command> --help`: what the command takes, and what of it is not

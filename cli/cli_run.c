@@ -22,10 +22,27 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int run_fail_early(FILE *out, const rs_err *e)
+static void run_print_json(FILE *out, const rs_result *res, const rs_options *opt, const rs_out *o,
+                           cJSON *counters);
+
+int cli_run_fail(FILE *out, bool json, const char *strategy_name, const rs_err *e)
 {
-    fprintf(out, "::error::%s\n", e->msg);
+    rs_out o;
+    out_init(&o, cli_out_file(out), json);
+    out_error(&o, "%s", e->msg);
+    if (json) {
+        const rs_strategy *st = strategy_name ? rs_strategy_find(strategy_name) : NULL;
+        rs_result res = {.exit = e->code, .outcome = "failed"};
+        rs_options opt = {.strategy = st ? st : rs_strategy_default()};
+        run_print_json(out, &res, &opt, &o, NULL);
+    }
+    out_free(&o);
     return e->code;
+}
+
+static int run_fail_early(const rs_run_args *args, FILE *out, const rs_err *e)
+{
+    return cli_run_fail(out, args->json_output, args->strategy_name, e);
 }
 
 static void run_print_json(FILE *out, const rs_result *res, const rs_options *opt, const rs_out *o,
@@ -123,7 +140,8 @@ int cli_run_once(const rs_run_args *args, const sim_run_req *sim, FILE *out)
     rs_err e;
     rs_err_clear(&e);
     sim_session *root = NULL;
-    if (run_root_open(args, sim, run_name, &root, &e) != RS_OK) return run_fail_early(out, &e);
+    if (run_root_open(args, sim, run_name, &root, &e) != RS_OK)
+        return run_fail_early(args, out, &e);
     rs_config cfg;
     memset(&cfg, 0, sizeof cfg); /* sim_session_config fills it */
     char *text = NULL, *ciphertext = NULL;
@@ -131,7 +149,7 @@ int cli_run_once(const rs_run_args *args, const sim_run_req *sim, FILE *out)
     if (sim_session_config(root, &cfg, &e) != RS_OK ||
         (args->config_path && live_config_load(args->config_path, &cfg, &e) != RS_OK) ||
         sim_session_credential(root, desired ? desired : "", &text, &ciphertext, &e) != RS_OK) {
-        code = run_fail_early(out, &e);
+        code = run_fail_early(args, out, &e);
     } else {
         rs_desired d = {.dockerconfigjson = text, .len = strlen(text), .ciphertext = ciphertext};
         code = run_txn(args, sim, root, &cfg, &d, run_name, out);
@@ -148,6 +166,7 @@ int cli_sim_run(const sim_run_req *req, FILE *out)
     rs_run_args args;
     rs_err e;
     rs_err_clear(&e);
-    if (run_args_parse(req->argc, req->argv, &args, &e) != RS_OK) return run_fail_early(out, &e);
+    if (run_args_parse(req->argc, req->argv, &args, &e) != RS_OK)
+        return cli_run_fail(out, run_args_want_json(req->argc, req->argv), NULL, &e);
     return cli_run_once(&args, req, out);
 }

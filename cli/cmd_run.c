@@ -1,12 +1,25 @@
 /*
  * cmd_run.c — `reassert [run] ...`: parse, refuse what is not built, run once.
  *
- * Usage errors go to stderr with exit 64 before anything is opened; the run
- * itself speaks through the output sink on stdout (cli_run.c).
+ * Usage errors exit 64 before anything is opened: in text mode one sentence
+ * on stderr, with `--output json` also the one result document on stdout
+ * (DESIGN.md §7.1: every outcome, usage errors included, is one document).
+ * The run itself speaks through the output sink on stdout (cli_run.c).
  */
 #include "cli/cli.h"
 
+#include <stdlib.h>
 #include <string.h>
+
+/* e->code, after saying why: stderr always, the JSON document when asked. */
+static int run_usage_fail(bool json, const char *strategy_name, const rs_err *e)
+{
+    char *msg = out_escape(e->msg, false); /* it may quote argv (DESIGN.md §7.1) */
+    fprintf(stderr, "reassert: %s\n", msg);
+    free(msg);
+    if (json) cli_run_fail(stdout, true, strategy_name, e);
+    return e->code;
+}
 
 int cmd_run(int argc, char **argv)
 {
@@ -17,23 +30,19 @@ int cmd_run(int argc, char **argv)
     rs_run_args args;
     rs_err e;
     rs_err_clear(&e);
-    if (run_args_parse(argc, argv, &args, &e) != RS_OK) {
-        fprintf(stderr, "reassert: %s\n", e.msg);
-        return e.code;
-    }
+    if (run_args_parse(argc, argv, &args, &e) != RS_OK)
+        return run_usage_fail(run_args_want_json(argc, argv), NULL, &e);
     if (args.strategy_name && !rs_strategy_find(args.strategy_name)) {
-        fprintf(stderr, "reassert: --strategy %s is not available in this build\n",
-                args.strategy_name);
-        return RS_USAGE;
+        rs_fail(&e, RS_USAGE, "--strategy %s is not available in this build", args.strategy_name);
+        return run_usage_fail(args.json_output, NULL, &e);
     }
     if (strncmp(args.transport, "sim:", 4) != 0) {
-        fprintf(stderr,
-                "reassert: the live transport is not built yet; use --transport sim:FILE.db\n");
-        return RS_USAGE;
+        rs_fail(&e, RS_USAGE, "the live transport is not built yet; use --transport sim:FILE.db");
+        return run_usage_fail(args.json_output, args.strategy_name, &e);
     }
     if (!args.desired_name) {
-        fprintf(stderr, "reassert: --transport sim:FILE.db needs --desired NAME\n");
-        return RS_USAGE;
+        rs_fail(&e, RS_USAGE, "--transport sim:FILE.db needs --desired NAME");
+        return run_usage_fail(args.json_output, args.strategy_name, &e);
     }
     return cli_run_once(&args, NULL, stdout);
 }

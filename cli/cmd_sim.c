@@ -19,7 +19,9 @@
 
 static int sim_usage_error(const char *msg)
 {
-    fprintf(stderr, "reassert sim: %s\n%s", msg, rs_usage_text);
+    char *text = out_escape(msg, false); /* it may quote argv (DESIGN.md §7.1) */
+    fprintf(stderr, "reassert sim: %s\n%s", text, rs_usage_text);
+    free(text);
     return RS_USAGE;
 }
 
@@ -30,11 +32,12 @@ static int sim_value_option(const char *a, const char *v, sim_opts *o)
             return sim_usage_error("--strategy: expected lazy or eager");
         o->strategy = v;
     } else if (strcmp(a, "--seed") == 0) {
+        /* Digits only: strtoull alone would take "+5", " 5" and "-1". */
         char *end = NULL;
         errno = 0;
-        unsigned long long n = strtoull(v, &end, 10);
-        if (errno || !end || *end || v[0] == '-')
-            return sim_usage_error("--seed: expected a non-negative integer");
+        unsigned long long n = v[0] >= '0' && v[0] <= '9' ? strtoull(v, &end, 10) : 0;
+        if (v[0] < '0' || v[0] > '9' || errno || !end || *end)
+            return sim_usage_error("--seed: expected a non-negative decimal integer");
         o->seed = n;
         o->seed_set = true;
     } else if (strcmp(a, "--junit") == 0) {
@@ -61,7 +64,11 @@ static int sim_opts_parse(int argc, char **argv, const char **files, sim_opts *o
         } else if (strcmp(a, "--strategy") == 0 || strcmp(a, "--seed") == 0 ||
                    strcmp(a, "--junit") == 0 || strcmp(a, "--report") == 0 ||
                    strcmp(a, "--record") == 0) {
-            if (i + 1 >= argc) return sim_usage_error("an option needs a value");
+            if (i + 1 >= argc) {
+                char msg[64];
+                snprintf(msg, sizeof msg, "%s needs a value", a);
+                return sim_usage_error(msg);
+            }
             int c = sim_value_option(a, argv[++i], o);
             if (c != RS_OK) return c;
         } else if (a[0] == '-' && a[1] == '-') {
@@ -143,6 +150,14 @@ static rs_code sim_init_before(const char *db, const sc_run *run, rs_err *e)
     return c;
 }
 
+/* A message quoting scenario text, escaped (DESIGN.md §7.1). */
+static void sim_init_say(const char *msg)
+{
+    char *text = out_escape(msg, false);
+    fprintf(stderr, "reassert sim init: %s\n", text);
+    free(text);
+}
+
 static int sim_init(int argc, char **argv)
 {
     if (cli_wants_help(argc, argv)) {
@@ -157,25 +172,29 @@ static int sim_init(int argc, char **argv)
     rs_err e;
     rs_err_clear(&e);
     if (sc_load(a.scenario, &sc, &e) != RS_OK) {
-        fprintf(stderr, "reassert sim init: %s\n", e.msg);
+        sim_init_say(e.msg);
         return e.code;
     }
     const sc_run *run = a.run ? sim_init_find_run(sc, a.run) : NULL;
     if (a.run && !run) {
-        fprintf(stderr, "reassert sim init: scenario %s has no run named '%s'\n", sc->name, a.run);
+        char *name = out_escape(sc->name, false);
+        fprintf(stderr, "reassert sim init: scenario %s has no run named '%s'\n", name, a.run);
+        free(name);
         sc_free(sc);
         return RS_USAGE;
     }
     if (sim_world_build(a.db, sc, &e) != RS_OK ||
         (run && sim_init_before(a.db, run, &e) != RS_OK)) {
-        fprintf(stderr, "reassert sim init: %s\n", e.msg);
+        sim_init_say(e.msg);
         sc_free(sc);
         return e.code;
     }
+    char *name = out_escape(sc->name, false);
     printf("built the world of scenario %s in %s%s%s%s\n"
            "try: reassert run --transport sim:%s --desired %s --output json\n",
-           sc->name, a.db, run ? " (with the before: events of run " : "", run ? run->name : "",
+           name, a.db, run ? " (with the before: events of run " : "", run ? run->name : "",
            run ? ")" : "", a.db, sc->desired);
+    free(name);
     sc_free(sc);
     return RS_OK;
 }

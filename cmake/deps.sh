@@ -26,12 +26,13 @@ if [ "${1:-}" = fuzz ]; then
   exit 0
 fi
 pkgs="build-essential cmake pkg-config libsqlite3-dev libcjson-dev libfyaml-dev \
-libssl-dev check libcurl4-openssl-dev libmicrohttpd-dev valgrind"
+libssl-dev check libcurl4-openssl-dev libmicrohttpd-dev valgrind \
+libxml2-utils jq"
 missing=""
 for mod in sqlite3 libcjson libfyaml libcrypto check libcurl libmicrohttpd; do
   pkg-config --exists "$mod" 2>/dev/null || missing="$missing $mod"
 done
-for tool in cmake cc pkg-config valgrind; do
+for tool in cmake cc pkg-config valgrind xmllint jq; do
   command -v "$tool" >/dev/null 2>&1 || missing="$missing $tool"
 done
 [ -z "$missing" ] && exit 0

@@ -44,12 +44,49 @@ static char *vformat(const char *fmt, va_list ap)
     return s;
 }
 
+char *out_escape(const char *msg, bool line_start)
+{
+    if (!msg) msg = "";
+    size_t n = 0;
+    for (const char *p = msg; *p; p++)
+        n += (*p == '%' || *p == '\r' || *p == '\n') ? 3 : 1;
+    char *s = rs_xmalloc(n + 3), *o = s; /* + a ':' become "%3A" */
+    const char *p = msg;
+    if (line_start) {
+        while (*p == ' ' || *p == '\t')
+            *o++ = *p++;
+        /* The Actions runner trims leading blanks before it looks for "::". */
+        if (p[0] == ':' && p[1] == ':') {
+            memcpy(o, "%3A", 3);
+            o += 3;
+            p++;
+        }
+    }
+    for (; *p; p++) {
+        const char *esc = *p == '%' ? "%25" : *p == '\r' ? "%0D" : *p == '\n' ? "%0A" : NULL;
+        if (esc) {
+            memcpy(o, esc, 3);
+            o += 3;
+        } else {
+            *o++ = *p;
+        }
+    }
+    *o = '\0';
+    return s;
+}
+
+/* The one place a line reaches the sink: the program's own prefix, then the
+ * message escaped (DESIGN.md §7.1), so no text a message carries — a Lease
+ * holder, a name, an error from the cluster — ends the line, opens or closes a
+ * group, or forges an annotation. */
 static void out_line(rs_out *o, const char *prefix, const char *msg)
 {
     if (o->json || !o->sink.write) return;
-    char *line = rs_xasprintf("%s%s\n", prefix, msg);
+    char *text = out_escape(msg, prefix[0] == '\0');
+    char *line = rs_xasprintf("%s%s\n", prefix, text);
     o->sink.write(o->sink.ctx, line, strlen(line));
     free(line);
+    free(text);
 }
 
 static void emit(rs_out *o, const char *prefix, cJSON *collect, const char *fmt, va_list ap)

@@ -9,7 +9,9 @@
  * file or a terminal: where the lines go (stdout, a pipe to the scenario
  * runner, a buffer in a test) is the sink's business, and the sink lives in
  * cli/. Callers format names, never secret values: nothing here can scrub a
- * credential after the fact.
+ * credential after the fact. What a message carries is escaped on its way to
+ * the sink (out_escape), so cluster or scenario text never forms a workflow
+ * command.
  */
 #ifndef RS_OUT_H
 #define RS_OUT_H
@@ -39,6 +41,13 @@ typedef struct rs_out {
     int group_depth;
     char *group_titles[OUT_GROUP_DEPTH_MAX]; /* the open groups, outermost first */
 } rs_out;
+
+/* The Actions-log form of text that is not the program's own (DESIGN.md
+ * §7.1): '%' -> "%25", CR -> "%0D", LF -> "%0A"; with line_start (the text
+ * begins a line), a leading "::" after blanks has its first ':' written
+ * "%3A", so it cannot be read as a workflow command. Caller frees. Every
+ * line the sink receives has its message passed through this. */
+char *out_escape(const char *msg, bool line_start);
 
 void out_init(rs_out *o, rs_out_sink sink, bool json);
 void out_free(rs_out *o);

@@ -57,6 +57,86 @@ expect_text "exit: expected 1, got 0" "failure names the expectation"
 expect 0 "passing scenarios" -- sim "$src/scenarios/registry-denial.yaml" "$src/scenarios/malformed-credential.yaml"
 expect_text "2 passed, 0 failed" "closing line"
 
+# Option values are strict, and a missing value names its option (issue 10).
+expect 64 "sim --seed +5" -- sim --seed +5 "$src/scenarios/registry-denial.yaml"
+expect 64 "sim --seed ' 5'" -- sim --seed " 5" "$src/scenarios/registry-denial.yaml"
+expect 64 "sim --seed -1" -- sim --seed -1 "$src/scenarios/registry-denial.yaml"
+expect 64 "sim --seed overflow" -- sim --seed 99999999999999999999999 "$src/scenarios/registry-denial.yaml"
+for o in --junit --seed --strategy; do
+  expect 64 "sim $o without a value" -- sim "$src/scenarios/registry-denial.yaml" "$o"
+  if head -n 1 "$tmp/out" | grep -qF -- "$o needs a value"; then passes=$((passes + 1)); else
+    echo "FAIL: sim $o without a value: the error does not name it: $(head -n 1 "$tmp/out")"; fails=$((fails + 1)); fi
+done
+
+# run --output json: exactly one JSON document on stdout for every outcome,
+# usage (64) and input (65) errors included (DESIGN.md §7.1).
+expect_json() { # expect_json CODE DESCRIPTION -- ARGS...
+  want=$1; what=$2; shift 3
+  "$bin" "$@" >"$tmp/json" 2>/dev/null
+  got=$?
+  if [ "$got" -eq "$want" ] &&
+     jq -e -s --argjson w "$want" 'length == 1 and .[0].exit == $w and .[0].outcome == "failed" and (.[0].errors | length) >= 1' \
+       "$tmp/json" >/dev/null 2>&1; then passes=$((passes + 1)); else
+    echo "FAIL: $what: want exit $want and one JSON document, got exit $got: $(head -c 300 "$tmp/json")"; fails=$((fails + 1)); fi
+}
+expect_json 64 "json: unknown flag" -- run --output json --bogus
+expect_json 64 "json: unknown flag before --output" -- run --bogus --output json
+expect_json 64 "json: missing value" -- run --output json --strategy
+expect_json 64 "json: exclusive flags" -- run --output json --fences --check-only
+expect_json 64 "json: live transport" -- run --output json --desired current
+"$bin" sim init --scenario "$src/scenarios/registry-denial.yaml" --db "$tmp/w.db" >/dev/null 2>&1
+expect_json 65 "json: missing --config" -- run --output json --transport "sim:$tmp/w.db" --desired current --config "$tmp/no-such-config.yaml"
+expect 65 "missing --config" -- run --transport "sim:$tmp/w.db" --desired current --config "$tmp/no-such-config.yaml"
+expect_text "cannot read the configuration" "missing --config says so"
+
+# A --transport sim: path that is not a world is bad input (65), left as it was.
+printf 'not an SQLite file\n' >"$tmp/text.db"
+: >"$tmp/empty.db"
+for w in text empty; do
+  cp "$tmp/$w.db" "$tmp/$w.orig"
+  expect 65 "world: $w file" -- run --transport "sim:$tmp/$w.db" --desired current
+  if cmp -s "$tmp/$w.db" "$tmp/$w.orig" && ! ls "$tmp/$w.db-"* >/dev/null 2>&1; then passes=$((passes + 1)); else
+    echo "FAIL: world: $w file was modified or given sidecar files"; fails=$((fails + 1)); fi
+done
+expect 65 "world: missing" -- run --transport "sim:$tmp/no-such-world.db" --desired current
+if [ -e "$tmp/no-such-world.db" ]; then echo "FAIL: world: a missing world was created"; fails=$((fails + 1)); else passes=$((passes + 1)); fi
+expect 65 "world: a directory" -- run --transport "sim:$tmp" --desired current
+expect_json 65 "json: missing world" -- run --output json --transport "sim:$tmp/no-such-world.db" --desired current
+expect_json 65 "json: not a world" -- run --output json --transport "sim:$tmp/text.db" --desired current
+
+# Cluster and scenario text never forms a workflow command (DESIGN.md §7.1).
+for f in lease-holder-injection scenario-name-newline run-name-newline; do
+  "$bin" sim --strategy lazy "$src/tests/bad/$f.yaml" >"$tmp/out" 2>&1
+  if tr '\r' '\n' <"$tmp/out" | grep -qE '^[[:space:]]*::[a-z-]+( [^:]*)?::FORGED'; then
+    echo "FAIL: $f: a forged workflow command: $(grep -F FORGED "$tmp/out" | head -c 300)"; fails=$((fails + 1))
+  else passes=$((passes + 1)); fi
+done
+"$bin" sim --strategy lazy "$src/tests/bad/lease-holder-injection.yaml" >"$tmp/out" 2>&1
+expect_text "%250A::error::FORGED-LEASE-PCT" "a % in the Lease holder is escaped as %25"
+
+# A run's own --strategy is the strategy it runs, is reported and is checked under.
+"$bin" sim --strategy lazy --json "$src/tests/bad/strategy-in-args.yaml" >"$tmp/s.json" 2>/dev/null
+if jq -e '[.scenarios[].runs[].strategy] | length > 0 and all(. == "eager")' "$tmp/s.json" >/dev/null 2>&1; then
+  passes=$((passes + 1)); else echo "FAIL: a run with --strategy eager in its args is not labelled eager"; fails=$((fails + 1)); fi
+
+# argv and scenario names on the CLI's own error lines are escaped too.
+"$bin" run "$(printf -- '--x\n::error::FORGED')" >"$tmp/out" 2>&1
+"$bin" sim "$(printf -- '--x\n::error::FORGED')" >>"$tmp/out" 2>&1
+"$bin" sim init --scenario "$src/tests/bad/scenario-name-newline.yaml" --db "$tmp/n.db" >>"$tmp/out" 2>&1
+if tr '\r' '\n' <"$tmp/out" | grep -qE '^[[:space:]]*::[a-z-]+( [^:]*)?::FORGED'; then
+  echo "FAIL: a CLI error line forges a workflow command: $(grep -F FORGED "$tmp/out" | head -c 300)"; fails=$((fails + 1))
+else passes=$((passes + 1)); fi
+
+# Every subcommand's --help (and sim -h) is help: exit 0 with its usage text.
+for c in run sim "sim init" sweep replay "sim serve"; do
+  # shellcheck disable=SC2086
+  expect 0 "$c --help" -- $c --help
+  case $c in run) u="usage: reassert [run]" ;; *) u="usage: reassert $c" ;; esac
+  expect_text "$u" "$c --help prints its usage"
+done
+expect 0 "sim -h" -- sim -h
+expect_text "usage: reassert sim" "sim -h is help, not a file"
+
 # Deterministic: same scenario and seed => same bytes.
 "$bin" sim --json "$src/scenarios/two-run-stage-reassert.yaml" >"$tmp/a.json" 2>/dev/null
 "$bin" sim --json "$src/scenarios/two-run-stage-reassert.yaml" >"$tmp/b.json" 2>/dev/null

@@ -15,6 +15,7 @@
 #include "sim/world/world_internal.h"
 
 #include <check.h>
+#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1277,6 +1278,66 @@ START_TEST(test_sixty_node_world_counts_thousands_of_calls)
 }
 END_TEST
 
+/* A path that is not a world is bad input (65), never an abort, and the
+ * file is left byte for byte as it was, with nothing created beside it. */
+static void t_not_a_world(const char *path, const char *content, size_t len, bool sqlite)
+{
+    unlink(path);
+    if (sqlite) {
+        sqlite3 *db = NULL;
+        ck_assert_int_eq(sqlite3_open(path, &db), SQLITE_OK);
+        ck_assert_int_eq(
+            sqlite3_exec(db, "CREATE TABLE t(a); INSERT INTO t VALUES (1);", NULL, NULL, NULL),
+            SQLITE_OK);
+        sqlite3_close(db);
+    } else if (content) {
+        FILE *f = fopen(path, "wb");
+        ck_assert_ptr_nonnull(f);
+        fwrite(content, 1, len, f);
+        fclose(f);
+    }
+    char before[8192] = "", after[8192] = "";
+    size_t nb = 0, na = 0;
+    FILE *f = fopen(path, "rb");
+    if (f) {
+        nb = fread(before, 1, sizeof before, f);
+        fclose(f);
+    }
+    sim_world *w = NULL;
+    rs_err e = {0};
+    ck_assert_int_eq(sim_world_open(path, &w, &e), RS_DATAERR);
+    ck_assert_ptr_null(w);
+    ck_assert_ptr_nonnull(strstr(e.msg, path));
+    f = fopen(path, "rb");
+    if (f) {
+        na = fread(after, 1, sizeof after, f);
+        fclose(f);
+    }
+    ck_assert_uint_eq(na, nb);
+    ck_assert_int_eq(memcmp(before, after, nb), 0);
+    const char *suffixes[] = {"-wal", "-shm", "-journal"};
+    for (size_t i = 0; i < RS_ARRAY_LEN(suffixes); i++) {
+        char p[160];
+        snprintf(p, sizeof p, "%s%s", path, suffixes[i]);
+        ck_assert_int_ne(access(p, F_OK), 0);
+    }
+    unlink(path);
+}
+
+START_TEST(test_open_refuses_what_is_not_a_world)
+{
+    t_not_a_world(t_path, NULL, 0, true);                     /* SQLite, no world tables */
+    t_not_a_world(t_path, "", 0, false);                      /* empty file */
+    t_not_a_world(t_path, "not an SQLite file\n", 19, false); /* text */
+    t_not_a_world(t_path, NULL, 0, false);                    /* missing: not created */
+    ck_assert_int_ne(access(t_path, F_OK), 0);
+    sim_world *w = NULL;
+    rs_err e = {0};
+    ck_assert_int_eq(sim_world_open(t_dir, &w, &e), RS_DATAERR); /* a directory */
+    ck_assert_ptr_null(w);
+}
+END_TEST
+
 static Suite *world_suite(void)
 {
     Suite *s = suite_create("world");
@@ -1286,6 +1347,7 @@ static Suite *world_suite(void)
     tcase_add_test(tc, test_prod_preset_is_converged_on_the_cluster_credential);
     tcase_add_test(tc, test_prod_preset_pods_per_node);
     tcase_add_test(tc, test_unknown_cluster_credential_is_a_data_error);
+    tcase_add_test(tc, test_open_refuses_what_is_not_a_world);
     tcase_add_test(tc, test_pushsecret_force_sync_reaches_openbao_after_the_eso_delay);
     tcase_add_test(tc, test_pushsecret_without_source_is_not_ready);
     tcase_add_test(tc, test_raft_restore_reverts_the_seed_but_pushsecret_stays_ready);

@@ -15,6 +15,7 @@
 
 #include "sim/check/check_expect.h"
 #include "sim/check/check_invariants.h"
+#include "sim/runner/runner_junit.h"
 #include "sim/world/world.h"
 
 #include <errno.h>
@@ -168,12 +169,26 @@ static bool strategy_applies(const sc_scenario *sc, const char *s)
     return false;
 }
 
+/* The strategy a run's own args name (`--strategy S`, the last one wins as
+ * in run_args_parse), or NULL: that is the strategy the child runs, so the
+ * run is labelled and its expectations chosen by it. */
+static const char *run_args_strategy(const sc_run *run)
+{
+    const char *named = NULL;
+    for (size_t i = 0; i + 1 < run->n_args; i++)
+        if (strcmp(run->args[i], "--strategy") == 0 && rs_strategy_find(run->args[i + 1]))
+            named = run->args[++i];
+    return named;
+}
+
 /* One run: before events, the child, then every check. Appends the run's
  * JSON to runs; returns whether it passed. */
 static bool run_one(const sc_scenario *sc, const sc_run *run, const rs_strategy *strategy,
                     const char *expect_as, const char *tmp, const char *db, sim_run_fn run_fn,
                     const cred_redact *redact, cJSON *runs)
 {
+    const char *named = run_args_strategy(run);
+    if (named) expect_as = named;
     cJSON *failures = cJSON_CreateArray();
     rs_err e;
     rs_err_clear(&e);
@@ -221,7 +236,7 @@ static bool run_one(const sc_scenario *sc, const sc_run *run, const rs_strategy 
     bool passed = cJSON_GetArraySize(failures) == 0;
     cJSON *r = cJSON_CreateObject();
     cJSON_AddStringToObject(r, "name", run->name);
-    cJSON_AddStringToObject(r, "strategy", strategy->name);
+    cJSON_AddStringToObject(r, "strategy", named ? named : strategy->name);
     cJSON_AddNumberToObject(r, "exit", code);
     cJSON_AddBoolToObject(r, "passed", passed);
     cJSON_AddItemToObject(r, "counters", after ? after : cJSON_CreateObject());
@@ -294,11 +309,13 @@ static void print_run_row(const cJSON *r)
     const char *strat = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r, "strategy"));
     const cJSON *ex = cJSON_GetObjectItemCaseSensitive(r, "exit");
     double vs = DV("virtual_seconds");
+    char *run = out_escape(name ? name : "?", false); /* scenario text (DESIGN.md §7.1) */
     printf("  %-6s %-16s %4d %8.0f %8.0f %7.0f %6.0f %6.0f %7.0f %9.0f %11.3f  %s\n",
-           strat ? strat : "?", name ? name : "?", cJSON_IsNumber(ex) ? ex->valueint : -1,
+           strat ? strat : "?", run, cJSON_IsNumber(ex) ? ex->valueint : -1,
            DV("controller_restarts"), DV("lease_writes"), DV("writes"), DV("fence_acquisitions"),
            DV("policy_pauses"), DV("node_reboots"), DV("api_calls"), vs != vs ? 0.0 : vs,
            cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r, "passed")) ? "PASS" : "FAIL");
+    free(run);
 #undef DV
     const cJSON *off = cJSON_GetObjectItemCaseSensitive(r, "invariants_off");
     if (cJSON_GetArraySize(off) > 0) {
@@ -346,65 +363,6 @@ static void print_scenario_text(const cJSON *s)
     runner_actions_dump(stdout, s);
 }
 
-static void xml_escape(FILE *f, const char *s)
-{
-    for (; s && *s; s++) {
-        switch (*s) {
-        case '<':
-            fputs("&lt;", f);
-            break;
-        case '>':
-            fputs("&gt;", f);
-            break;
-        case '&':
-            fputs("&amp;", f);
-            break;
-        case '"':
-            fputs("&quot;", f);
-            break;
-        default:
-            fputc(*s, f);
-        }
-    }
-}
-
-static void write_junit(const char *path, const cJSON *scenarios)
-{
-    FILE *f = fopen(path, "w");
-    if (!f) {
-        fprintf(stderr, "reassert sim: cannot write %s\n", path);
-        return;
-    }
-    fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n", f);
-    const cJSON *s;
-    cJSON_ArrayForEach(s, scenarios)
-    {
-        fputs("  <testsuite name=\"", f);
-        xml_escape(f, cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(s, "name")));
-        fputs("\">\n", f);
-        const cJSON *r;
-        cJSON_ArrayForEach(r, cJSON_GetObjectItemCaseSensitive(s, "runs"))
-        {
-            fputs("    <testcase name=\"", f);
-            xml_escape(f, cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r, "name")));
-            fputs(" [", f);
-            xml_escape(f, cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r, "strategy")));
-            fputs("]\">", f);
-            const cJSON *fl;
-            cJSON_ArrayForEach(fl, cJSON_GetObjectItemCaseSensitive(r, "failures"))
-            {
-                fputs("<failure message=\"", f);
-                xml_escape(f, fl->valuestring);
-                fputs("\"/>", f);
-            }
-            fputs("</testcase>\n", f);
-        }
-        fputs("  </testsuite>\n", f);
-    }
-    fputs("</testsuites>\n", f);
-    fclose(f);
-}
-
 /* Runs one loaded scenario under every strategy that applies. */
 static cJSON *scenario_run(sc_scenario *sc, const sim_opts *c)
 {
@@ -428,6 +386,9 @@ static cJSON *scenario_run(sc_scenario *sc, const sim_opts *c)
             cJSON *k = cJSON_CreateObject();
             cJSON_AddStringToObject(k, "strategy", st);
             cJSON_AddStringToObject(k, "reason", reason);
+            cJSON *names = cJSON_AddArrayToObject(k, "runs"); /* one skipped test each */
+            for (size_t r = 0; r < sc->n_runs; r++)
+                cJSON_AddItemToArray(names, cJSON_CreateString(sc->runs[r].name));
             cJSON_AddItemToArray(skipped, k);
             continue;
         }
@@ -439,16 +400,48 @@ static cJSON *scenario_run(sc_scenario *sc, const sim_opts *c)
     return s;
 }
 
+/* A file that could not be loaded is a failed scenario in every report
+ * (DESIGN.md §5.1), never a missing one. */
+static cJSON *scenario_unloadable(const char *file, const char *why)
+{
+    cJSON *s = cJSON_CreateObject();
+    cJSON_AddStringToObject(s, "name", file);
+    cJSON_AddStringToObject(s, "file", file);
+    cJSON_AddBoolToObject(s, "passed", false);
+    cJSON_AddStringToObject(s, "load_error", why);
+    cJSON_AddArrayToObject(s, "runs");
+    cJSON_AddArrayToObject(s, "skipped");
+    return s;
+}
+
+/* The JUnit file, when asked for; one that cannot be written fails the
+ * command (a CI gate must not read a stale or missing report as green). */
+static bool junit_out(const sim_opts *c, const cJSON *scenarios)
+{
+    if (!c->junit) return true;
+    rs_err e;
+    rs_err_clear(&e);
+    if (sim_junit_write(c->junit, scenarios, &e) == RS_OK) return true;
+    char *msg = out_escape(e.msg, false);
+    fprintf(stderr, "reassert sim: %s\n", msg);
+    free(msg);
+    return false;
+}
+
 int sim_main(const sim_opts *c)
 {
     cJSON *scenarios = cJSON_CreateArray();
     size_t n_pass = 0, n_fail = 0, n_bad = 0;
+    bool junit_ok = true;
     for (size_t i = 0; i < c->n_files; i++) {
         sc_scenario *sc = NULL;
         rs_err e;
         rs_err_clear(&e);
         if (sc_load(c->files[i], &sc, &e) != RS_OK) {
-            fprintf(stderr, "reassert sim: %s\n", e.msg);
+            char *msg = out_escape(e.msg, false);
+            fprintf(stderr, "reassert sim: %s\n", msg);
+            free(msg);
+            cJSON_AddItemToArray(scenarios, scenario_unloadable(c->files[i], e.msg));
             n_bad++;
             continue;
         }
@@ -474,16 +467,16 @@ int sim_main(const sim_opts *c)
         char *txt = cJSON_Print(doc);
         printf("%s\n", txt);
         free(txt);
-        if (c->junit) write_junit(c->junit, scenarios);
+        junit_ok = junit_out(c, scenarios);
         cJSON_Delete(doc);
     } else {
         printf("scenarios: %zu passed, %zu failed%s\n", n_pass, n_fail,
                n_bad ? " (some could not be loaded)" : "");
-        if (c->junit) write_junit(c->junit, scenarios);
+        junit_ok = junit_out(c, scenarios);
         cJSON_Delete(scenarios);
     }
     if (n_bad) return RS_DATAERR;
-    return n_fail ? RS_FAILED : RS_OK;
+    return n_fail || !junit_ok ? RS_FAILED : RS_OK;
 }
 
 bool sim_scenario_run(const sc_scenario *sc, const rs_strategy *strategy, const char *expect_as,

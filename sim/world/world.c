@@ -10,9 +10,11 @@
 
 #include "sim/store/store.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static const char *const simw_schema =
@@ -304,9 +306,23 @@ rs_code sim_world_probe(const char *db_path, rs_err *e)
 rs_code sim_world_open(const char *db_path, sim_world **out, rs_err *e)
 {
     *out = NULL;
-    sim_world *w = NULL;
-    rs_code rc = world_connect(db_path, SQLITE_OPEN_READWRITE, &w, e);
+    /* Bad input, not a failed run (65): a path that is not a regular file,
+     * or a file that is not a world. Looked at read-only first, so a
+     * stranger's file is never turned into a WAL database or given
+     * -wal/-shm/-journal files beside it. */
+    struct stat st;
+    if (stat(db_path, &st) != 0)
+        return rs_fail(e, RS_DATAERR, "cannot open the sim world %s: %s", db_path, strerror(errno));
+    if (!S_ISREG(st.st_mode))
+        return rs_fail(e, RS_DATAERR, "cannot open the sim world %s: not a regular file", db_path);
+    rs_code rc = sim_world_probe(db_path, e);
     if (rc != RS_OK) return rc;
+    sim_world *w = NULL;
+    rc = world_connect(db_path, SQLITE_OPEN_READWRITE, &w, e);
+    if (rc != RS_OK) {
+        e->code = RS_DATAERR;
+        return RS_DATAERR;
+    }
     /* Every built world has a clock row; anything else is not a world file. */
     char *clock = simw_meta_get(w, "clock_ms");
     if (!clock) {

@@ -1,0 +1,78 @@
+#!/bin/sh
+# The sim's reports (DESIGN.md §5.1, §7.1; issue 10): the JUnit file of the
+# whole suite — plus a failing, an unloadable and a control-character
+# scenario — validates against tests/junit.xsd and its counts add up; an
+# unloadable scenario is a failed entry in --json and --junit; a JUnit file
+# that cannot be written fails the command.
+set -u
+bin=$1
+src=$2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+passes=0
+ok() { passes=$((passes + 1)); }
+no() { echo "FAIL: $1"; fails=$((fails + 1)); }
+for tool in xmllint jq; do
+  command -v "$tool" >/dev/null 2>&1 || { echo "FAIL: $tool is required (cmake/deps.sh installs it)"; exit 1; }
+done
+xs="$src/tests/junit.xsd"
+bad="$src/tests/bad"
+# count XPATH FILE: a number
+count() { xmllint --xpath "$1" "$2" 2>/dev/null; }
+
+# Names, messages and cluster text carrying control characters.
+printf 'name: "ctl\\x01\\x1b[31m\\x7f-name \\u0085 <&>"\nseed: 1\ncluster: {preset: prod, credential: current}\ndesired: current\nruns:\n  - name: r\n    before:\n      - kube.patch:\n          ref: Lease/flux-system/ghcr-auth-refresh\n          merge-patch: {spec: {holderIdentity: "h\\x02\\x1b]0;x\\a<&>]]>"}}\n    expect:\n      exit: 0\n      output-contains: ["\\x03\\x04 <not & there>"]\n' >"$tmp/control-chars.yaml"
+
+# The whole suite, a failing scenario, an unloadable one, the control characters.
+"$bin" sim --junit "$tmp/all.xml" "$src"/scenarios/*.yaml "$bad/expect-fails.yaml" \
+  "$bad/unknown-expect-key.yaml" "$tmp/control-chars.yaml" >"$tmp/all.out" 2>&1
+rc=$?
+if [ "$rc" -eq 65 ]; then ok; else no "suite with an unloadable scenario: exit $rc, want 65"; fi
+if xmllint --noout --schema "$xs" "$tmp/all.xml" >"$tmp/xl.txt" 2>&1; then ok; else
+  no "the suite's JUnit does not validate: $(head -c 400 "$tmp/xl.txt")"; fi
+n_cases=$(count 'count(//testcase)' "$tmp/all.xml")
+for a in tests: failures:failure errors:error skipped:skipped; do
+  attr=${a%%:*}
+  pred=${a#*:}
+  sel=testcase${pred:+[$pred]}
+  want=$(count "count(//$sel)" "$tmp/all.xml")
+  got=$(count "string(/testsuites/@$attr)" "$tmp/all.xml")
+  if [ -n "$want" ] && [ "$got" = "$want" ]; then ok; else no "testsuites/@$attr is '$got', want $want"; fi
+  wrong=$(count "count(//testsuite[@$attr != count($sel)])" "$tmp/all.xml")
+  if [ "$wrong" = 0 ]; then ok; else no "$wrong testsuite(s) with a wrong @$attr"; fi
+done
+# expect-fails: 2 runs x 2 strategies, one run failing under each.
+if [ "$(count 'count(//testsuite[@name="expect-fails"]/testcase[failure])' "$tmp/all.xml")" = 2 ] &&
+   [ "$(count 'count(//testsuite[@name="expect-fails"]/testcase[@classname="expect-fails"])' "$tmp/all.xml")" = 4 ]; then ok; else
+  no "expect-fails: want 4 testcases with classname expect-fails, 2 failing"; fi
+if [ "$(count 'count(//testsuite[contains(@name, "unknown-expect-key")]/testcase/error)' "$tmp/all.xml")" = 1 ]; then ok; else
+  no "the unloadable scenario is not an <error> testcase"; fi
+if grep -q "ctl.*-name" "$tmp/all.xml" && ! LC_ALL=C grep -q "$(printf '[\001-\010\013\014\016-\037\177]')" "$tmp/all.xml"; then ok; else
+  no "control characters are not removed (or the control-character scenario is missing)"; fi
+[ "${n_cases:-0}" -gt 45 ] && ok || no "only ${n_cases:-0} testcases for the whole suite"
+
+# --strategy lazy: every eager run is a <skipped/> testcase.
+"$bin" sim --strategy lazy --junit "$tmp/lazy.xml" "$bad/expect-ok.yaml" "$bad/expect-fails.yaml" >/dev/null 2>&1
+if xmllint --noout --schema "$xs" "$tmp/lazy.xml" >/dev/null 2>&1 &&
+   [ "$(count 'count(//testcase)' "$tmp/lazy.xml")" = 6 ] &&
+   [ "$(count 'count(//testcase[skipped])' "$tmp/lazy.xml")" = 3 ]; then ok; else
+  no "--strategy lazy: want 6 testcases, 3 skipped: $(head -c 300 "$tmp/lazy.xml")"; fi
+
+# An unloadable scenario is a failed entry in --json, in one document.
+"$bin" sim --strategy lazy --json "$bad/expect-ok.yaml" "$bad/unknown-expect-key.yaml" >"$tmp/j.json" 2>/dev/null
+rc=$?
+if [ "$rc" -eq 65 ] && jq -e -s 'length == 1 and ([.[0].scenarios[] | select(.file | contains("unknown-expect-key")) | select(.passed == false and (.load_error | length) > 0)] | length) == 1' \
+     "$tmp/j.json" >/dev/null 2>&1; then ok; else
+  no "--json: exit $rc, want 65 and a failed entry for the unloadable file: $(head -c 300 "$tmp/j.json")"; fi
+
+# A JUnit file that cannot be written fails the command.
+for dest in /proc/nonexistent/x.xml "$tmp"; do
+  "$bin" sim --strategy lazy --junit "$dest" "$bad/expect-ok.yaml" >"$tmp/w.out" 2>&1
+  rc=$?
+  if [ "$rc" -eq 1 ] && grep -qF "cannot write the JUnit report $dest" "$tmp/w.out"; then ok; else
+    no "--junit $dest: exit $rc, want 1 naming the file: $(head -c 300 "$tmp/w.out")"; fi
+done
+
+echo "junit: $passes passed, $fails failed"
+[ "$fails" -eq 0 ]
