@@ -12,6 +12,7 @@ const char *const rs_usage_text =
     "  reassert [run] [--check-only|--allow-incomplete-fanout|--fences|--recover-fences]\n"
     "                 [--record-runtime-proof PATH|--reuse-runtime-proof PATH]\n"
     "                 [--strategy lazy|eager] [--config FILE] [--output text|json]\n"
+    "                 [--require-auth-proof]\n"
     "                 [--transport live|sim:FILE.db] [--desired NAME (sim transport)]\n"
     "                 [--kubeconfig FILE] [--context NAME] [--talosconfig FILE]\n"
     "                 [--secret-file PATH] [--decrypt-command CMD]\n"
@@ -40,6 +41,7 @@ const char *const cli_usage_run =
     "usage: reassert [run] [--check-only|--allow-incomplete-fanout|--fences|--recover-fences]\n"
     "                [--record-runtime-proof PATH|--reuse-runtime-proof PATH]\n"
     "                [--strategy lazy|eager] [--config FILE] [--output text|json]\n"
+    "                [--require-auth-proof]\n"
     "                [--transport live|sim:FILE.db] [--desired NAME (sim transport)]\n"
     "                [--kubeconfig FILE] [--context NAME] [--talosconfig FILE]\n"
     "                [--secret-file PATH] [--decrypt-command CMD]\n"
@@ -48,6 +50,9 @@ const char *const cli_usage_run =
     "Runs the fenced transaction once. --record-runtime-proof writes the proof\n"
     "(mode 0600, atomically, never over an existing file or through a symlink)\n"
     "only after a successful run; --reuse-runtime-proof reads one.\n"
+    "A node whose Talos auth cannot be read (an error, or redacted for a reader\n"
+    "role) is decided on its annotations alone and listed as annotation_only_nodes;\n"
+    "--require-auth-proof fails the run instead, before any Talos write.\n"
     "\n"
     "Not built yet (exit 64): --transport live (so --kubeconfig, --context,\n"
     "--talosconfig, --secret-file, --decrypt-command and --openbao-token-file\n"
@@ -234,6 +239,8 @@ rs_code run_args_parse(int argc, char **argv, rs_run_args *a, rs_err *e)
             c = set_mode(a, RS_MODE_RECOVER_FENCES, f, e);
         else if (strcmp(f, "--allow-incomplete-fanout") == 0)
             a->opt.allow_incomplete_fanout = true;
+        else if (strcmp(f, "--require-auth-proof") == 0)
+            a->opt.require_auth_proof = true;
         else if (takes_value(f)) {
             if (i + 1 >= argc) return rs_fail(e, RS_USAGE, "%s needs a value", f);
             c = set_value(a, f, argv[++i], e);

@@ -53,6 +53,9 @@ static void run_print_json(FILE *out, const rs_result *res, const rs_options *op
     cJSON_AddStringToObject(doc, "outcome", res->outcome);
     cJSON_AddStringToObject(doc, "strategy", opt->strategy->name);
     cJSON_AddBoolToObject(doc, "fence_taken", res->fence_taken);
+    cJSON *aon = cJSON_AddArrayToObject(doc, "annotation_only_nodes");
+    for (size_t i = 0; i < res->n_annotation_only; i++)
+        cJSON_AddItemToArray(aon, cJSON_CreateString(res->annotation_only_nodes[i]));
     cJSON_AddItemToObject(doc, "counters", counters ? counters : cJSON_CreateObject());
     cJSON_AddItemToObject(doc, "errors", cJSON_Duplicate(o->errors, 1));
     cJSON_AddItemToObject(doc, "warnings", cJSON_Duplicate(o->warnings, 1));
@@ -118,7 +121,7 @@ static int run_txn(const rs_run_args *args, const sim_run_req *sim, sim_session 
     t->close(t);
     out_free(&o);
     free(proof_in);
-    free(res.proof_recorded);
+    rs_result_free(&res);
     return res.exit;
 }
 

@@ -345,6 +345,17 @@ void txn_repair(rs_txn *tx, rs_result *res)
         out_info(tx->out, "converged: nothing drifted; no fence taken, nothing written");
 }
 
+void rs_result_free(rs_result *res)
+{
+    free(res->proof_recorded);
+    res->proof_recorded = NULL;
+    for (size_t i = 0; i < res->n_annotation_only; i++)
+        free(res->annotation_only_nodes[i]);
+    free(res->annotation_only_nodes);
+    res->annotation_only_nodes = NULL;
+    res->n_annotation_only = 0;
+}
+
 void txn_run(rs_transport *t, const rs_config *cfg, const rs_options *opt,
              const rs_desired *desired, rs_out *out, rs_result *res)
 {
@@ -360,6 +371,8 @@ void txn_run(rs_transport *t, const rs_config *cfg, const rs_options *opt,
     res->fence_taken = false;
     res->wrote = false;
     res->proof_recorded = NULL;
+    res->annotation_only_nodes = NULL;
+    res->n_annotation_only = 0;
 
     if (opt->mode == RS_MODE_FENCES || opt->mode == RS_MODE_RECOVER_FENCES) {
         /* No credential needed: the revision comes from the ciphertext alone. */
@@ -388,10 +401,33 @@ void txn_run(rs_transport *t, const rs_config *cfg, const rs_options *opt,
     res->fence_taken = tx->fence_taken;
     res->wrote = gate_writes(tx->gate) > 0;
     proof_hand_over(tx, res);
+    res->annotation_only_nodes = tx->annotation_only;
+    res->n_annotation_only = tx->n_annotation_only;
+    tx->annotation_only = NULL;
+    tx->n_annotation_only = 0;
+    if (res->n_annotation_only > 0) {
+        /* One line a reader of the log can act on (DESIGN §3.3 r2). */
+        size_t len = 1;
+        for (size_t i = 0; i < res->n_annotation_only; i++)
+            len += strlen(res->annotation_only_nodes[i]) + 2;
+        char *list = rs_xcalloc(1, len);
+        for (size_t i = 0; i < res->n_annotation_only; i++) {
+            if (i) strcat(list, ", ");
+            strcat(list, res->annotation_only_nodes[i]);
+        }
+        out_warning(out,
+                    "annotation-only nodes (Talos auth unreadable, decided on their annotations "
+                    "alone; --require-auth-proof refuses this): %s",
+                    list);
+        free(list);
+    }
     cred_free(&tx->cred);
     cJSON_Delete(tx->proof);
     cJSON_Delete(tx->proof_nodes);
     free(tx->claimed_taints);
+    for (size_t i = 0; i < tx->n_annotation_only; i++)
+        free(tx->annotation_only[i]);
+    free(tx->annotation_only);
     for (size_t i = 0; i < tx->drift_n; i++)
         free(tx->drift_seen[i]);
     free(tx->drift_seen);

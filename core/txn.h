@@ -49,6 +49,10 @@ const rs_strategy *rs_strategy_find(const char *name);
 typedef struct rs_options {
     rs_mode mode;
     bool allow_incomplete_fanout;
+    /* A node whose Talos auth cannot be read (an error, or redacted for a
+     * reader-role talosconfig) fails the run before any Talos write, instead
+     * of being decided on its annotations alone (DESIGN §3.3 r2). */
+    bool require_auth_proof;
     /* The runtime proof is data (core/node/node_proof.c): the paths only name
      * it in messages; cli/ reads the reused proof into reuse_proof_text
      * (NULL when unreadable, reuse_proof_error saying why) and writes the
@@ -75,7 +79,15 @@ struct rs_result {
     /* With --record-runtime-proof and exit 0: the proof's JSON text for the
      * caller to write (the caller frees it); NULL otherwise. */
     char *proof_recorded;
+    /* Nodes decided on their annotations alone because their Talos auth could
+     * not be read (DESIGN §3.3 r2), in the order met; owned by the result
+     * (rs_result_free). */
+    char **annotation_only_nodes;
+    size_t n_annotation_only;
 };
+
+/* Frees what txn_run left in res (the recorded proof, the node list). */
+void rs_result_free(rs_result *res);
 
 void txn_run(rs_transport *t, const rs_config *cfg, const rs_options *opt,
              const rs_desired *desired, rs_out *out, rs_result *res);

@@ -61,6 +61,8 @@ struct rs_txn {
     char *proof_text;   /* the proof recorded before the last cutover attempt */
     int force_sync_seq;
     char **drift_seen; /* drift notices already printed (each prints once) */
+    char **annotation_only; /* nodes decided on annotations alone (auth unreadable) */
+    size_t n_annotation_only;
     size_t drift_n;
 };
 

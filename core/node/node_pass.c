@@ -38,11 +38,20 @@ static rs_verdict node_auth_verdict(rs_txn *tx, const node_info *n, int st, cons
         snprintf(tx->auth_cache[tx->auth_cache_n].uid, sizeof tx->auth_cache[0].uid, "%s", n->uid);
         tx->auth_cache[tx->auth_cache_n++].verdict = verdict;
     }
-    if (verdict == RS_UNKNOWN)
+    if (verdict == RS_UNKNOWN) {
         out_warning(tx->out,
                     "Talos auth of node %s could not be read; deciding on its "
                     "annotations alone",
                     n->name);
+        bool listed = false;
+        for (size_t i = 0; i < tx->n_annotation_only && !listed; i++)
+            listed = strcmp(tx->annotation_only[i], n->name) == 0;
+        if (!listed) {
+            tx->annotation_only = rs_xrealloc(tx->annotation_only, (tx->n_annotation_only + 1) *
+                                                                      sizeof *tx->annotation_only);
+            tx->annotation_only[tx->n_annotation_only++] = rs_xstrdup(n->name);
+        }
+    }
     return verdict;
 }
 
@@ -300,6 +309,22 @@ tx_status node_pass(rs_txn *tx, bool *processed)
         }
         bool any = false;
         node_auth_prefetch(tx, &inv);
+        if (tx->opt->require_auth_proof) {
+            /* Every node's auth must be proven before any node is touched. */
+            for (size_t i = 0; i < inv.n && s == TX_OK; i++) {
+                if (node_auth_matches(tx, &inv.nodes[i]) != RS_UNKNOWN) continue;
+                rs_fail(&tx->err, RS_FAILED,
+                        "Talos auth of node %s could not be read and --require-auth-proof "
+                        "is set; failing before any Talos write (a reader-role talosconfig "
+                        "sees the auth redacted)",
+                        inv.nodes[i].name);
+                s = TX_FAIL;
+            }
+            if (s != TX_OK) {
+                node_inventory_free(&inv);
+                break;
+            }
+        }
         for (size_t i = 0; i < inv.n && s == TX_OK; i++) {
             node_info *n = &inv.nodes[i];
             bool done = false;
