@@ -44,6 +44,17 @@ static bool pod_stays(rs_txn *tx, const cJSON *pod)
     return false;
 }
 
+/* Appends "ns/name" of pod to the ", "-joined list (truncated with "..."). */
+static void node_drain_note(char *list, size_t len, const cJSON *pod)
+{
+    const char *ns = kobj_str(pod, "metadata.namespace"), *name = kobj_str(pod, "metadata.name");
+    size_t used = strlen(list);
+    if (used + 4 >= len) return;
+    int w = snprintf(list + used, len - used, "%s%s/%s%s", used ? ", " : "", ns ? ns : "",
+                     name ? name : "", kobj_str(pod, "metadata.deletionTimestamp") ? " (terminating)" : "");
+    if (w < 0 || (size_t)w >= len - used) snprintf(list + len - 4, 4, "...");
+}
+
 /* Evicts every pod but DaemonSet and mirror pods through the Eviction API;
  * 429 (PDB) is retried until the drain timeout; one guarded retry on
  * transport loss. The drain ends when every evicted pod is gone, not merely
@@ -56,6 +67,9 @@ tx_status node_drain(rs_txn *tx, const node_info *n)
     char selector[300];
     snprintf(selector, sizeof selector, "spec.nodeName=%s", n->name);
     int polls_max = (int)(tx->cfg->drain_timeout_ms / NODE_DRAIN_POLL_MS) + 2;
+    /* The pods still in the way at the last poll and the API's last refusal
+     * (H80), to name them if the drain runs out of time. */
+    char blocked[512] = "", why[300] = "";
     for (int poll = 0; poll < polls_max; poll++) {
         rs_resp r;
         int st = kobj_list(tx, "Pod", NULL, NULL, selector, &r);
@@ -66,12 +80,14 @@ tx_status node_drain(rs_txn *tx, const node_info *n)
             return TX_FAIL;
         }
         int remaining = 0;
+        blocked[0] = '\0';
         const cJSON *pod;
         const cJSON *items = cJSON_GetObjectItemCaseSensitive(r.body, "items");
         cJSON_ArrayForEach(pod, items)
         {
             if (pod_stays(tx, pod)) continue;
             remaining++;
+            node_drain_note(blocked, sizeof blocked, pod);
             if (kobj_str(pod, "metadata.deletionTimestamp")) continue; /* going: wait */
             rs_req ev = {.op = RS_OP_KUBE_EVICT,
                          .kind = "Pod",
@@ -80,6 +96,11 @@ tx_status node_drain(rs_txn *tx, const node_info *n)
             rs_resp w;
             gate_result g = gate_write(tx->gate, GATE_NEED_FULL, &ev, &w, &tx->err);
             int es = w.status;
+            if (es == 429) {
+                char d[256];
+                kobj_describe(&w, d, sizeof d);
+                snprintf(why, sizeof why, "; the last eviction refused: %s", d);
+            }
             rs_resp_free(&w);
             if (g != GATE_WRITTEN) {
                 rs_resp_free(&r);
@@ -100,10 +121,13 @@ tx_status node_drain(rs_txn *tx, const node_info *n)
         if (gate_now_ms(tx->gate) >= deadline) break;
         gate_sleep_ms(tx->gate, NODE_DRAIN_POLL_MS);
     }
-    rs_fail(&tx->err, RS_FAILED,
-            "drain of %s did not finish within the drain timeout "
-            "(PodDisruptionBudget?)",
-            n->name);
+    if (blocked[0])
+        rs_fail(&tx->err, RS_FAILED,
+                "drain of %s did not finish within the drain timeout: still on it: %s%s",
+                n->name, blocked, why);
+    else
+        rs_fail(&tx->err, RS_FAILED, "drain of %s did not finish within the drain timeout",
+                n->name);
     return TX_FAIL;
 }
 
@@ -120,16 +144,22 @@ static bool taint_is_lifecycle(const rs_config *c, const char *key)
     return false;
 }
 
-static bool node_lifecycle_tainted(rs_txn *tx, const cJSON *node)
+/* Whether a lifecycle taint is on node; their keys into keys (", "-joined). */
+static bool node_lifecycle_tainted(rs_txn *tx, const cJSON *node, char *keys, size_t len)
 {
+    bool any = false;
+    keys[0] = '\0';
     const cJSON *t;
     cJSON_ArrayForEach(t, cJSON_GetObjectItemCaseSensitive(
                               cJSON_GetObjectItemCaseSensitive(node, "spec"), "taints"))
     {
         const char *k = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(t, "key"));
-        if (k && taint_is_lifecycle(tx->cfg, k)) return true;
+        if (!k || !taint_is_lifecycle(tx->cfg, k)) continue;
+        size_t used = strlen(keys);
+        snprintf(keys + used, len - used, "%s%s", any ? ", " : "", k);
+        any = true;
     }
-    return false;
+    return any;
 }
 
 /* After a reboot: the node is Ready, with lifecycle taints cleared, under a
@@ -139,17 +169,18 @@ static bool node_lifecycle_tainted(rs_txn *tx, const cJSON *node)
 tx_status node_wait_ready(rs_txn *tx, const node_info *n, const char *boot_before)
 {
     int polls = (int)(NODE_READY_TIMEOUT_MS / NODE_READY_POLL_MS);
-    char boot[NODE_BOOT_ID_MAX] = "";
+    char boot[NODE_BOOT_ID_MAX] = "", taints[512] = "";
     int last = 0;
+    bool rebooted = false, ready = false, tainted = false; /* as the last good read showed */
     for (int i = 0; i < polls; i++) {
         gate_sleep_ms(tx->gate, NODE_READY_POLL_MS);
         rs_resp r;
         last = kobj_get(tx, "Node", NULL, n->name, &r);
         if (last == 200 && r.body) {
             node_boot_id(r.body, boot);
-            bool ready = kobj_condition_true(r.body, "Ready");
-            bool tainted = node_lifecycle_tainted(tx, r.body);
-            bool rebooted = boot[0] && strcmp(boot, boot_before) != 0;
+            ready = kobj_condition_true(r.body, "Ready");
+            tainted = node_lifecycle_tainted(tx, r.body, taints, sizeof taints);
+            rebooted = boot[0] && strcmp(boot, boot_before) != 0;
             if (rebooted && ready && !tainted) {
                 rs_resp_free(&r);
                 return TX_OK;
@@ -157,10 +188,21 @@ tx_status node_wait_ready(rs_txn *tx, const node_info *n, const char *boot_befor
         }
         rs_resp_free(&r);
     }
-    rs_fail(&tx->err, RS_FAILED,
-            "Node %s did not come back Ready under a new boot ID within %lld s after the "
-            "reboot (boot ID before %s, last seen %s; last read HTTP %d)",
-            n->name, NODE_READY_TIMEOUT_MS / 1000, boot_before, boot[0] ? boot : "none", last);
+    long long secs = NODE_READY_TIMEOUT_MS / 1000;
+    if (rebooted && ready && tainted) /* H97: the taints are the cause, not the boot */
+        rs_fail(&tx->err, RS_FAILED,
+                "Node %s rebooted (new boot ID %s) and reports Ready, but its lifecycle taints "
+                "did not clear within %lld s: %s",
+                n->name, boot, secs, taints);
+    else if (rebooted)
+        rs_fail(&tx->err, RS_FAILED,
+                "Node %s rebooted (new boot ID %s) but did not report Ready within %lld s%s%s",
+                n->name, boot, secs, tainted ? "; lifecycle taints: " : "", tainted ? taints : "");
+    else
+        rs_fail(&tx->err, RS_FAILED,
+                "Node %s did not come back Ready under a new boot ID within %lld s after the "
+                "reboot (boot ID before %s, last seen %s; last read HTTP %d)",
+                n->name, secs, boot_before, boot[0] ? boot : "none", last);
     return TX_FAIL;
 }
 
