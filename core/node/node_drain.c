@@ -59,7 +59,8 @@ static void node_drain_note(char *list, size_t len, const cJSON *pod)
  * 429 (PDB) is retried until the drain timeout; one guarded retry on
  * transport loss. The drain ends when every evicted pod is gone, not merely
  * terminating (DESIGN §3.3 r2): a reboot under a still-running pod kills it
- * without its grace period. */
+ * without its grace period. The node is rechecked (node_recheck) between the
+ * first pod list and the first eviction. */
 tx_status node_drain(rs_txn *tx, const node_info *n)
 {
     int64_t deadline = gate_now_ms(tx->gate) + tx->cfg->drain_timeout_ms;
@@ -77,6 +78,12 @@ tx_status node_drain(rs_txn *tx, const node_info *n)
             rs_resp_free(&r);
             rs_fail(&tx->err, RS_FAILED, "drain of %s: listing its pods failed (HTTP %d)", n->name,
                     st);
+            return TX_FAIL;
+        }
+        /* H87: the first eviction comes only after a recheck of cordon,
+         * owner and taints made after the pods were listed. */
+        if (poll == 0 && node_recheck(tx, n, "the drain", NULL) != TX_OK) {
+            rs_resp_free(&r);
             return TX_FAIL;
         }
         int remaining = 0;
@@ -196,8 +203,9 @@ tx_status node_wait_ready(rs_txn *tx, const node_info *n, const char *boot_befor
                 n->name, boot, secs, taints);
     else if (rebooted)
         rs_fail(&tx->err, RS_FAILED,
-                "Node %s rebooted (new boot ID %s) but did not report Ready within %lld s%s%s",
-                n->name, boot, secs, tainted ? "; lifecycle taints: " : "", tainted ? taints : "");
+                "Node %s did not come back Ready within %lld s after the reboot (it rebooted: "
+                "new boot ID %s)%s%s",
+                n->name, secs, boot, tainted ? "; lifecycle taints: " : "", tainted ? taints : "");
     else
         rs_fail(&tx->err, RS_FAILED,
                 "Node %s did not come back Ready under a new boot ID within %lld s after the "
