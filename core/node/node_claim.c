@@ -64,8 +64,9 @@ tx_status node_recheck(rs_txn *tx, const node_info *n, const char *before,
     int st = kobj_get(tx, "Node", NULL, n->name, &r);
     if (st != 200 || !r.body) {
         rs_resp_free(&r);
-        rs_fail(&tx->err, RS_FAILED, "revalidating Node %s before %s failed (HTTP %d); failing closed",
-                n->name, before, st);
+        rs_fail(&tx->err, RS_FAILED,
+                "revalidating Node %s before %s failed (HTTP %d); failing closed", n->name, before,
+                st);
         return TX_FAIL;
     }
     const cJSON *obj = r.body;
@@ -159,8 +160,8 @@ static kube_cas_step node_claim_plan(void *ctx, const kube_cas_view *v, kube_cas
     }
     if (node_autoscaler_deleting(v->cur)) {
         rs_fail(e, RS_FAILED,
-                "Node %s is being removed by the cluster autoscaler (taint " NODE_AUTOSCALER_DELETE_TAINT
-                "); refusing to claim it; failing closed",
+                "Node %s is being removed by the cluster autoscaler "
+                "(taint " NODE_AUTOSCALER_DELETE_TAINT "); refusing to claim it; failing closed",
                 name);
         return KUBE_CAS_REFUSE;
     }
@@ -228,8 +229,9 @@ tx_status node_claim(rs_txn *tx, const node_info *n)
         free(c.taints);
         if (end == KUBE_CAS_RESTART) return TX_RESTART;
         if (end == KUBE_CAS_REFUSED || end == KUBE_CAS_GATE_FAILED) return TX_FAIL;
-        rs_fail(&tx->err, RS_FAILED, "claiming the cordon on Node %s failed (HTTP %d)%s; failing closed",
-                n->name, res.status,
+        rs_fail(&tx->err, RS_FAILED,
+                "claiming the cordon on Node %s failed (HTTP %d)%s; failing closed", n->name,
+                res.status,
                 end == KUBE_CAS_CONTENDED ? ": it kept changing since it was read" : "");
         return TX_FAIL;
     }

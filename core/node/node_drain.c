@@ -51,7 +51,8 @@ static void node_drain_note(char *list, size_t len, const cJSON *pod)
     size_t used = strlen(list);
     if (used + 4 >= len) return;
     int w = snprintf(list + used, len - used, "%s%s/%s%s", used ? ", " : "", ns ? ns : "",
-                     name ? name : "", kobj_str(pod, "metadata.deletionTimestamp") ? " (terminating)" : "");
+                     name ? name : "",
+                     kobj_str(pod, "metadata.deletionTimestamp") ? " (terminating)" : "");
     if (w < 0 || (size_t)w >= len - used) snprintf(list + len - 4, 4, "...");
 }
 
@@ -130,8 +131,8 @@ tx_status node_drain(rs_txn *tx, const node_info *n)
     }
     if (blocked[0])
         rs_fail(&tx->err, RS_FAILED,
-                "drain of %s did not finish within the drain timeout: still on it: %s%s",
-                n->name, blocked, why);
+                "drain of %s did not finish within the drain timeout: still on it: %s%s", n->name,
+                blocked, why);
     else
         rs_fail(&tx->err, RS_FAILED, "drain of %s did not finish within the drain timeout",
                 n->name);
@@ -213,4 +214,3 @@ tx_status node_wait_ready(rs_txn *tx, const node_info *n, const char *boot_befor
                 n->name, secs, boot_before, boot[0] ? boot : "none", last);
     return TX_FAIL;
 }
-
