@@ -53,7 +53,7 @@ struct rs_txn {
     char claimed_node[254]; /* the node this run currently holds a cordon claim on */
     char claimed_uid[128];
     bool claimed_mutating;
-    bool claimed_rebooting;
+    const char *claimed_keep; /* non-NULL: a failure now keeps the node fence, for this reason */
     bool claimed_was_cordoned;
     char *claimed_taints;
     cJSON *proof;       /* a reusable runtime proof, or NULL */

@@ -37,8 +37,9 @@ char *node_taints_signature(const cJSON *node)
          * advisory DeletionCandidateOfClusterAutoscaler (PreferNoSchedule)
          * churns every few seconds and changes no scheduling safety (H93,
          * decided in DESIGN r2 §3.3). ToBeDeletedByClusterAutoscaler does. */
-        if (cJSON_IsString(key) && (strncmp(key->valuestring, "node.kubernetes.io/", 19) == 0 ||
-                                    strcmp(key->valuestring, "DeletionCandidateOfClusterAutoscaler") == 0))
+        if (cJSON_IsString(key) &&
+            (strncmp(key->valuestring, "node.kubernetes.io/", 19) == 0 ||
+             strcmp(key->valuestring, "DeletionCandidateOfClusterAutoscaler") == 0))
             continue;
         cJSON_AddItemToArray(keep, cJSON_Duplicate(t, 1));
     }

@@ -48,7 +48,7 @@ static rs_verdict node_auth_verdict(rs_txn *tx, const node_info *n, int st, cons
             listed = strcmp(tx->annotation_only[i], n->name) == 0;
         if (!listed) {
             tx->annotation_only = rs_xrealloc(tx->annotation_only, (tx->n_annotation_only + 1) *
-                                                                      sizeof *tx->annotation_only);
+                                                                       sizeof *tx->annotation_only);
             tx->annotation_only[tx->n_annotation_only++] = rs_xstrdup(n->name);
         }
     }

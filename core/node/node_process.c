@@ -13,84 +13,39 @@
  * fenced by a token, so a node replaced under us (same name, new UID) must be
  * caught before we patch or reboot the wrong machine.
  */
-#include "core/kube/kube_pointer.h"
-#include "core/node/node.h"
-#include "core/txn_int.h"
+#include "core/node/node_int.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#define NODE_READY_TIMEOUT_MS (15LL * 60 * 1000)
-#define NODE_READY_POLL_MS 10000
-#define NODE_DRAIN_POLL_MS 3000
+/* Why a failure from the image work on keeps the node fence (H110, H114,
+ * H115; DESIGN r2 §3.4 "node cleanup"). */
+#define NODE_KEEP_IMAGE                                                                            \
+    "its image work or verified marker did not complete (the cached operator image may be gone)"
 
-/* Fresh read of the node; fails closed when name/UID/InternalIP/role moved. */
-static tx_status node_revalidate(rs_txn *tx, const node_info *n, cJSON **fresh)
-{
-    rs_resp r;
-    int st = kobj_get(tx, "Node", NULL, n->name, &r);
-    if (st != 200 || !r.body) {
-        rs_resp_free(&r);
-        rs_fail(&tx->err, RS_FAILED, "revalidating Node %s failed (HTTP %d); failing closed",
-                n->name, st);
-        return TX_FAIL;
-    }
-    cJSON *list = cJSON_CreateObject();
-    cJSON_AddItemToArray(cJSON_AddArrayToObject(list, "items"), r.body);
-    r.body = NULL;
-    node_inventory inv;
-    rs_err e;
-    rs_err_clear(&e);
-    bool ok = node_inventory_parse(list, &tx->cfg->ann, &inv, &e) == RS_OK && inv.n == 1;
-    const node_info *m = ok ? &inv.nodes[0] : NULL;
-    bool same = ok && strcmp(m->uid, n->uid) == 0 && strcmp(m->ip, n->ip) == 0 &&
-                m->control_plane == n->control_plane;
-    if (same && fresh)
-        *fresh = cJSON_Duplicate(
-            cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(inv.list, "items"), 0), 1);
-    node_inventory_free(&inv);
-    if (!same) {
-        rs_fail(&tx->err, RS_FAILED,
-                "Node %s changed identity (UID/InternalIP/role) since the "
-                "inventory; refusing to mutate it (replaced mid-roll?)",
-                n->name);
-        return TX_FAIL;
-    }
-    return TX_OK;
-}
-
-#define NODE_BOOT_ID_MAX 128
-
-/* status.nodeInfo.bootID into out ("" when absent or too long). */
-static void node_boot_id(const cJSON *node, char out[NODE_BOOT_ID_MAX])
-{
-    const char *b = kobj_str(node, "status.nodeInfo.bootID");
-    snprintf(out, NODE_BOOT_ID_MAX, "%s", b && strlen(b) < NODE_BOOT_ID_MAX ? b : "");
-}
-
-/* One Talos write after revalidating the node's identity. boot_before (may
- * be NULL) receives the boot ID the revalidating read showed: a reboot is
- * later proven by a different one (DESIGN §3.3 r2). */
+/* One Talos write after the recheck (node_recheck: identity, our fence,
+ * cordon, taints). boot_before (may be NULL) receives the boot ID the
+ * rechecking read showed: a reboot is later proven by a different one
+ * (DESIGN §3.3 r2). keep (may be NULL): once the write is about to be sent,
+ * a later failure keeps the node fence for this reason (DESIGN r2 §3.4). */
 static tx_status node_talos_write_boot(rs_txn *tx, const node_info *n, rs_op op, cJSON *body,
-                                       const char *what, char *boot_before)
+                                       const char *what, char *boot_before, const char *keep)
 {
-    cJSON *fresh = NULL;
-    tx_status s = node_revalidate(tx, n, boot_before ? &fresh : NULL);
-    if (s == TX_OK && boot_before) {
-        node_boot_id(fresh, boot_before);
-        if (!boot_before[0]) {
-            rs_fail(&tx->err, RS_FAILED,
-                    "Node %s reports no status.nodeInfo.bootID, so a reboot could not be "
-                    "proven; refusing to reboot it",
-                    n->name);
-            s = TX_FAIL;
-        }
+    char before[96];
+    snprintf(before, sizeof before, "the %s", what);
+    tx_status s = node_recheck(tx, n, before, boot_before);
+    if (s == TX_OK && boot_before && !boot_before[0]) {
+        rs_fail(&tx->err, RS_FAILED,
+                "Node %s reports no status.nodeInfo.bootID, so a reboot could not be "
+                "proven; refusing to reboot it",
+                n->name);
+        s = TX_FAIL;
     }
-    cJSON_Delete(fresh);
     if (s != TX_OK) {
         cJSON_Delete(body);
         return s;
     }
+    if (keep) tx->claimed_keep = keep;
     rs_req req = {.op = op, .target = n->name, .host = tx->cfg->registry_host, .body = body};
     rs_resp r;
     gate_result g = gate_write(tx->gate, GATE_NEED_FULL, &req, &r, &tx->err);
@@ -110,7 +65,7 @@ static tx_status node_talos_write_boot(rs_txn *tx, const node_info *n, rs_op op,
 static tx_status node_talos_write(rs_txn *tx, const node_info *n, rs_op op, cJSON *body,
                                   const char *what)
 {
-    return node_talos_write_boot(tx, n, op, body, what, NULL);
+    return node_talos_write_boot(tx, n, op, body, what, NULL, NULL);
 }
 
 /* Every other control plane Ready, etcd healthy, not a learner, no alarms. */
@@ -150,283 +105,6 @@ static tx_status node_quorum(rs_txn *tx, const node_info *n, const char *when)
     return s;
 }
 
-/* What a node fence write leaves behind, for adopting its lost answer. */
-typedef struct node_left {
-    rs_txn *tx;
-    bool check_owner;
-    const char *owner; /* with check_owner: our holder, or NULL for "no owner" */
-    const char *phase; /* NULL: not checked */
-} node_left;
-
-/* After a lost answer: the re-read shows exactly what our write leaves. */
-static kube_cas_seen node_left_seen(void *ctx, int status, const cJSON *obj)
-{
-    node_left *l = ctx;
-    if (status != 200 || !obj) return KUBE_CAS_NOT_OURS;
-    const char *o = kobj_annotation(obj, l->tx->cfg->ann.drain_owner);
-    const char *ph = kobj_annotation(obj, l->tx->cfg->ann.drain_phase);
-    bool owner_ok = !l->check_owner || (l->owner ? o && strcmp(o, l->owner) == 0 : o == NULL);
-    bool phase_ok = !l->phase || (ph && strcmp(ph, l->phase) == 0);
-    return owner_ok && phase_ok ? KUBE_CAS_ADOPT : KUBE_CAS_NOT_OURS;
-}
-
-static tx_status node_claim(rs_txn *tx, const node_info *n)
-{
-    cJSON *fresh = NULL;
-    tx_status s = node_revalidate(tx, n, &fresh);
-    if (s != TX_OK) return s;
-    const char *owner = kobj_annotation(fresh, tx->cfg->ann.drain_owner);
-    if (owner || kobj_annotation(fresh, tx->cfg->ann.drain_journal)) {
-        rs_fail(&tx->err, RS_FAILED, "Node %s carries a fence (owner %s); failing closed", n->name,
-                owner ? owner : "journal");
-        cJSON_Delete(fresh);
-        return TX_FAIL;
-    }
-    bool was_cordoned = kobj_bool(fresh, "spec", "unschedulable");
-    char *taints = node_taints_signature(fresh);
-    cJSON *patch = cJSON_CreateArray();
-    kobj_patch_op(patch, "test", "/metadata/resourceVersion", cJSON_CreateString(kobj_rv(fresh)));
-    kobj_patch_op(patch, "test", "/metadata/uid", cJSON_CreateString(n->uid));
-    if (!cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(
-            cJSON_GetObjectItemCaseSensitive(fresh, "metadata"), "annotations")))
-        kobj_patch_op(patch, "add", "/metadata/annotations", cJSON_CreateObject());
-    cJSON_Delete(fresh);
-    char *po = kube_pointer_annotation(tx->cfg->ann.drain_owner),
-         *pp = kube_pointer_annotation(tx->cfg->ann.drain_phase);
-    kobj_patch_op(patch, "add", po, cJSON_CreateString(tx->holder));
-    kobj_patch_op(patch, "add", pp, cJSON_CreateString("claimed"));
-    free(po);
-    free(pp);
-    kobj_patch_op(patch, "add", "/spec/unschedulable", cJSON_CreateTrue());
-    /* A lost answer is adopted only for our exact claim. */
-    node_left left = {.tx = tx, .check_owner = true, .owner = tx->holder, .phase = "claimed"};
-    kube_cas_result res;
-    kube_cas_end end = kobj_patch_once(tx, KUBE_CAS_GATED, GATE_NEED_FULL, "Node", NULL, n->name,
-                                       patch, node_left_seen, &left, &res);
-    if (end == KUBE_CAS_RESTART || end == KUBE_CAS_GATE_FAILED) {
-        free(taints);
-        return end == KUBE_CAS_RESTART ? TX_RESTART : TX_FAIL;
-    }
-    if (!kube_cas_ok(end)) {
-        int st = res.status;
-        free(taints);
-        rs_fail(&tx->err, RS_FAILED,
-                "claiming the cordon on Node %s failed (HTTP %d%s); failing "
-                "closed",
-                n->name, st, st == 422 ? ": it changed since it was read — replaced?" : "");
-        return TX_FAIL;
-    }
-    snprintf(tx->claimed_node, sizeof tx->claimed_node, "%s", n->name);
-    snprintf(tx->claimed_uid, sizeof tx->claimed_uid, "%s", n->uid);
-    tx->claimed_mutating = false;
-    tx->claimed_was_cordoned = was_cordoned;
-    free(tx->claimed_taints);
-    tx->claimed_taints = taints;
-    return TX_OK;
-}
-
-/* CAS phase change / release on our own claim. */
-static tx_status node_claim_patch(rs_txn *tx, const char *name, bool release, bool uncordon)
-{
-    cJSON *patch = cJSON_CreateArray();
-    char *po = kube_pointer_annotation(tx->cfg->ann.drain_owner),
-         *pp = kube_pointer_annotation(tx->cfg->ann.drain_phase);
-    kobj_patch_op(patch, "test", "/metadata/uid", cJSON_CreateString(tx->claimed_uid));
-    kobj_patch_op(patch, "test", po, cJSON_CreateString(tx->holder));
-    if (release) {
-        kobj_patch_op(patch, "remove", po, NULL);
-        kobj_patch_op(patch, "remove", pp, NULL);
-        if (uncordon) kobj_patch_op(patch, "replace", "/spec/unschedulable", cJSON_CreateFalse());
-    } else {
-        kobj_patch_op(patch, "test", pp, cJSON_CreateString("claimed"));
-        kobj_patch_op(patch, "replace", pp, cJSON_CreateString("mutating"));
-    }
-    free(po);
-    free(pp);
-    /* A lost answer: a release is adopted when no owner is left, an advance
-     * when the phase reads `mutating`. */
-    node_left left = {.tx = tx, .check_owner = release, .phase = release ? NULL : "mutating"};
-    kube_cas_result res;
-    if (kube_cas_ok(kobj_patch_once(tx, release ? KUBE_CAS_RELEASE : KUBE_CAS_FENCE, GATE_NEED_NONE,
-                                    "Node", NULL, name, patch, node_left_seen, &left, &res)))
-        return TX_OK;
-    rs_fail(&tx->err, RS_FAILED, "%s the fence on Node %s failed (HTTP %d)",
-            release ? "releasing" : "advancing", name, res.status);
-    return TX_FAIL;
-}
-
-/* Restores the original schedulability only if owner, UID and taints are as
- * we left them and the node was not cordoned before our claim. */
-static tx_status node_release(rs_txn *tx)
-{
-    rs_resp r;
-    int st = kobj_get(tx, "Node", NULL, tx->claimed_node, &r);
-    bool ours = false, uncordon = false;
-    if (st == 200 && r.body) {
-        const char *o = kobj_annotation(r.body, tx->cfg->ann.drain_owner);
-        const char *uid = kobj_str(r.body, "metadata.uid");
-        ours = o && strcmp(o, tx->holder) == 0 && uid && strcmp(uid, tx->claimed_uid) == 0;
-        char *taints = node_taints_signature(r.body);
-        uncordon = ours && !tx->claimed_was_cordoned && tx->claimed_taints &&
-                   strcmp(taints, tx->claimed_taints) == 0;
-        if (ours && !tx->claimed_was_cordoned && !uncordon)
-            out_warning(tx->out, "Node %s: taints changed while fenced; leaving it cordoned",
-                        tx->claimed_node);
-        free(taints);
-    }
-    rs_resp_free(&r);
-    if (!ours) {
-        out_warning(tx->out, "Node %s no longer carries our fence; not touching its cordon",
-                    tx->claimed_node);
-    } else if (node_claim_patch(tx, tx->claimed_node, true, uncordon) != TX_OK) {
-        return TX_FAIL;
-    }
-    tx->claimed_node[0] = '\0';
-    free(tx->claimed_taints);
-    tx->claimed_taints = NULL;
-    return TX_OK;
-}
-
-/* Pods a drain leaves alone, as `kubectl drain` does: DaemonSet pods (their
- * controller ignores the cordon) and mirror pods (the API's view of a static
- * pod the kubelet runs — every Talos control plane runs kube-apiserver,
- * kube-controller-manager and kube-scheduler that way; evicting one only
- * makes the kubelet register it again, so a drain that waits for it to be
- * gone never ends). */
-static bool pod_stays(rs_txn *tx, const cJSON *pod)
-{
-    if (kobj_annotation(pod, tx->cfg->ann.config_mirror)) return true;
-    const cJSON *refs = cJSON_GetObjectItemCaseSensitive(
-        cJSON_GetObjectItemCaseSensitive(pod, "metadata"), "ownerReferences");
-    const cJSON *ref;
-    cJSON_ArrayForEach(ref, refs)
-    {
-        const char *k = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ref, "kind"));
-        if (k && (strcmp(k, "DaemonSet") == 0 || strcmp(k, "Node") == 0)) return true;
-    }
-    return false;
-}
-
-/* Evicts every pod but DaemonSet and mirror pods through the Eviction API;
- * 429 (PDB) is retried until the drain timeout; one guarded retry on
- * transport loss. The drain ends when every evicted pod is gone, not merely
- * terminating (DESIGN §3.3 r2): a reboot under a still-running pod kills it
- * without its grace period. */
-static tx_status node_drain(rs_txn *tx, const node_info *n)
-{
-    int64_t deadline = gate_now_ms(tx->gate) + tx->cfg->drain_timeout_ms;
-    bool transport_retry_used = false;
-    char selector[300];
-    snprintf(selector, sizeof selector, "spec.nodeName=%s", n->name);
-    int polls_max = (int)(tx->cfg->drain_timeout_ms / NODE_DRAIN_POLL_MS) + 2;
-    for (int poll = 0; poll < polls_max; poll++) {
-        rs_resp r;
-        int st = kobj_list(tx, "Pod", NULL, NULL, selector, &r);
-        if (st != 200) {
-            rs_resp_free(&r);
-            rs_fail(&tx->err, RS_FAILED, "drain of %s: listing its pods failed (HTTP %d)", n->name,
-                    st);
-            return TX_FAIL;
-        }
-        int remaining = 0;
-        const cJSON *pod;
-        const cJSON *items = cJSON_GetObjectItemCaseSensitive(r.body, "items");
-        cJSON_ArrayForEach(pod, items)
-        {
-            if (pod_stays(tx, pod)) continue;
-            remaining++;
-            if (kobj_str(pod, "metadata.deletionTimestamp")) continue; /* going: wait */
-            rs_req ev = {.op = RS_OP_KUBE_EVICT,
-                         .kind = "Pod",
-                         .ns = kobj_str(pod, "metadata.namespace"),
-                         .name = kobj_str(pod, "metadata.name")};
-            rs_resp w;
-            gate_result g = gate_write(tx->gate, GATE_NEED_FULL, &ev, &w, &tx->err);
-            int es = w.status;
-            rs_resp_free(&w);
-            if (g != GATE_WRITTEN) {
-                rs_resp_free(&r);
-                return g == GATE_FENCE_TAKEN ? TX_RESTART : TX_FAIL;
-            }
-            if (es == 0 && !transport_retry_used) {
-                transport_retry_used = true; /* the next poll re-lists and retries */
-                continue;
-            }
-            if (es != 200 && es != 201 && es != 404 && es != 429) {
-                rs_resp_free(&r);
-                rs_fail(&tx->err, RS_FAILED, "drain of %s: eviction failed (HTTP %d)", n->name, es);
-                return TX_FAIL;
-            }
-        }
-        rs_resp_free(&r);
-        if (remaining == 0) return TX_OK;
-        if (gate_now_ms(tx->gate) >= deadline) break;
-        gate_sleep_ms(tx->gate, NODE_DRAIN_POLL_MS);
-    }
-    rs_fail(&tx->err, RS_FAILED,
-            "drain of %s did not finish within the drain timeout "
-            "(PodDisruptionBudget?)",
-            n->name);
-    return TX_FAIL;
-}
-
-/* A taint key in the configured lifecycle list (an entry ending in '/' is a
- * prefix); the cordon's own taint never counts. */
-static bool taint_is_lifecycle(const rs_config *c, const char *key)
-{
-    if (strcmp(key, "node.kubernetes.io/unschedulable") == 0) return false;
-    for (size_t i = 0; i < c->n_lifecycle_taints; i++) {
-        const char *t = c->lifecycle_taints[i];
-        size_t n = strlen(t);
-        if (n > 0 && t[n - 1] == '/' ? strncmp(key, t, n) == 0 : strcmp(key, t) == 0) return true;
-    }
-    return false;
-}
-
-static bool node_lifecycle_tainted(rs_txn *tx, const cJSON *node)
-{
-    const cJSON *t;
-    cJSON_ArrayForEach(t, cJSON_GetObjectItemCaseSensitive(
-                              cJSON_GetObjectItemCaseSensitive(node, "spec"), "taints"))
-    {
-        const char *k = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(t, "key"));
-        if (k && taint_is_lifecycle(tx->cfg, k)) return true;
-    }
-    return false;
-}
-
-/* After a reboot: the node is Ready, with lifecycle taints cleared, under a
- * boot ID other than boot_before (DESIGN §3.3 r2). A read that fails says
- * nothing — never "it went down" — and a fast reboot may never show
- * NotReady at all. */
-static tx_status node_wait_ready(rs_txn *tx, const node_info *n, const char *boot_before)
-{
-    int polls = (int)(NODE_READY_TIMEOUT_MS / NODE_READY_POLL_MS);
-    char boot[NODE_BOOT_ID_MAX] = "";
-    int last = 0;
-    for (int i = 0; i < polls; i++) {
-        gate_sleep_ms(tx->gate, NODE_READY_POLL_MS);
-        rs_resp r;
-        last = kobj_get(tx, "Node", NULL, n->name, &r);
-        if (last == 200 && r.body) {
-            node_boot_id(r.body, boot);
-            bool ready = kobj_condition_true(r.body, "Ready");
-            bool tainted = node_lifecycle_tainted(tx, r.body);
-            bool rebooted = boot[0] && strcmp(boot, boot_before) != 0;
-            if (rebooted && ready && !tainted) {
-                rs_resp_free(&r);
-                return TX_OK;
-            }
-        }
-        rs_resp_free(&r);
-    }
-    rs_fail(&tx->err, RS_FAILED,
-            "Node %s did not come back Ready under a new boot ID within %lld s after the "
-            "reboot (boot ID before %s, last seen %s; last read HTTP %d)",
-            n->name, NODE_READY_TIMEOUT_MS / 1000, boot_before, boot[0] ? boot : "none", last);
-    return TX_FAIL;
-}
-
 /* The intent "set the registry auth for host H to the desired credential";
  * the root builds the machine-config document its Talos version expects. */
 static cJSON *talos_auth_patch(rs_txn *tx)
@@ -453,7 +131,8 @@ static tx_status node_mark_verified(rs_txn *tx, const node_info *n)
     cJSON *ann = cJSON_AddObjectToObject(p, "node-annotations"); /* the intent */
     cJSON_AddStringToObject(ann, tx->cfg->ann.revision, tx->revision);
     cJSON_AddStringToObject(ann, tx->cfg->ann.image, tx->cfg->operator_image);
-    tx_status s = node_talos_write(tx, n, RS_OP_TALOS_PATCH, p, "nodeAnnotations patch");
+    tx_status s = node_talos_write_boot(tx, n, RS_OP_TALOS_PATCH, p, "verified-marker patch", NULL,
+                                        NODE_KEEP_IMAGE);
     for (int i = 0; s == TX_OK && i < tx->cfg->sync_attempts; i++) {
         rs_resp r;
         int st = kobj_get(tx, "Node", NULL, n->name, &r);
@@ -476,11 +155,11 @@ tx_status node_process(rs_txn *tx, const node_info *n, int mode_i)
 {
     node_mode mode = (node_mode)mode_i;
     bool cp_reboot = mode == NODE_REBOOT && n->control_plane;
-    tx_status s = node_revalidate(tx, n, NULL);
-    if (s == TX_OK && cp_reboot) s = node_quorum(tx, n, "before the drain");
-    if (s == TX_OK) s = node_claim(tx, n);
+    tx_status s = TX_OK;
+    if (cp_reboot) s = node_quorum(tx, n, "before the drain");
+    if (s == TX_OK) s = node_claim(tx, n); /* revalidates identity on its read */
     if (s != TX_OK) return s;
-    s = node_claim_patch(tx, n->name, false, false);
+    s = node_advance(tx, n);
     if (s != TX_OK) return s;
     tx->claimed_mutating = true;
     if (mode == NODE_REBOOT) {
@@ -489,45 +168,25 @@ tx_status node_process(rs_txn *tx, const node_info *n, int mode_i)
         if (s == TX_OK) s = node_drain(tx, n);
         if (s == TX_OK && cp_reboot) s = node_quorum(tx, n, "after the drain");
         char boot_before[NODE_BOOT_ID_MAX] = "";
-        if (s == TX_OK) {
-            tx->claimed_rebooting = true;
-            s = node_talos_write_boot(tx, n, RS_OP_TALOS_REBOOT, NULL, "reboot", boot_before);
-            /* Refused before sending (no boot ID to prove it by): no reboot
-             * was issued, so the claim is released as usual. */
-            if (s != TX_OK && !boot_before[0]) tx->claimed_rebooting = false;
-        }
+        /* From the moment the reboot is sent the node's state is unknown
+         * until it proves Ready under a new boot ID: a failure keeps the
+         * fence. Refused before sending (the recheck), nothing was issued
+         * and the claim is handed back as usual. */
+        if (s == TX_OK)
+            s = node_talos_write_boot(tx, n, RS_OP_TALOS_REBOOT, NULL, "reboot", boot_before,
+                                      "a reboot was issued and not confirmed");
         if (s == TX_OK) s = node_wait_ready(tx, n, boot_before);
-        if (s == TX_OK) tx->claimed_rebooting = false;
+        if (s == TX_OK) tx->claimed_keep = NODE_KEEP_IMAGE;
     }
     if (s == TX_OK && mode != NODE_PROOF_ONLY) {
-        s = node_talos_write(tx, n, RS_OP_TALOS_IMAGE_REMOVE, image_body(tx), "image remove");
+        s = node_talos_write_boot(tx, n, RS_OP_TALOS_IMAGE_REMOVE, image_body(tx), "image remove",
+                                  NULL, NODE_KEEP_IMAGE);
         if (s == TX_OK)
             s = node_talos_write(tx, n, RS_OP_TALOS_IMAGE_PULL, image_body(tx), "image pull");
     }
     if (s == TX_OK) s = node_mark_verified(tx, n);
     if (s != TX_OK) return s;
     tx->claimed_mutating = false;
+    tx->claimed_keep = NULL; /* the marker is seen: the node is vouched for */
     return node_release(tx);
-}
-
-void node_cleanup(rs_txn *tx, rs_result *res)
-{
-    if (!tx->claimed_node[0]) return;
-    if (tx->claimed_rebooting) {
-        /* A reboot was issued and the node never proved Ready: its state is
-         * unknown, so keep the self-describing fence (owner + phase mutating)
-         * for a human rather than uncordon a machine we cannot vouch for. */
-        out_error(tx->out,
-                  "Node %s retained its fence (owner %s, phase mutating): a reboot was "
-                  "issued and not confirmed — inspect it, then see `reassert --fences`",
-                  tx->claimed_node, tx->holder);
-        res->exit = rs_code_worst(res->exit, RS_FAILED);
-        res->outcome = "failed";
-        return;
-    }
-    if (node_release(tx) != TX_OK) {
-        out_error(tx->out, "%s; Node %s fence retained", tx->err.msg, tx->claimed_node);
-        res->exit = rs_code_worst(res->exit, RS_FAILED);
-        res->outcome = "failed";
-    }
 }
