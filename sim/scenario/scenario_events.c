@@ -308,6 +308,7 @@ static const struct {
     {"talos.next-reboot", ev_next_reboot},
     {"registry.revoke", ev_credential_only},
     {"runs.terminal", ev_runs_terminal},
+    {"runs.silent", ev_runs_terminal},
 };
 
 static void scl_event_names(char *out, size_t n)

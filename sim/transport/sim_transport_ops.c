@@ -173,10 +173,19 @@ int simt_registry(sim_world *w, const rs_req *req, rs_resp *resp)
 
 int simt_liveness(sim_world *w, const rs_req *req, rs_resp *resp)
 {
-    char *key = rs_xasprintf("terminal.%s", req->target ? req->target : "");
-    char *v = simw_meta_get(w, key);
+    const char *run = req->target ? req->target : "";
+    char *key = rs_xasprintf("silent.%s", run);
+    char *silent = simw_meta_get(w, key);
     free(key);
     resp->body = cJSON_CreateObject();
+    if (silent) {
+        /* Answered, with no status (runs.silent; H20). */
+        free(silent);
+        return 200;
+    }
+    key = rs_xasprintf("terminal.%s", run);
+    char *v = simw_meta_get(w, key);
+    free(key);
     cJSON_AddBoolToObject(resp->body, "terminal", v != NULL);
     free(v);
     return 200;

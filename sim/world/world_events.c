@@ -156,6 +156,8 @@ static rs_code ev_registry_revoke(sim_world *w, const sc_event *ev, rs_err *e)
     return RS_OK;
 }
 
+/* runs.terminal: the liveness oracle answers "terminal" for these runs;
+ * runs.silent: it answers, but with no status at all (H20). */
 static rs_code ev_runs_terminal(sim_world *w, const sc_event *ev, rs_err *e)
 {
     const cJSON *names =
@@ -165,7 +167,9 @@ static rs_code ev_runs_terminal(sim_world *w, const sc_event *ev, rs_err *e)
     cJSON_ArrayForEach(it, names)
     {
         if (!cJSON_IsString(it)) return ev_fail(ev, e, "run names must be strings%s", NULL);
-        char *key = rs_xasprintf("terminal.sim.%s", it->valuestring);
+        char *key = rs_xasprintf("%s.sim.%s",
+                                 strcmp(ev->kind, "runs.silent") == 0 ? "silent" : "terminal",
+                                 it->valuestring);
         simw_meta_set(w, key, "1");
         free(key);
     }
@@ -362,6 +366,7 @@ static const struct {
     {"talos.next-reboot", ev_next_reboot},
     {"registry.revoke", ev_registry_revoke},
     {"runs.terminal", ev_runs_terminal},
+    {"runs.silent", ev_runs_terminal},
 };
 
 rs_code simw_apply_event(sim_world *w, const sc_event *ev, rs_err *e)
