@@ -1,5 +1,6 @@
 #!/bin/sh
 # Hazard: H31, H35, H36, H37 — the --fences report order, CAS-guarded and shell-safe releases, no release for a mutating node.
+# Hazard: H38 — a printed node release never restores schedulability (it removes only owner and phase), so a stale paste cannot undo a cordon someone set after the report.
 # `--fences` as an operator uses it (DESIGN §3.4 r2; hazards H31, H35–H37):
 # node and policy fences first and the Lease last; no release command for a
 # node at phase `mutating`; every printed release command, pasted into sh,
@@ -95,6 +96,9 @@ for name in sorted(os.listdir(sys.argv[1])):
         print("no UID/resourceVersion test:", argv); bad = 1
     if want not in tests.values():
         print("holder not tested byte for byte:", tests, "want", repr(want)); bad = 1
+    touches = [op for op in patch if op["op"] != "test" and op["path"].startswith("/spec/unschedulable")]
+    if touches:
+        print("a release restores schedulability:", touches); bad = 1
 sys.exit(bad)
 PY
 
