@@ -3,12 +3,8 @@
 # Either derive the pull target from `operator-image` (registry proof fails:
 # exit 1) or refuse a config whose required targets disagree with it (exit
 # 65); both before any Kubernetes, OpenBao or Talos call.
-# Pending: fails today because the registry proof checks only the
-# `required-pull-targets` list (ksail:v7.178.30): with operator-image
-# ksail:v9.9.9 the run stages the fan-out, claims prod-worker-1 and fails on
-# its Talos image pull (HTTP 401).
 #
-#   tests/pending/check_operator_image_target.sh BUILD/reassert SOURCE_DIR
+#   tests/check_operator_image_target.sh BUILD/reassert SOURCE_DIR
 set -u
 bin=$1
 src=$2
