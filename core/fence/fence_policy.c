@@ -61,21 +61,34 @@ static bool fence_ks_free(const fence_ks *k, const cJSON *obj)
 /* Polls until a fresh read shows no Reconciling=True. */
 static tx_status fence_wait_quiet(rs_txn *tx, const fence_ks *k)
 {
+    cJSON *last = NULL; /* the last busy read, to say why it stayed busy */
     for (int attempt = 0; attempt < tx->cfg->sync_attempts; attempt++) {
         rs_resp r;
         int st = kobj_get(tx, "Kustomization", k->ns, k->name, &r);
         bool busy = st == 200 && kobj_condition_true(r.body, "Reconciling");
+        if (busy) {
+            cJSON_Delete(last);
+            last = r.body;
+            r.body = NULL;
+        }
         rs_resp_free(&r);
         if (st != 200) {
+            cJSON_Delete(last);
             rs_fail(&tx->err, RS_FAILED, "reading Kustomization %s/%s failed (HTTP %d)", k->ns,
                     k->name, st);
             return TX_FAIL;
         }
-        if (!busy) return TX_OK;
+        if (!busy) {
+            cJSON_Delete(last);
+            return TX_OK;
+        }
         gate_sleep_ms(tx->gate, tx->cfg->sync_interval_ms);
     }
-    rs_fail(&tx->err, RS_FAILED, "Kustomization %s/%s is still reconciling after %d attempts",
-            k->ns, k->name, tx->cfg->sync_attempts);
+    char why[768];
+    fence_busy_why(tx, last, k->ns, why, sizeof why);
+    cJSON_Delete(last);
+    rs_fail(&tx->err, RS_FAILED, "Kustomization %s/%s is still reconciling after %d attempts%s",
+            k->ns, k->name, tx->cfg->sync_attempts, why);
     return TX_FAIL;
 }
 
