@@ -127,6 +127,16 @@ static const char *fence_uid(const cJSON *obj)
     return u ? u : "";
 }
 
+static void fence_refuse_taken(rs_err *e, const fence_ks *k, const cJSON *obj)
+{
+    const char *owner = kobj_annotation(obj, k->owner_key);
+    rs_fail(e, RS_FAILED,
+            "Kustomization %s/%s is already fenced (owner %s, suspend %s); refusing to "
+            "take it over (inspect with `reassert --fences`)",
+            k->ns, k->name, owner ? owner : "none",
+            kobj_bool(obj, "spec", "suspend") ? "true" : "false");
+}
+
 static kube_cas_step fence_pause_plan(void *ctx, const kube_cas_view *v, kube_cas_req *w, rs_err *e)
 {
     fence_write *f = ctx;
@@ -138,12 +148,7 @@ static kube_cas_step fence_pause_plan(void *ctx, const kube_cas_view *v, kube_ca
     }
     if (fence_tuple_ours(f->tx, k, v->cur, fence_uid(v->cur))) return KUBE_CAS_DONE;
     if (!fence_ks_free(k, v->cur)) {
-        const char *owner = kobj_annotation(v->cur, k->owner_key);
-        rs_fail(e, RS_FAILED,
-                "Kustomization %s/%s is already fenced (owner %s, suspend %s); refusing to "
-                "take it over (inspect with `reassert --fences`)",
-                k->ns, k->name, owner ? owner : "none",
-                kobj_bool(v->cur, "spec", "suspend") ? "true" : "false");
+        fence_refuse_taken(e, k, v->cur);
         return KUBE_CAS_REFUSE;
     }
     w->body = fence_pause_patch(f->tx, k, v->cur);
@@ -412,10 +417,31 @@ static tx_status fence_child_settled(rs_txn *tx, const fence_ks *k)
     return TX_FAIL;
 }
 
+/* H58: another run's fence on the child (alone, or on both) means a
+ * transaction is in flight or leaked. Seen before the parent is paused, so the
+ * refusal mutates nothing; the child's own pause re-checks under CAS. */
+static tx_status fence_child_unclaimed(rs_txn *tx, const fence_ks *k)
+{
+    rs_resp r;
+    int st = kobj_get(tx, "Kustomization", k->ns, k->name, &r);
+    tx_status s = TX_OK;
+    if (st != 200) {
+        rs_fail(&tx->err, RS_FAILED, "reading Kustomization %s/%s failed (HTTP %d)", k->ns,
+                k->name, st);
+        s = TX_FAIL;
+    } else if (!fence_ks_free(k, r.body) && !fence_tuple_ours(tx, k, r.body, fence_uid(r.body))) {
+        fence_refuse_taken(&tx->err, k, r.body);
+        s = TX_FAIL;
+    }
+    rs_resp_free(&r);
+    return s;
+}
+
 tx_status fence_policy_take(rs_txn *tx)
 {
     fence_ks parent = fence_parent(tx), child = fence_child(tx);
-    tx_status s = fence_pause(tx, &parent, &tx->parent_unconfirmed);
+    tx_status s = fence_child_unclaimed(tx, &child);
+    if (s == TX_OK) s = fence_pause(tx, &parent, &tx->parent_unconfirmed);
     if (s == TX_OK) tx->parent_held = true;
     if (s == TX_OK) s = fence_wait_quiet(tx, &parent);
     if (s == TX_OK) s = fence_wait_quiet(tx, &child);
