@@ -140,7 +140,8 @@ static size_t reg_targets(rs_txn *tx, reg_target *ts)
 {
     const rs_config *cfg = tx->cfg;
     size_t n = 0;
-    for (size_t i = 0; i < cfg->n_pull_targets; i++) ts[n++].target = cfg->pull_targets[i];
+    for (size_t i = 0; i < cfg->n_pull_targets; i++)
+        ts[n++].target = cfg->pull_targets[i];
     const char *op = reg_operator_target(cfg);
     if (!op) {
         rs_fail(&tx->err, RS_DATAERR,

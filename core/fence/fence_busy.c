@@ -32,8 +32,8 @@ static void busy_append_cond(char *buf, size_t len, const cJSON *cond)
     if (!reason && !msg) return;
     size_t used = strlen(buf);
     if (used >= len) return;
-    snprintf(buf + used, len - used, " (%s%s%s)", reason ? reason : "",
-             reason && msg ? ": " : "", msg ? msg : "");
+    snprintf(buf + used, len - used, " (%s%s%s)", reason ? reason : "", reason && msg ? ": " : "",
+             msg ? msg : "");
 }
 
 static void busy_append(char *buf, size_t len, const char *text)

@@ -426,8 +426,8 @@ static tx_status fence_child_unclaimed(rs_txn *tx, const fence_ks *k)
     int st = kobj_get(tx, "Kustomization", k->ns, k->name, &r);
     tx_status s = TX_OK;
     if (st != 200) {
-        rs_fail(&tx->err, RS_FAILED, "reading Kustomization %s/%s failed (HTTP %d)", k->ns,
-                k->name, st);
+        rs_fail(&tx->err, RS_FAILED, "reading Kustomization %s/%s failed (HTTP %d)", k->ns, k->name,
+                st);
         s = TX_FAIL;
     } else if (!fence_ks_free(k, r.body) && !fence_tuple_ours(tx, k, r.body, fence_uid(r.body))) {
         fence_refuse_taken(&tx->err, k, r.body);
