@@ -26,6 +26,7 @@ static bool target_split(const char *target, char *repo, size_t repolen)
 
 /* What each target's calls answered. */
 typedef struct reg_target {
+    const char *target; /* "repo:ref" on the registry host */
     char repo[512];
     rs_req treq, mreq;
     rs_resp tr, mr;
@@ -80,7 +81,7 @@ static void reg_manifests(rs_txn *tx, reg_target *ts, size_t n)
         idx[k] = i;
         reqs[k++] = (rs_req){.op = RS_OP_REGISTRY_MANIFEST,
                              .host = tx->cfg->registry_host,
-                             .target = tx->cfg->pull_targets[i],
+                             .target = ts[i].target,
                              .body = ts[i].mbody};
     }
     gate_read_batch(tx->gate, reqs, resps, k, tx->cfg->transport_parallelism);
@@ -114,29 +115,65 @@ static tx_status reg_verdict(rs_txn *tx, reg_target *ts, size_t n)
             rs_fail(&tx->err, RS_FAILED,
                     "registry proof: reading the manifest of %s/%s failed: %s; nothing in the "
                     "cluster was changed",
-                    tx->cfg->registry_host, tx->cfg->pull_targets[i], why);
+                    tx->cfg->registry_host, t->target, why);
             return TX_FAIL;
         }
     }
     return TX_OK;
 }
 
+/* The operator image (what every node pulls) as a target on the registry
+ * host: "ghcr.io/devantler-tech/ksail:v1" -> "devantler-tech/ksail:v1". NULL
+ * when it names another registry, which this credential cannot prove. */
+static const char *reg_operator_target(const rs_config *cfg)
+{
+    size_t hl = strlen(cfg->registry_host);
+    const char *img = cfg->operator_image;
+    if (strncmp(img, cfg->registry_host, hl) != 0 || img[hl] != '/') return NULL;
+    return img + hl + 1;
+}
+
+/* The targets to prove: the required pull targets, then the operator image
+ * when the list does not already name it (H138: the image the nodes pull is
+ * proved, not assumed). Returns the count, or 0 with tx->err set. */
+static size_t reg_targets(rs_txn *tx, reg_target *ts)
+{
+    const rs_config *cfg = tx->cfg;
+    size_t n = 0;
+    for (size_t i = 0; i < cfg->n_pull_targets; i++)
+        ts[n++].target = cfg->pull_targets[i];
+    const char *op = reg_operator_target(cfg);
+    if (!op) {
+        rs_fail(&tx->err, RS_DATAERR,
+                "operator-image %s is not on the registry %s the credential is proved "
+                "against; nothing in the cluster was changed",
+                cfg->operator_image, cfg->registry_host);
+        return 0;
+    }
+    bool listed = false;
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(ts[i].target, op) == 0) listed = true;
+    if (!listed) ts[n++].target = op;
+    for (size_t i = 0; i < n; i++) {
+        if (!target_split(ts[i].target, ts[i].repo, sizeof ts[i].repo)) {
+            rs_fail(&tx->err, RS_DATAERR, "%s %s is not repo:ref",
+                    i < cfg->n_pull_targets ? "required pull target" : "operator-image",
+                    ts[i].target);
+            return 0;
+        }
+    }
+    return n;
+}
+
 /* Three round trips whatever the number of targets (up to the transport's
  * parallelism): the first token alone, so a refused credential costs one
  * call; the other tokens together; then every manifest together. */
-static tx_status registry_prove_all(rs_txn *tx)
+static tx_status registry_prove_all(rs_txn *tx, size_t *proved)
 {
-    size_t n = tx->cfg->n_pull_targets;
-    reg_target *ts = rs_xcalloc(n + 1, sizeof *ts);
-    tx_status st = TX_OK;
-    for (size_t i = 0; i < n && st == TX_OK; i++) {
-        if (!target_split(tx->cfg->pull_targets[i], ts[i].repo, sizeof ts[i].repo)) {
-            rs_fail(&tx->err, RS_DATAERR, "required pull target %s is not repo:ref",
-                    tx->cfg->pull_targets[i]);
-            st = TX_FAIL;
-        }
-    }
-    if (st == TX_OK && n > 0) {
+    reg_target *ts = rs_xcalloc(tx->cfg->n_pull_targets + 2, sizeof *ts);
+    size_t n = reg_targets(tx, ts);
+    tx_status st = n > 0 ? TX_OK : TX_FAIL;
+    if (st == TX_OK) {
         reg_tokens(tx, ts, 0, 1);
         if (reg_token(&ts[0])) reg_tokens(tx, ts, 1, n);
         reg_manifests(tx, ts, n);
@@ -148,16 +185,18 @@ static tx_status registry_prove_all(rs_txn *tx)
         cJSON_Delete(ts[i].mbody);
     }
     free(ts);
+    *proved = n;
     return st;
 }
 
 tx_status registry_prove(rs_txn *tx)
 {
-    out_group_begin(tx->out, "Registry proof: %zu required pull targets", tx->cfg->n_pull_targets);
-    tx_status st = registry_prove_all(tx);
+    out_group_begin(tx->out, "Registry proof: %zu required pull targets and the operator image",
+                    tx->cfg->n_pull_targets);
+    size_t proved = 0;
+    tx_status st = registry_prove_all(tx, &proved);
     if (st == TX_OK)
-        out_info(tx->out, "registry proof: the desired credential pulls all %zu targets",
-                 tx->cfg->n_pull_targets);
+        out_info(tx->out, "registry proof: the desired credential pulls all %zu targets", proved);
     out_group_end(tx->out);
     return st;
 }

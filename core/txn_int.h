@@ -129,6 +129,10 @@ rs_code fence_policy_recover(rs_txn *tx, bool child, const char *who, rs_err *e)
 /* Reads both Kustomizations: RS_OK with `what` empty (free) or naming the
  * first residual fence; a failed read is an error, never a residual fence. */
 rs_code fence_policy_residual(rs_txn *tx, char *what, size_t len, rs_err *e);
+/* fence_busy.c: why Kustomization `ks` (in namespace ns) is still busy — its
+ * Reconciling reason and message, and each dependency that is not Ready
+ * (read here; an unreadable one is warned about) — into buf ("" if nothing). */
+void fence_busy_why(rs_txn *tx, const cJSON *ks, const char *ns, char *buf, size_t len);
 
 /* node_pass.c, node_process.c, proof.c (node_info is in core/node.h) */
 struct node_info;

@@ -360,13 +360,25 @@ static void fa_print(rs_txn *tx, const fa_report *rep)
         char *cmd = fa_release_command(&tx->cfg->ann, f);
         if (cmd) {
             out_info(tx->out, "  release (CAS-guarded; release in the order printed): %s", cmd);
+            /* H30: nothing durable says the node was schedulable at claim
+             * time, so the release removes the owner and phase only. */
+            if (f->kind == FA_NODE)
+                out_info(tx->out, "  %s",
+                         f->unschedulable
+                             ? "the cordon is left in place: no durable record says the node "
+                               "was schedulable before the claim (uncordon it by hand once it "
+                               "is known healthy)"
+                             : "the node is not cordoned; the release does not change that");
         } else if (f->kind == FA_NODE) {
             out_info(tx->out,
-                     "  no release printed: %s; a Talos write may be in flight "
+                     "  no release printed: %s%s%s; a Talos write may be in flight "
                      "(inspect the node before touching its fence)",
-                     f->journal    ? "a recovery journal is present"
-                     : f->phase[0] ? "its phase is not `claimed`"
-                                   : "it has no phase");
+                     f->journal      ? "a recovery journal is present"
+                     : !f->holder[0] ? "it has no owner annotation"
+                     : !f->phase[0]  ? "it has no phase"
+                                     : "its phase is `",
+                     !f->journal && f->holder[0] && f->phase[0] ? f->phase : "",
+                     !f->journal && f->holder[0] && f->phase[0] ? "`, not `claimed`" : "");
         } else {
             out_info(tx->out, "  no release printed: it has no owner annotation, so it is not "
                               "a fence of this tool (inspect it by hand)");

@@ -330,8 +330,10 @@ rs_code lease_acquire(rs_txn *tx, rs_err *e)
     if (end == KUBE_CAS_CONTENDED)
         return rs_fail(e, RS_FAILED, "acquiring Lease %s/%s: still contended after %d attempts",
                        tx->cfg->lease_ns, tx->cfg->lease_name, TX_CAS_ATTEMPTS_MAX);
-    return rs_fail(e, RS_FAILED, "acquiring Lease %s/%s: HTTP %d", tx->cfg->lease_ns,
-                   tx->cfg->lease_name, res.status);
+    /* The API's own answer (an admission webhook's denial text), not just a
+     * status code (H3). */
+    return rs_fail(e, RS_FAILED, "acquiring Lease %s/%s: %s", tx->cfg->lease_ns,
+                   tx->cfg->lease_name, res.why[0] ? res.why : "no answer");
 }
 
 static rs_code lease_renew(rs_txn *tx, rs_err *e)

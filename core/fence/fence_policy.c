@@ -61,21 +61,34 @@ static bool fence_ks_free(const fence_ks *k, const cJSON *obj)
 /* Polls until a fresh read shows no Reconciling=True. */
 static tx_status fence_wait_quiet(rs_txn *tx, const fence_ks *k)
 {
+    cJSON *last = NULL; /* the last busy read, to say why it stayed busy */
     for (int attempt = 0; attempt < tx->cfg->sync_attempts; attempt++) {
         rs_resp r;
         int st = kobj_get(tx, "Kustomization", k->ns, k->name, &r);
         bool busy = st == 200 && kobj_condition_true(r.body, "Reconciling");
+        if (busy) {
+            cJSON_Delete(last);
+            last = r.body;
+            r.body = NULL;
+        }
         rs_resp_free(&r);
         if (st != 200) {
+            cJSON_Delete(last);
             rs_fail(&tx->err, RS_FAILED, "reading Kustomization %s/%s failed (HTTP %d)", k->ns,
                     k->name, st);
             return TX_FAIL;
         }
-        if (!busy) return TX_OK;
+        if (!busy) {
+            cJSON_Delete(last);
+            return TX_OK;
+        }
         gate_sleep_ms(tx->gate, tx->cfg->sync_interval_ms);
     }
-    rs_fail(&tx->err, RS_FAILED, "Kustomization %s/%s is still reconciling after %d attempts",
-            k->ns, k->name, tx->cfg->sync_attempts);
+    char why[768];
+    fence_busy_why(tx, last, k->ns, why, sizeof why);
+    cJSON_Delete(last);
+    rs_fail(&tx->err, RS_FAILED, "Kustomization %s/%s is still reconciling after %d attempts%s",
+            k->ns, k->name, tx->cfg->sync_attempts, why);
     return TX_FAIL;
 }
 
@@ -114,6 +127,16 @@ static const char *fence_uid(const cJSON *obj)
     return u ? u : "";
 }
 
+static void fence_refuse_taken(rs_err *e, const fence_ks *k, const cJSON *obj)
+{
+    const char *owner = kobj_annotation(obj, k->owner_key);
+    rs_fail(e, RS_FAILED,
+            "Kustomization %s/%s is already fenced (owner %s, suspend %s); refusing to "
+            "take it over (inspect with `reassert --fences`)",
+            k->ns, k->name, owner ? owner : "none",
+            kobj_bool(obj, "spec", "suspend") ? "true" : "false");
+}
+
 static kube_cas_step fence_pause_plan(void *ctx, const kube_cas_view *v, kube_cas_req *w, rs_err *e)
 {
     fence_write *f = ctx;
@@ -125,12 +148,7 @@ static kube_cas_step fence_pause_plan(void *ctx, const kube_cas_view *v, kube_ca
     }
     if (fence_tuple_ours(f->tx, k, v->cur, fence_uid(v->cur))) return KUBE_CAS_DONE;
     if (!fence_ks_free(k, v->cur)) {
-        const char *owner = kobj_annotation(v->cur, k->owner_key);
-        rs_fail(e, RS_FAILED,
-                "Kustomization %s/%s is already fenced (owner %s, suspend %s); refusing to "
-                "take it over (inspect with `reassert --fences`)",
-                k->ns, k->name, owner ? owner : "none",
-                kobj_bool(v->cur, "spec", "suspend") ? "true" : "false");
+        fence_refuse_taken(e, k, v->cur);
         return KUBE_CAS_REFUSE;
     }
     w->body = fence_pause_patch(f->tx, k, v->cur);
@@ -399,10 +417,31 @@ static tx_status fence_child_settled(rs_txn *tx, const fence_ks *k)
     return TX_FAIL;
 }
 
+/* H58: another run's fence on the child (alone, or on both) means a
+ * transaction is in flight or leaked. Seen before the parent is paused, so the
+ * refusal mutates nothing; the child's own pause re-checks under CAS. */
+static tx_status fence_child_unclaimed(rs_txn *tx, const fence_ks *k)
+{
+    rs_resp r;
+    int st = kobj_get(tx, "Kustomization", k->ns, k->name, &r);
+    tx_status s = TX_OK;
+    if (st != 200) {
+        rs_fail(&tx->err, RS_FAILED, "reading Kustomization %s/%s failed (HTTP %d)", k->ns, k->name,
+                st);
+        s = TX_FAIL;
+    } else if (!fence_ks_free(k, r.body) && !fence_tuple_ours(tx, k, r.body, fence_uid(r.body))) {
+        fence_refuse_taken(&tx->err, k, r.body);
+        s = TX_FAIL;
+    }
+    rs_resp_free(&r);
+    return s;
+}
+
 tx_status fence_policy_take(rs_txn *tx)
 {
     fence_ks parent = fence_parent(tx), child = fence_child(tx);
-    tx_status s = fence_pause(tx, &parent, &tx->parent_unconfirmed);
+    tx_status s = fence_child_unclaimed(tx, &child);
+    if (s == TX_OK) s = fence_pause(tx, &parent, &tx->parent_unconfirmed);
     if (s == TX_OK) tx->parent_held = true;
     if (s == TX_OK) s = fence_wait_quiet(tx, &parent);
     if (s == TX_OK) s = fence_wait_quiet(tx, &child);
