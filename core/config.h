@@ -35,6 +35,11 @@ typedef struct rs_config_ann {
     const char *config_mirror; /* the kubelet's mark on a static pod's mirror (drains skip it) */
 } rs_config_ann;
 
+/* Which machine-config shape carries the Talos registry auth (DESIGN §3.3
+ * r2): the RegistryAuthConfig document (Talos v1.12+), or the legacy
+ * machine.registries.config field. */
+typedef enum rs_talos_auth_shape { RS_TALOS_AUTH_DOCUMENT = 0, RS_TALOS_AUTH_LEGACY } rs_talos_auth_shape;
+
 typedef struct rs_config {
     char *fanout_namespaces[RS_CONFIG_LIST_MAX];
     size_t n_fanout;
@@ -50,6 +55,7 @@ typedef struct rs_config {
 
     int sync_attempts;
     int talos_attempts; /* Talos convergence attempts; 0: the same as sync_attempts */
+    rs_talos_auth_shape talos_auth_shape; /* talos.auth-shape: document (default) | legacy */
     int sync_interval_ms;
     int64_t drain_timeout_ms;
 

@@ -27,7 +27,8 @@ typedef enum cf_type {
     CF_DURATION,
     CF_LIST,
     CF_LABELS,
-    CF_PARALLELISM
+    CF_PARALLELISM,
+    CF_AUTH_SHAPE
 } cf_type;
 
 typedef struct cf_key {
@@ -65,6 +66,7 @@ static const cf_key cf_keys[] = {
     {"openbao.path", CF_STR, CF_FIELD(openbao_path), 0},
     {"openbao.property", CF_STR, CF_FIELD(openbao_property), 0},
     {"transport.parallelism", CF_PARALLELISM, CF_FIELD(transport_parallelism), 0},
+    {"talos.auth-shape", CF_AUTH_SHAPE, CF_FIELD(talos_auth_shape), 0},
 };
 
 #define CF_INT_MAX 1000000
@@ -154,6 +156,16 @@ static rs_code cf_apply(const live_yaml_doc *d, const char *path, const cf_key *
             return cf_fail(e, path, live_yaml_pos_of(d, v), k->name,
                            "expected a duration like 45m (<integer>(ms|s|m|h))");
         *(int64_t *)(base + k->offset) = ms;
+        return RS_OK;
+    }
+    if (k->type == CF_AUTH_SHAPE) {
+        const char *t = cJSON_GetStringValue(v);
+        if (!t || (strcmp(t, "document") != 0 && strcmp(t, "legacy") != 0))
+            return cf_fail(e, path, live_yaml_pos_of(d, v), k->name,
+                           "expected document (Talos v1.12+: a RegistryAuthConfig document) or "
+                           "legacy (machine.registries.config)");
+        *(rs_talos_auth_shape *)(base + k->offset) =
+            strcmp(t, "legacy") == 0 ? RS_TALOS_AUTH_LEGACY : RS_TALOS_AUTH_DOCUMENT;
         return RS_OK;
     }
     /* Refused, not clamped: a bound the operator did not get is a surprise. */

@@ -1,0 +1,58 @@
+/*
+ * live_talos.c — Talos intents to machine-config patches (see the header).
+ */
+#include "core/live/live_talos.h"
+
+#include "core/cred/cred.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* s as a YAML double-quoted scalar (JSON string syntax is valid YAML). */
+static char *yaml_quoted(const char *s)
+{
+    cJSON *str = cJSON_CreateString(s);
+    char *q = cJSON_PrintUnformatted(str);
+    cJSON_Delete(str);
+    return q;
+}
+
+char *live_talos_auth_patch(const cJSON *intent, rs_talos_auth_shape shape, rs_err *e)
+{
+    const cJSON *ra = cJSON_GetObjectItemCaseSensitive(intent, "registry-auth");
+    const cJSON *auth = cJSON_GetObjectItemCaseSensitive(ra, "auth");
+    const char *host = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ra, "host"));
+    const char *user = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(auth, "username"));
+    const char *pass = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(auth, "password"));
+    if (!host || !host[0] || !user || !user[0] || !pass || !pass[0]) {
+        rs_fail(e, RS_DATAERR,
+                "Talos registry-auth intent needs host, auth.username and auth.password");
+        return NULL;
+    }
+    if (shape == RS_TALOS_AUTH_LEGACY) {
+        /* machine.registries.config.<host>.auth, as a strategic merge patch. */
+        cJSON *p = cJSON_CreateObject();
+        cJSON *h = cJSON_AddObjectToObject(
+            cJSON_AddObjectToObject(cJSON_AddObjectToObject(cJSON_AddObjectToObject(p, "machine"),
+                                                            "registries"),
+                                    "config"),
+            host);
+        cJSON *a = cJSON_AddObjectToObject(h, "auth");
+        cJSON_AddStringToObject(a, "username", user);
+        cJSON_AddStringToObject(a, "password", pass);
+        char *text = cJSON_PrintUnformatted(p);
+        cred_json_wipe_delete(p);
+        return text;
+    }
+    char *qh = yaml_quoted(host), *qu = yaml_quoted(user), *qp = yaml_quoted(pass);
+    char *text = rs_xasprintf("apiVersion: v1alpha1\n"
+                              "kind: RegistryAuthConfig\n"
+                              "name: %s\n"
+                              "username: %s\n"
+                              "password: %s\n",
+                              qh, qu, qp);
+    free(qh);
+    free(qu);
+    cred_text_wipe_free(qp);
+    return text;
+}
