@@ -129,7 +129,14 @@ static void eso_external_sync(sim_world *w, const char *ns, const char *name)
         eso_consumer_write(w, es, ns, target, key, v->valuestring);
         char ts[32];
         simw_rfc3339(now, ts);
-        cJSON_AddStringToObject(status, "refreshTime", ts);
+        /* eso.same-second-refresh: refreshed within the second of the last
+         * refresh, so refreshTime reads the same (H66). */
+        char *same_key = rs_xasprintf("eso.same_second.ExternalSecret/%s/%s", ns, name);
+        char *same = simw_meta_get(w, same_key);
+        free(same_key);
+        const char *prev = ctl_obj_str(es, "status", "refreshTime", NULL);
+        cJSON_AddStringToObject(status, "refreshTime", same && prev ? prev : ts);
+        free(same);
         cJSON_AddItemToObject(status, "conditions",
                               ctl_ready_conditions("True", "SecretSynced", "secret synced", now));
     }

@@ -296,6 +296,7 @@ static const struct {
     {"advance", ev_advance},
     {"kube.patch", ev_kube_patch},
     {"kube.delete", ev_kube_delete},
+    {"eso.same-second-refresh", ev_kube_delete}, /* {ref}: same shape */
     {"kube.apply", ev_kube_apply},
     {"openbao.raft-restore", ev_credential_only},
     {"openbao.write", ev_openbao_write},

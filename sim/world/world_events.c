@@ -74,6 +74,20 @@ static rs_code ev_kube_delete(sim_world *w, const sc_event *ev, rs_err *e)
     return rc;
 }
 
+/* eso.same-second-refresh {ref}: from now on ESO refreshes that object
+ * within the same second as its last refresh, so status.refreshTime does not
+ * change (H66); only the resourceVersion and Ready say a sync happened. */
+static rs_code ev_same_second(sim_world *w, const sc_event *ev, rs_err *e)
+{
+    const char *ref = arg_str(ev, "ref");
+    char kind[SIMW_NAME_MAX], ns[SIMW_NAME_MAX], name[SIMW_NAME_MAX];
+    if (!simw_ref_parse(ref, kind, ns, name)) return ev_fail(ev, e, "bad ref %s", ref ? ref : "");
+    char *key = rs_xasprintf("eso.same_second.%s/%s/%s", kind, ns, name);
+    simw_meta_set(w, key, "1");
+    free(key);
+    return RS_OK;
+}
+
 /* Create, or replace whatever is there (a stale resourceVersion in the
  * applied object is dropped: apply means "make it so"). */
 static rs_code ev_kube_apply(sim_world *w, const sc_event *ev, rs_err *e)
@@ -367,6 +381,7 @@ static const struct {
     {"registry.revoke", ev_registry_revoke},
     {"runs.terminal", ev_runs_terminal},
     {"runs.silent", ev_runs_terminal},
+    {"eso.same-second-refresh", ev_same_second},
 };
 
 rs_code simw_apply_event(sim_world *w, const sc_event *ev, rs_err *e)
