@@ -496,6 +496,14 @@ void fences_recover(rs_txn *tx, rs_result *res)
             ok = false;
             rs_fail(&why, RS_FAILED, "%s is held by a %s run (%s)", rep->f[0].object,
                     liveness_word(t), holder);
+        } else if (lease && lease->renew_ms > gate_now_ms(tx->gate)) {
+            /* A renewal in our future: clock skew, or a writer we cannot
+             * date. Its age is unknown, so it may still be live (H21). */
+            ok = false;
+            rs_fail(&why, RS_FAILED,
+                    "%s was renewed at a time after this machine's clock (skew?), so its age "
+                    "is unknown although run %s reads terminal",
+                    lease->object, lease->run_ref);
         } else if (lease && lease->renew_ms >= 0 &&
                    gate_now_ms(tx->gate) - lease->renew_ms < lease->duration_ms) {
             /* H21: a stale terminal answer must not hide a live writer. */

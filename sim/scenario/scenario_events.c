@@ -266,6 +266,18 @@ static bool ev_pdb_block(sc_ld *ld, const cJSON *v, const char *path, cJSON **ar
     return true;
 }
 
+/* "gh<digits>.<digits>": the run reference a CI run puts in its holder
+ * identity (run id and attempt; H22). */
+static bool scl_ci_run_ref(const char *s)
+{
+    if (strncmp(s, "gh", 2) != 0) return false;
+    const char *p = s + 2;
+    size_t id = strspn(p, "0123456789");
+    if (id == 0 || p[id] != '.') return false;
+    size_t at = strspn(p + id + 1, "0123456789");
+    return at > 0 && p[id + 1 + at] == '\0';
+}
+
 static bool ev_runs_terminal(sc_ld *ld, const cJSON *v, const char *path, cJSON **args)
 {
     char **names;
@@ -273,6 +285,7 @@ static bool ev_runs_terminal(sc_ld *ld, const cJSON *v, const char *path, cJSON 
     if (!scl_str_list(ld, v, path, &names, &n)) return false;
     bool ok = n > 0 || scl_fail_at(ld, v, path, "must name at least one run");
     for (size_t i = 0; ok && i < n; i++) {
+        if (scl_ci_run_ref(names[i])) continue; /* a CI run reference, gh<id>.<attempt> */
         size_t r = 0;
         while (r < ld->sc->n_runs && strcmp(ld->sc->runs[r].name, names[i]))
             r++;
@@ -280,7 +293,9 @@ static bool ev_runs_terminal(sc_ld *ld, const cJSON *v, const char *path, cJSON 
         char ip[SC_PATH_MAX];
         scl_path_idx(ip, path, i);
         ok = scl_fail_at(ld, cJSON_GetArrayItem(v, (int)i), ip,
-                         "names no run of this scenario (\"%s\")", names[i]);
+                         "names no run of this scenario (\"%s\") nor a CI run reference "
+                         "(gh<run id>.<attempt>)",
+                         names[i]);
     }
     scl_str_list_free(names, n);
     if (ok) *args = cJSON_Duplicate(v, true);

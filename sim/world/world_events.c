@@ -181,9 +181,12 @@ static rs_code ev_runs_terminal(sim_world *w, const sc_event *ev, rs_err *e)
     cJSON_ArrayForEach(it, names)
     {
         if (!cJSON_IsString(it)) return ev_fail(ev, e, "run names must be strings%s", NULL);
-        char *key = rs_xasprintf("%s.sim.%s",
+        /* A scenario run is "sim.<name>"; a CI run reference (gh<id>.<attempt>)
+         * is taken as it is. */
+        bool ci = strncmp(it->valuestring, "gh", 2) == 0 && strchr(it->valuestring, '.');
+        char *key = rs_xasprintf("%s.%s%s",
                                  strcmp(ev->kind, "runs.silent") == 0 ? "silent" : "terminal",
-                                 it->valuestring);
+                                 ci ? "" : "sim.", it->valuestring);
         simw_meta_set(w, key, "1");
         free(key);
     }
