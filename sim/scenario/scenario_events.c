@@ -320,6 +320,7 @@ static const struct {
     {"node.add", ev_node_add},
     {"etcd.unhealthy", ev_node_only},
     {"etcd.healthy", ev_node_only},
+    {"etcd.garbled", ev_node_only},
     {"pdb.block", ev_pdb_block},
     {"talos.next-reboot", ev_next_reboot},
     {"registry.revoke", ev_credential_only},

@@ -177,6 +177,15 @@ static int talos_etcd(sim_world *w, const rs_req *req, const char *node, rs_resp
         cJSON_AddArrayToObject(resp->body, "alarms");
         return 200;
     }
+    char *key = rs_xasprintf("etcd.garbled.%s", node);
+    char *garbled = simw_meta_get(w, key);
+    free(key);
+    if (garbled) {
+        /* An answer that parses as no status at all (etcd.garbled; H118). */
+        free(garbled);
+        cJSON_AddStringToObject(resp->body, "output", "MEMBER  DB SIZE  ???");
+        return 200;
+    }
     bool healthy = simw_talos_int(w, node, "etcd_healthy") && !simw_talos_int(w, node, "rebooting");
     cJSON_AddBoolToObject(resp->body, "healthy", healthy);
     cJSON_AddBoolToObject(resp->body, "learner", false);

@@ -212,6 +212,18 @@ static rs_code ev_etcd(sim_world *w, const sc_event *ev, rs_err *e)
     return RS_OK;
 }
 
+/* etcd.garbled {node}: the node's etcd status answers with output that
+ * parses as no status (H118). */
+static rs_code ev_etcd_garbled(sim_world *w, const sc_event *ev, rs_err *e)
+{
+    const char *node = ev_node(w, ev, arg_str(ev, "node"), e);
+    if (!node) return RS_DATAERR;
+    char *key = rs_xasprintf("etcd.garbled.%s", node);
+    simw_meta_set(w, key, "1");
+    free(key);
+    return RS_OK;
+}
+
 static rs_code ev_pdb_block(sim_world *w, const sc_event *ev, rs_err *e)
 {
     const char *node = ev_node(w, ev, arg_str(ev, "node"), e);
@@ -379,6 +391,7 @@ static const struct {
     {"node.add", ev_node_add},
     {"etcd.unhealthy", ev_etcd},
     {"etcd.healthy", ev_etcd},
+    {"etcd.garbled", ev_etcd_garbled},
     {"pdb.block", ev_pdb_block},
     {"talos.next-reboot", ev_next_reboot},
     {"registry.revoke", ev_registry_revoke},
