@@ -118,6 +118,11 @@ static int run_txn(const rs_run_args *args, const sim_run_req *sim, sim_session 
         run_proof_out(&opt, &res, &o);
     }
     if (args->json_output) run_print_json(out, &res, &opt, &o, tp_count_counters(t));
+    if (fflush(out) != 0 || ferror(out)) {
+        /* The result never reached its reader: not a success. */
+        fputs("reassert: writing the result to standard output failed\n", stderr);
+        if (res.exit == RS_OK) res.exit = RS_FAILED;
+    }
     t->close(t);
     out_free(&o);
     free(proof_in);

@@ -178,7 +178,9 @@ static int sim_init(int argc, char **argv)
     const sc_run *run = a.run ? sim_init_find_run(sc, a.run) : NULL;
     if (a.run && !run) {
         char *name = out_escape(sc->name, false);
-        fprintf(stderr, "reassert sim init: scenario %s has no run named '%s'\n", name, a.run);
+        char *asked = out_escape(a.run, false); /* argv: the user's text */
+        fprintf(stderr, "reassert sim init: scenario %s has no run named '%s'\n", name, asked);
+        free(asked);
         free(name);
         sc_free(sc);
         return RS_USAGE;

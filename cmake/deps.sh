@@ -27,12 +27,12 @@ if [ "${1:-}" = fuzz ]; then
 fi
 pkgs="build-essential cmake pkg-config libsqlite3-dev libcjson-dev libfyaml-dev \
 libssl-dev check libcurl4-openssl-dev libmicrohttpd-dev valgrind \
-libxml2-utils jq python3"
+libxml2-utils jq python3 sqlite3"
 missing=""
 for mod in sqlite3 libcjson libfyaml libcrypto check libcurl libmicrohttpd; do
   pkg-config --exists "$mod" 2>/dev/null || missing="$missing $mod"
 done
-for tool in cmake cc pkg-config valgrind xmllint jq python3; do
+for tool in cmake cc pkg-config valgrind xmllint jq python3 sqlite3 mkfifo; do
   command -v "$tool" >/dev/null 2>&1 || missing="$missing $tool"
 done
 [ -z "$missing" ] && exit 0

@@ -37,7 +37,8 @@ typedef struct fa_fence {
     fa_kind kind;
     char ns[254], name[254];
     char object[600];
-    char holder[TX_HOLDER_MAX];
+    char *holder; /* as the cluster has it, never cut (a cut could split a
+                   * credential so redaction misses it); "" when none */
     char run_ref[TX_HOLDER_MAX];
     char uid[128], rv[TX_RV_MAX];
     char phase[64];      /* nodes: the phase annotation ("" when missing) */
@@ -57,6 +58,13 @@ typedef struct fa_report {
     bool read_failed;
 } fa_report;
 
+static void fa_free(fa_report *rep)
+{
+    for (size_t i = 0; i < rep->n; i++)
+        free(rep->f[i].holder);
+    free(rep);
+}
+
 /* "<rev16>-<run ref>-<pid>-<random>" => run ref (which may contain '-'). */
 static bool holder_run_ref(const char *holder, char *out, size_t len)
 {
@@ -71,7 +79,22 @@ static bool holder_run_ref(const char *holder, char *out, size_t len)
     if (n == 0 || n >= len) return false;
     memcpy(out, first + 1, n);
     out[n] = '\0';
-    return true;
+    /* Only the shapes this tool writes (DESIGN §3.4): "sim.<run>",
+     * "gh<run id>.<attempt>" or "local". Anything else names no run — and a
+     * fragment of a hostile holder is never echoed as if it were one. */
+    bool ok = strcmp(out, "local") == 0;
+    if (!ok && strncmp(out, "sim.", 4) == 0) {
+        ok = out[4] != '\0';
+        for (const char *p = out + 4; *p && ok; p++)
+            ok = (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '-';
+    }
+    if (!ok && strncmp(out, "gh", 2) == 0) {
+        size_t id = strspn(out + 2, "0123456789");
+        size_t at = id ? strspn(out + 2 + id + 1, "0123456789") : 0;
+        ok = id > 0 && out[2 + id] == '.' && at > 0 && out[2 + id + 1 + at] == '\0';
+    }
+    if (!ok) out[0] = '\0';
+    return ok;
 }
 
 static fa_live fa_liveness(rs_txn *tx, const char *run_ref)
@@ -133,7 +156,7 @@ static fa_fence *fa_add(fa_report *rep, fa_kind kind, const char *ns, const char
         snprintf(f->object, sizeof f->object, "%s %s/%s", kinds[kind], ns, name);
     else
         snprintf(f->object, sizeof f->object, "%s %s", kinds[kind], name);
-    snprintf(f->holder, sizeof f->holder, "%s", holder ? holder : "");
+    f->holder = rs_xstrdup(holder ? holder : "");
     snprintf(f->uid, sizeof f->uid, "%s",
              kobj_str(obj, "metadata.uid") ? kobj_str(obj, "metadata.uid") : "");
     snprintf(f->rv, sizeof f->rv, "%s", kobj_rv(obj));
@@ -207,7 +230,13 @@ static void fa_collect(rs_txn *tx, fa_report *rep)
     fa_collect_policy(tx, rep, FA_PARENT);
     rs_resp r;
     int st = kobj_get(tx, "Lease", c->lease_ns, c->lease_name, &r);
-    if (st == 200 && r.body) {
+    const cJSON *hv = st == 200 ? cJSON_GetObjectItemCaseSensitive(
+                                      cJSON_GetObjectItemCaseSensitive(r.body, "spec"), "holderIdentity")
+                                : NULL;
+    if (st == 200 && (!cJSON_IsObject(r.body) || (hv && !cJSON_IsString(hv) && !cJSON_IsNull(hv)))) {
+        /* A Lease whose holder cannot be read is not a free Lease (H1). */
+        rep->read_failed = true;
+    } else if (st == 200 && r.body) {
         const char *h = kobj_str(r.body, "spec.holderIdentity");
         if (h && h[0]) {
             fa_fence *f = fa_add(rep, FA_LEASE, c->lease_ns, c->lease_name, r.body, h);
@@ -396,14 +425,14 @@ void fences_report(rs_txn *tx, rs_result *res)
         out_error(tx->out, "some fence objects could not be read; no report is printed");
         res->exit = RS_FAILED;
         res->outcome = "failed";
-        free(rep);
+        fa_free(rep);
         return;
     }
     for (size_t i = 0; i < rep->n; i++)
         if (rep->f[i].run_ref[0]) rep->f[i].terminal = fa_liveness(tx, rep->f[i].run_ref);
     fa_print(tx, rep);
     res->outcome = "reported";
-    free(rep);
+    fa_free(rep);
 }
 
 /* Why recovery must refuse, decided from the fences alone — before any
@@ -528,7 +557,7 @@ void fences_recover(rs_txn *tx, rs_result *res)
             res->exit = RS_FAILED;
             res->outcome = "failed";
         }
-        free(rep);
+        fa_free(rep);
         return;
     }
     rs_err e;
@@ -561,5 +590,5 @@ void fences_recover(rs_txn *tx, rs_result *res)
                      rep->f[i].run_ref);
         res->outcome = "recovered";
     }
-    free(rep);
+    fa_free(rep);
 }

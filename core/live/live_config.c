@@ -28,7 +28,8 @@ typedef enum cf_type {
     CF_LIST,
     CF_LABELS,
     CF_PARALLELISM,
-    CF_AUTH_SHAPE
+    CF_AUTH_SHAPE,
+    CF_BAO_PATH
 } cf_type;
 
 typedef struct cf_key {
@@ -62,9 +63,9 @@ static const cf_key cf_keys[] = {
     {"lifecycle-taints", CF_LIST, CF_FIELD(lifecycle_taints), CF_FIELD(n_lifecycle_taints)},
     {"operator-image", CF_STR, CF_FIELD(operator_image), 0},
     {"registry-host", CF_STR, CF_FIELD(registry_host), 0},
-    {"openbao.mount", CF_STR, CF_FIELD(openbao_mount), 0},
-    {"openbao.path", CF_STR, CF_FIELD(openbao_path), 0},
-    {"openbao.property", CF_STR, CF_FIELD(openbao_property), 0},
+    {"openbao.mount", CF_BAO_PATH, CF_FIELD(openbao_mount), 0},
+    {"openbao.path", CF_BAO_PATH, CF_FIELD(openbao_path), 0},
+    {"openbao.property", CF_BAO_PATH, CF_FIELD(openbao_property), 0},
     {"transport.parallelism", CF_PARALLELISM, CF_FIELD(transport_parallelism), 0},
     {"talos.auth-shape", CF_AUTH_SHAPE, CF_FIELD(talos_auth_shape), 0},
 };
@@ -105,6 +106,30 @@ static bool cf_dns_subdomain(const char *s)
     }
 }
 
+/* An OpenBao mount, KV path or property: segments of [A-Za-z0-9._-] joined
+ * by single '/', none of them "." or "..", no leading or trailing '/' — a
+ * value that could leave the configured place (or carry a query, a newline)
+ * is refused. */
+static bool cf_bao_path(const char *s)
+{
+    if (!s[0] || s[0] == '/') return false;
+    const char *seg = s;
+    for (const char *p = s;; p++) {
+        if (*p == '/' || *p == '\0') {
+            size_t n = (size_t)(p - seg);
+            if (n == 0 || (n == 1 && seg[0] == '.') || (n == 2 && seg[0] == '.' && seg[1] == '.'))
+                return false;
+            if (*p == '\0') return true;
+            seg = p + 1;
+            continue;
+        }
+        char c = *p;
+        bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                  c == '.' || c == '_' || c == '-';
+        if (!ok) return false;
+    }
+}
+
 static rs_code cf_list(const live_yaml_doc *d, const char *path, const char *key, const cJSON *v,
                        bool labels, char **list, size_t *n, rs_err *e)
 {
@@ -138,12 +163,16 @@ static rs_code cf_apply(const live_yaml_doc *d, const char *path, const cf_key *
     if (k->type == CF_LIST || k->type == CF_LABELS)
         return cf_list(d, path, k->name, v, k->type == CF_LABELS, (char **)(base + k->offset),
                        (size_t *)(base + k->count_offset), e);
-    if (k->type == CF_STR || k->type == CF_LABEL || k->type == CF_NAME) {
+    if (k->type == CF_STR || k->type == CF_LABEL || k->type == CF_NAME || k->type == CF_BAO_PATH) {
         if (!cJSON_IsString(v) || !v->valuestring[0])
             return cf_fail(e, path, live_yaml_pos_of(d, v), k->name, "expected a non-empty string");
         if (k->type == CF_LABEL && !cf_dns_label(v->valuestring, strlen(v->valuestring)))
             return cf_fail(e, path, live_yaml_pos_of(d, v), k->name,
                            "expected a DNS label (a-z, 0-9 and '-', at most 63)");
+        if (k->type == CF_BAO_PATH && !cf_bao_path(v->valuestring))
+            return cf_fail(e, path, live_yaml_pos_of(d, v), k->name,
+                           "expected segments of A-Z, a-z, 0-9, '.', '_' and '-' joined by '/' "
+                           "(no '..', no leading or trailing '/')");
         if (k->type == CF_NAME && !cf_dns_subdomain(v->valuestring))
             return cf_fail(e, path, live_yaml_pos_of(d, v), k->name,
                            "expected a DNS subdomain (DNS labels joined by '.')");

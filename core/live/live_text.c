@@ -70,6 +70,12 @@ rs_code live_text_read(const char *path, const char *what, char **buf, size_t *l
 {
     *buf = NULL;
     *len = 0;
+    /* Only a regular file: opening a FIFO nobody writes would block forever,
+     * and a device never ends (DESIGN §5.1: never hang on input). */
+    struct stat pre;
+    if (stat(path, &pre) == 0 && !S_ISREG(pre.st_mode))
+        return rs_fail(e, RS_DATAERR, "%s: cannot read the %s: %s", path, what,
+                       S_ISDIR(pre.st_mode) ? "it is a directory" : "it is not a regular file");
     FILE *fp = fopen(path, "rb");
     if (!fp)
         return rs_fail(e, RS_DATAERR, "%s: cannot read the %s: %s", path, what, strerror(errno));

@@ -217,8 +217,12 @@ void expect_check(const cJSON *expect, int exit_code, const cJSON *delta, const 
                   sim_world *w, cJSON *failures)
 {
     const cJSON *ex = cJSON_GetObjectItemCaseSensitive(expect, "exit");
-    if (cJSON_IsNumber(ex) && ex->valueint != exit_code)
-        fail(failures, "exit: expected %d, got %d", ex->valueint, exit_code);
+    /* No exit named is "exit 0": a run that failed is never passed just
+     * because nobody wrote down what it should do (DESIGN §5.1). */
+    int want = cJSON_IsNumber(ex) ? ex->valueint : 0;
+    if (want != exit_code)
+        fail(failures, "exit: expected %d%s, got %d", want,
+             cJSON_IsNumber(ex) ? "" : " (no expect.exit: a run must succeed)", exit_code);
     const cJSON *d = cJSON_GetObjectItemCaseSensitive(expect, "delta");
     if (d) check_delta(d, delta, failures);
     const cJSON *oc = cJSON_GetObjectItemCaseSensitive(expect, "output-contains");

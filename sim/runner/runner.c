@@ -349,7 +349,9 @@ static void print_scenario_text(const cJSON *s)
     runner_actions_escape(stdout, cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(s, "file")),
                           false);
     printf("): %s\n",
-           cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(s, "passed")) ? "PASS" : "FAIL");
+           cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(s, "all_skipped")) ? "SKIPPED"
+           : cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(s, "passed"))    ? "PASS"
+                                                                             : "FAIL");
     printf("  %-6s %-16s %4s %8s %8s %7s %6s %6s %7s %9s %11s\n", "strat", "run", "exit",
            "restarts", "lease_w", "writes", "fences", "pauses", "reboots", "api_calls",
            "virtual_s");
@@ -395,6 +397,8 @@ static cJSON *scenario_run(sc_scenario *sc, const sim_opts *c)
         passed = scenario_strategy(sc, rs_strategy_find(st), st, c->run, runs) && passed;
     }
     cJSON_AddBoolToObject(s, "passed", passed);
+    /* Nothing ran (every strategy skipped): not a pass, and said so. */
+    if (cJSON_GetArraySize(runs) == 0) cJSON_AddBoolToObject(s, "all_skipped", true);
     cJSON_AddItemToObject(s, "runs", runs);
     cJSON_AddItemToObject(s, "skipped", skipped);
     return s;
@@ -431,7 +435,7 @@ static bool junit_out(const sim_opts *c, const cJSON *scenarios)
 int sim_main(const sim_opts *c)
 {
     cJSON *scenarios = cJSON_CreateArray();
-    size_t n_pass = 0, n_fail = 0, n_bad = 0;
+    size_t n_pass = 0, n_fail = 0, n_bad = 0, n_skip = 0;
     bool junit_ok = true;
     for (size_t i = 0; i < c->n_files; i++) {
         sc_scenario *sc = NULL;
@@ -445,10 +449,18 @@ int sim_main(const sim_opts *c)
             n_bad++;
             continue;
         }
-        if (!c->json) fprintf(stderr, "running %s ...\n", c->files[i]);
+        if (!c->json) {
+            /* The path is the user's text: escaped, never a workflow command. */
+            fputs("running ", stderr);
+            runner_actions_escape(stderr, c->files[i], false);
+            fputs(" ...\n", stderr);
+        }
         cJSON *s = scenario_run(sc, c);
         bool ok = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(s, "passed"));
-        ok ? n_pass++ : n_fail++;
+        if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(s, "all_skipped")))
+            n_skip++;
+        else
+            ok ? n_pass++ : n_fail++;
         if (!c->json) print_scenario_text(s);
         cJSON_AddItemToArray(scenarios, s);
         sc_free(sc);
@@ -470,13 +482,18 @@ int sim_main(const sim_opts *c)
         junit_ok = junit_out(c, scenarios);
         cJSON_Delete(doc);
     } else {
-        printf("scenarios: %zu passed, %zu failed%s\n", n_pass, n_fail,
-               n_bad ? " (some could not be loaded)" : "");
+        printf("scenarios: %zu passed, %zu failed", n_pass, n_fail);
+        if (n_skip) printf(", %zu skipped (no strategy of theirs was run)", n_skip);
+        printf("%s\n", n_bad ? " (some could not be loaded)" : "");
         junit_ok = junit_out(c, scenarios);
         cJSON_Delete(scenarios);
     }
+    /* The report is the result: one that never reached its reader is a
+     * failed run of the gate, never a silent exit 0. */
+    bool report_ok = fflush(stdout) == 0 && !ferror(stdout);
+    if (!report_ok) fputs("reassert sim: writing the report to standard output failed\n", stderr);
     if (n_bad) return RS_DATAERR;
-    return n_fail || !junit_ok ? RS_FAILED : RS_OK;
+    return n_fail || !junit_ok || !report_ok ? RS_FAILED : RS_OK;
 }
 
 bool sim_scenario_run(const sc_scenario *sc, const rs_strategy *strategy, const char *expect_as,

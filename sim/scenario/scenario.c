@@ -106,6 +106,23 @@ static bool scl_args(sc_ld *ld, const cJSON *f, const char *path, sc_run *r)
             return scl_fail_at(ld, item, ip,
                                "a {tmp} path must stay inside the private directory "
                                "(\"{tmp}/...\" without a \"..\" component)");
+        /* A flag that writes a file takes a {tmp} path: the harness never
+         * writes outside its own directories (DESIGN §5.1). */
+        bool writes = strcmp(r->args[i], "--record-runtime-proof") == 0;
+        if (writes && i + 1 < r->n_args && sc_tmp_confined(r->args[i + 1]) &&
+            strncmp(r->args[i + 1], "{tmp}", 5) != 0) {
+            char np[SC_PATH_MAX];
+            scl_path_idx(np, path, i + 1);
+            return scl_fail_at(ld, cJSON_GetArrayItem(f, (int)i + 1), np,
+                               "%s writes a file: give it a path under {tmp}/ (the execution's "
+                               "private directory)",
+                               r->args[i]);
+        }
+        if (strncmp(r->args[i], "--record-runtime-proof=", 23) == 0 &&
+            strncmp(r->args[i] + 23, "{tmp}/", 6) != 0)
+            return scl_fail_at(ld, item, ip,
+                               "--record-runtime-proof writes a file: give it a path under "
+                               "{tmp}/ (the execution's private directory)");
     }
     return true;
 }

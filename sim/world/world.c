@@ -330,7 +330,20 @@ rs_code sim_world_open(const char *db_path, sim_world **out, rs_err *e)
         world_free(w);
         return rc;
     }
+    /* A clock no run could have reached (every run is bounded, and durations
+     * are at most 366 days): a hostile or corrupt world, refused before any
+     * timer arithmetic could overflow or spin. */
+    char *endp = NULL;
+    errno = 0;
+    long long ms = strtoll(clock, &endp, 10);
+    bool sane = errno == 0 && endp && *endp == '\0' && ms >= 0 && ms <= SIMW_CLOCK_MAX_MS;
     free(clock);
+    if (!sane) {
+        rc = rs_fail(e, RS_DATAERR, "%s is not a usable sim world: its clock is out of range",
+                     db_path);
+        world_free(w);
+        return rc;
+    }
     world_load_config(w);
     *out = w;
     return RS_OK;

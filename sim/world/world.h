@@ -34,6 +34,8 @@ typedef struct sim_world sim_world;
 #define SIM_POD_TERMINATE_MS 8000
 #define SIM_EVICT_MS 3000
 #define SIM_REBOOT_MS 240000
+/* A world clock beyond this (100 years of virtual time) is refused on open. */
+#define SIMW_CLOCK_MAX_MS (100LL * 366 * 24 * 3600 * 1000)
 #define SIM_FAST_REBOOT_MS 4000 /* a fast reboot: done between two Ready polls */
 #define SIM_IMAGE_PULL_MS 5000
 #define SIM_TIMEOUT_MS 30000
