@@ -125,6 +125,9 @@ void lease_heartbeat(rs_txn *tx);
 tx_status fence_policy_take(rs_txn *tx);
 void fence_policy_release(rs_txn *tx, rs_result *res);
 /* Resumes the child (or parent) fenced by `who` — a provably terminal run. */
+/* Before a normal-path write: both policy fences still carry this run's
+ * tuple (fence_held.c). Only when the full fence is held; one batched read. */
+rs_code fence_policy_assert_held(rs_txn *tx, rs_err *e);
 rs_code fence_policy_recover(rs_txn *tx, bool child, const char *who, rs_err *e);
 /* Reads both Kustomizations: RS_OK with `what` empty (free) or naming the
  * first residual fence; a failed read is an error, never a residual fence. */

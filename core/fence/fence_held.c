@@ -1,0 +1,63 @@
+/*
+ * fence_held.c — before every normal-path write, the policy fences are still
+ * this run's (DESIGN §3.4 r2, §6 invariant 1).
+ *
+ * The Lease is asserted before every mutation; the two policy fences are
+ * Kustomizations another actor can change (unsuspend, replace the owner,
+ * re-enable reconciliation) while the run works under them. A read showing
+ * another holder or no fence proves the fence lost: the write is refused and
+ * the fence leaves this run's books (it is no longer ours to release). A read
+ * that fails proves nothing: the write is refused and the fence stays in the
+ * books for cleanup. Both Kustomizations are read in one batch.
+ */
+#include "core/txn_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* The exact tuple this run wrote (UID is not known here: owner, suspend and,
+ * on the child, reconcile disabled). */
+static bool held_tuple(rs_txn *tx, const cJSON *obj, const char *owner_key, bool child)
+{
+    const char *owner = kobj_annotation(obj, owner_key);
+    const char *rec = kobj_annotation(obj, tx->cfg->ann.reconcile);
+    return owner && strcmp(owner, tx->holder) == 0 && kobj_bool(obj, "spec", "suspend") &&
+           (!child || (rec && strcmp(rec, "disabled") == 0));
+}
+
+rs_code fence_policy_assert_held(rs_txn *tx, rs_err *e)
+{
+    if (!tx->fence_taken || !tx->parent_held || !tx->child_held) return RS_OK;
+    const rs_config *c = tx->cfg;
+    rs_req reqs[2] = {
+        {.op = RS_OP_KUBE_GET, .kind = "Kustomization", .ns = c->parent_ns, .name = c->parent_name},
+        {.op = RS_OP_KUBE_GET, .kind = "Kustomization", .ns = c->child_ns, .name = c->child_name},
+    };
+    rs_resp resps[2];
+    gate_read_batch(tx->gate, reqs, resps, 2, c->transport_parallelism);
+    rs_code rc = RS_OK;
+    for (int i = 0; i < 2 && rc == RS_OK; i++) {
+        bool child = i == 1;
+        const char *owner_key = child ? c->ann.child_owner : c->ann.parent_owner;
+        if (resps[i].status != 200 || !resps[i].body) {
+            rc = rs_fail(e, RS_FAILED,
+                         "reading Kustomization %s/%s to prove this run's fence failed (HTTP %d); "
+                         "refusing to write",
+                         reqs[i].ns, reqs[i].name, resps[i].status);
+        } else if (!held_tuple(tx, resps[i].body, owner_key, child)) {
+            /* Proved lost: not ours any more, so not ours to release. */
+            if (child)
+                tx->child_held = false;
+            else
+                tx->parent_held = false;
+            rc = rs_fail(e, RS_FAILED,
+                         "Kustomization %s/%s no longer carries this run's fence (unsuspended, "
+                         "re-enabled or taken by another actor); refusing to write (see "
+                         "`reassert --fences`)",
+                         reqs[i].ns, reqs[i].name);
+        }
+    }
+    rs_resp_free(&resps[0]);
+    rs_resp_free(&resps[1]);
+    return rc;
+}
