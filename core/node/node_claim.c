@@ -115,6 +115,10 @@ typedef struct node_left {
     bool check_owner;
     const char *owner; /* with check_owner: our holder, or NULL for "no owner" */
     const char *phase; /* NULL: not checked */
+    /* The phase before our write: a re-read still showing it, with our owner,
+     * means the write was not applied — plan it again (DESIGN §3.3
+     * "Ambiguous writes": the old value => retry under CAS). NULL: never. */
+    const char *retry_phase;
 } node_left;
 
 /* After a lost answer: the re-read shows exactly what our write leaves. */
@@ -126,7 +130,11 @@ static kube_cas_seen node_left_seen(void *ctx, int status, const cJSON *obj)
     const char *ph = kobj_annotation(obj, l->tx->cfg->ann.drain_phase);
     bool owner_ok = !l->check_owner || (l->owner ? o && strcmp(o, l->owner) == 0 : o == NULL);
     bool phase_ok = !l->phase || (ph && strcmp(ph, l->phase) == 0);
-    return owner_ok && phase_ok ? KUBE_CAS_ADOPT : KUBE_CAS_NOT_OURS;
+    if (owner_ok && phase_ok) return KUBE_CAS_ADOPT;
+    if (l->retry_phase && o && strcmp(o, l->tx->holder) == 0 && ph &&
+        strcmp(ph, l->retry_phase) == 0)
+        return KUBE_CAS_RETRY;
+    return KUBE_CAS_NOT_OURS;
 }
 
 /* The claim's plan: what the first read showed (cordon, taints) is what a
@@ -245,31 +253,44 @@ tx_status node_claim(rs_txn *tx, const node_info *n)
     return TX_OK;
 }
 
-/* CAS phase change / release on our own claim. */
+#define NODE_ADVANCE_ATTEMPTS 3
+
+/* CAS phase change / release on our own claim. An advance whose answer was
+ * lost and whose re-read still shows phase `claimed` under our owner was not
+ * applied: it is sent again (bounded), never failed on a guess. */
 static tx_status node_claim_patch(rs_txn *tx, const char *name, bool release, bool uncordon)
 {
-    cJSON *patch = cJSON_CreateArray();
-    char *po = kube_pointer_annotation(tx->cfg->ann.drain_owner),
-         *pp = kube_pointer_annotation(tx->cfg->ann.drain_phase);
-    kobj_patch_op(patch, "test", "/metadata/uid", cJSON_CreateString(tx->claimed_uid));
-    kobj_patch_op(patch, "test", po, cJSON_CreateString(tx->holder));
-    if (release) {
-        kobj_patch_op(patch, "remove", po, NULL);
-        kobj_patch_op(patch, "remove", pp, NULL);
-        if (uncordon) kobj_patch_op(patch, "replace", "/spec/unschedulable", cJSON_CreateFalse());
-    } else {
-        kobj_patch_op(patch, "test", pp, cJSON_CreateString("claimed"));
-        kobj_patch_op(patch, "replace", pp, cJSON_CreateString("mutating"));
-    }
-    free(po);
-    free(pp);
-    /* A lost answer: a release is adopted when no owner is left, an advance
-     * when the phase reads `mutating`. */
-    node_left left = {.tx = tx, .check_owner = release, .phase = release ? NULL : "mutating"};
     kube_cas_result res;
-    if (kube_cas_ok(kobj_patch_once(tx, release ? KUBE_CAS_RELEASE : KUBE_CAS_FENCE, GATE_NEED_NONE,
-                                    "Node", NULL, name, patch, node_left_seen, &left, &res)))
-        return TX_OK;
+    int attempts = release ? 1 : NODE_ADVANCE_ATTEMPTS;
+    for (int attempt = 0; attempt < attempts; attempt++) {
+        cJSON *patch = cJSON_CreateArray();
+        char *po = kube_pointer_annotation(tx->cfg->ann.drain_owner),
+             *pp = kube_pointer_annotation(tx->cfg->ann.drain_phase);
+        kobj_patch_op(patch, "test", "/metadata/uid", cJSON_CreateString(tx->claimed_uid));
+        kobj_patch_op(patch, "test", po, cJSON_CreateString(tx->holder));
+        if (release) {
+            kobj_patch_op(patch, "remove", po, NULL);
+            kobj_patch_op(patch, "remove", pp, NULL);
+            if (uncordon) kobj_patch_op(patch, "replace", "/spec/unschedulable", cJSON_CreateFalse());
+        } else {
+            kobj_patch_op(patch, "test", pp, cJSON_CreateString("claimed"));
+            kobj_patch_op(patch, "replace", pp, cJSON_CreateString("mutating"));
+        }
+        free(po);
+        free(pp);
+        /* A lost answer: a release is adopted when no owner is left, an
+         * advance when the phase reads `mutating`. */
+        node_left left = {.tx = tx,
+                          .check_owner = release,
+                          .phase = release ? NULL : "mutating",
+                          .retry_phase = release ? NULL : "claimed"};
+        kube_cas_end end =
+            kobj_patch_once(tx, release ? KUBE_CAS_RELEASE : KUBE_CAS_FENCE, GATE_NEED_NONE, "Node",
+                            NULL, name, patch, node_left_seen, &left, &res);
+        if (kube_cas_ok(end)) return TX_OK;
+        /* Only "not applied" (the re-read showed the old phase) goes round. */
+        if (end != KUBE_CAS_CONTENDED || res.status != 0) break;
+    }
     rs_fail(&tx->err, RS_FAILED, "%s the fence on Node %s failed (HTTP %d)",
             release ? "releasing" : "advancing", name, res.status);
     return TX_FAIL;
