@@ -261,14 +261,9 @@ static tx_status lazy_start(rs_txn *tx, char rv[TX_RV_MAX])
 {
     rs_resp r;
     int st = kobj_get(tx, "Lease", tx->cfg->lease_ns, tx->cfg->lease_name, &r);
-    const char *holder = st == 200 ? kobj_str(r.body, "spec.holderIdentity") : NULL;
+    const char *holder = st == 200 ? kobj_lease_holder(r.body, NULL) : NULL;
     snprintf(rv, TX_RV_MAX, "%s", st == 200 ? kobj_rv(r.body) : "");
-    /* A holder that is there but not a string is unreadable, never free (H1). */
-    const cJSON *h = st == 200 ? cJSON_GetObjectItemCaseSensitive(
-                                     cJSON_GetObjectItemCaseSensitive(r.body, "spec"), "holderIdentity")
-                               : NULL;
-    if (st == 200 && (!cJSON_IsObject(r.body) || (h && !cJSON_IsString(h) && !cJSON_IsNull(h))))
-        holder = "(a holderIdentity that is not a string)";
+    if (st == 200 && !holder) holder = KOBJ_LEASE_MALFORMED; /* unreadable, never free (H1) */
     bool held = holder && holder[0];
     if (held)
         rs_fail(&tx->err, RS_FAILED,

@@ -78,6 +78,12 @@ void txn_drift(rs_txn *tx, const char *fmt, ...) __attribute__((format(printf, 2
 /* kobj.c — Kubernetes object helpers over the gate. */
 const char *kobj_rv(const cJSON *obj);
 const char *kobj_annotation(const cJSON *obj, const char *key);
+/* A Lease's holder: "" when free (no holder, or an empty one); NULL when the
+ * object cannot be read as a Lease (not an object, or a holderIdentity that
+ * is not a string) — never "free" (H1: an unreadable holder may be a live
+ * writer). *present (may be NULL): holderIdentity is there as a string. */
+const char *kobj_lease_holder(const cJSON *lease, bool *present);
+#define KOBJ_LEASE_MALFORMED "(a holderIdentity that is not a string)"
 bool kobj_condition_true(const cJSON *obj, const char *type);
 const char *kobj_str(const cJSON *obj, const char *path); /* "status.refreshTime" */
 /* Reads a Secret key as text. Returns the HTTP status; on 200 *text is the

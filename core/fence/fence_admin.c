@@ -230,14 +230,11 @@ static void fa_collect(rs_txn *tx, fa_report *rep)
     fa_collect_policy(tx, rep, FA_PARENT);
     rs_resp r;
     int st = kobj_get(tx, "Lease", c->lease_ns, c->lease_name, &r);
-    const cJSON *hv = st == 200 ? cJSON_GetObjectItemCaseSensitive(
-                                      cJSON_GetObjectItemCaseSensitive(r.body, "spec"), "holderIdentity")
-                                : NULL;
-    if (st == 200 && (!cJSON_IsObject(r.body) || (hv && !cJSON_IsString(hv) && !cJSON_IsNull(hv)))) {
+    const char *h = st == 200 ? kobj_lease_holder(r.body, NULL) : NULL;
+    if (st == 200 && !h) {
         /* A Lease whose holder cannot be read is not a free Lease (H1). */
         rep->read_failed = true;
     } else if (st == 200 && r.body) {
-        const char *h = kobj_str(r.body, "spec.holderIdentity");
         if (h && h[0]) {
             fa_fence *f = fa_add(rep, FA_LEASE, c->lease_ns, c->lease_name, r.body, h);
             if (f) {

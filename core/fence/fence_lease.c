@@ -26,23 +26,7 @@ static void lease_time(rs_txn *tx, char *buf, size_t len)
     snprintf(buf, len, "%s.%06dZ", base, (int)(ms % 1000) * 1000);
 }
 
-/* The Lease's holder: "" when free (no holder, or an empty one); NULL when
- * the Lease cannot be read as a Lease (not an object, or a holderIdentity
- * that is not a string) — never "free" (H1: a holder that cannot be read
- * may be a live writer). *present: holderIdentity is there as a string. */
-static const char *lease_holder(const cJSON *lease, bool *present)
-{
-    *present = false;
-    if (!cJSON_IsObject(lease)) return NULL;
-    const cJSON *spec = cJSON_GetObjectItemCaseSensitive(lease, "spec");
-    if (spec && !cJSON_IsObject(spec)) return NULL;
-    const cJSON *h = cJSON_GetObjectItemCaseSensitive(spec, "holderIdentity");
-    if (h && !cJSON_IsString(h) && !cJSON_IsNull(h)) return NULL;
-    *present = cJSON_IsString(h);
-    return cJSON_IsString(h) ? h->valuestring : "";
-}
-
-#define LEASE_MALFORMED "(a holderIdentity that is not a string)"
+#define LEASE_MALFORMED KOBJ_LEASE_MALFORMED
 
 static int lease_get(rs_txn *tx, rs_resp *r)
 {
@@ -70,7 +54,7 @@ static lease_seen lease_judge(rs_txn *tx, int st, const cJSON *lease)
     if (st == 404) return LEASE_FREE;
     if (st != 200 || !lease) return LEASE_UNREADABLE;
     bool present;
-    const char *h = lease_holder(lease, &present);
+    const char *h = kobj_lease_holder(lease, &present);
     if (!h) return LEASE_OTHER; /* malformed: never ours, never free */
     if (strcmp(h, tx->holder) == 0) {
         snprintf(tx->lease_rv, sizeof tx->lease_rv, "%s", kobj_rv(lease));
@@ -155,7 +139,7 @@ static kube_cas_step lease_plan_acquire(lease_write *l, const kube_cas_view *v, 
         return KUBE_CAS_REFUSE;
     }
     bool present;
-    const char *holder = lease_holder(v->cur, &present);
+    const char *holder = kobj_lease_holder(v->cur, &present);
     if (!holder) holder = LEASE_MALFORMED;
     if (holder[0] != '\0') {
         rs_fail(e, RS_FAILED,

@@ -293,6 +293,23 @@ int kobj_get(rs_txn *tx, const char *kind, const char *ns, const char *name, rs_
     return gate_read(tx->gate, &req, r);
 }
 
+const char *kobj_lease_holder(const cJSON *lease, bool *present)
+{
+    bool here = false;
+    const char *h = NULL;
+    if (cJSON_IsObject(lease)) {
+        const cJSON *spec = cJSON_GetObjectItemCaseSensitive(lease, "spec");
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(spec, "holderIdentity");
+        bool spec_ok = !spec || cJSON_IsObject(spec);
+        if (spec_ok && (!v || cJSON_IsString(v) || cJSON_IsNull(v))) {
+            here = cJSON_IsString(v);
+            h = here ? v->valuestring : "";
+        }
+    }
+    if (present) *present = here;
+    return h;
+}
+
 bool kobj_bool(const cJSON *obj, const char *a, const char *b)
 {
     const cJSON *x = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(obj, a), b);
