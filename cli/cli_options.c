@@ -21,7 +21,7 @@ const char *const rs_usage_text =
     "                 [--junit FILE] [--report DIR] [--record DIR]\n"
     "  reassert sim --compare eager,lazy SCENARIO.yaml...   (before/after table)\n"
     "  reassert sim init --scenario FILE --db WORLD.db [--run NAME]\n"
-    "  reassert sim serve --db FILE [--scenario FILE] [--listen 127.0.0.1:PORT]\n"
+    "  reassert sim serve --db FILE [--scenario FILE] [--listen 127.0.0.1:PORT] ...\n"
     "  reassert sweep SCENARIO.yaml [--run NAME]\n"
     "  reassert replay CASSETTE [--strict|--reseed] [--strategy lazy|eager] [--json]\n"
     "  reassert --help | --version\n"
@@ -33,7 +33,7 @@ const char *const rs_usage_text =
     "Exit codes: 0 success; 1 failed closed; 64 usage error; 65 bad input data;\n"
     "137 recorded for a run ended by a `crash` fault.\n"
     "\n"
-    "Not built yet (they exit 64 saying so): --transport live, --record, sim serve,\n"
+    "Not built yet (they exit 64 saying so): --transport live, --record,\n"
     "sim --report/--record, sweep, replay. Today runs go through --transport\n"
     "sim:FILE.db or `reassert sim`.\n";
 
@@ -64,13 +64,13 @@ const char *const cli_usage_sim =
     "                    [--junit FILE]\n"
     "       reassert sim --compare eager,lazy SCENARIO.yaml...\n"
     "       reassert sim init --scenario FILE --db WORLD.db [--run NAME]\n"
-    "       reassert sim serve ...   (not built yet)\n"
+    "       reassert sim serve --db WORLD.db ...   (see `reassert sim serve --help`)\n"
     "\n"
     "Runs every scenario under each strategy it applies to, on a fresh world per\n"
     "strategy, and checks expectations, counters and invariants. Exit 0 when all\n"
     "pass, 1 when one fails, 65 when a scenario cannot be loaded.\n"
     "\n"
-    "Not built yet (exit 64): --report DIR, --record DIR, sim serve.\n";
+    "Not built yet (exit 64): --report DIR, --record DIR.\n";
 
 const char *const cli_usage_sim_init =
     "usage: reassert sim init --scenario FILE --db WORLD.db [--run NAME]\n"
@@ -83,9 +83,42 @@ const char *const cli_usage_sim_init =
     "scenario or event.\n";
 
 const char *const cli_usage_serve =
-    "usage: reassert sim serve --db FILE [--scenario FILE] [--listen 127.0.0.1:PORT]\n"
+    "usage: reassert sim serve --db WORLD.db [--scenario FILE [--run NAME]]\n"
+    "                          [--listen 127.0.0.1:PORT] [--tls-cert FILE --tls-key FILE]\n"
+    "                          [--token-file FILE] [--openbao-token-file FILE]\n"
     "\n"
-    "Not built yet: every invocation exits 64.\n";
+    "Serves the sim world WORLD.db (build it with `reassert sim init`) over HTTP, so\n"
+    "the live transport and real clients such as kubectl can run against it. Every\n"
+    "request a cluster would answer is one call of the same sim root an in-process\n"
+    "run uses: counters, faults, `during:` entries and the virtual clock behave as\n"
+    "they do in-process.\n"
+    "\n"
+    "  Kubernetes  /version, /api, /apis discovery; get, list (labelSelector,\n"
+    "              fieldSelector), create, patch (json-patch, merge-patch,\n"
+    "              strategic-merge-patch for metadata maps), delete, pods/eviction;\n"
+    "              failures as Status objects; dryRun=All writes are answered and\n"
+    "              rolled back (never counted); no watch, no Table output\n"
+    "  OpenBao     GET/POST /v1/<mount>/data/<path> (KV v2), X-Vault-Token\n"
+    "  registry    /v2/ challenge, /token (basic auth), /v2/<repo>/manifests/<ref>\n"
+    "  test-only   /talos/<verb> (the stub talosctl), /reassert/v1/clock|sleep|\n"
+    "              entropy|pid|batch (the virtual clock and batch costing a live\n"
+    "              run takes in test-clock mode)\n"
+    "\n"
+    "--listen       a loopback address only (127.0.0.0/8, localhost or [::1]); any\n"
+    "               other address is refused (exit 64). Default 127.0.0.1:0: port 0\n"
+    "               picks a free port. The URL served is the first line on stdout.\n"
+    "--scenario     the scenario whose run's faults and `during:` entries apply\n"
+    "               (--run NAME, default its first run); the world is not rebuilt.\n"
+    "--run          the run's name (default: the scenario run's, else \"serve\").\n"
+    "--tls-cert/--tls-key  PEM files: serve HTTPS.\n"
+    "--token-file   the Kubernetes bearer token (401 otherwise); without it any\n"
+    "               request is taken. kubectl sends a token only over HTTPS.\n"
+    "--openbao-token-file  the OpenBao token (403 otherwise); without it any.\n"
+    "\n"
+    "Runs until SIGTERM or SIGINT. Exit 0 stopped; 1 stopped, and a fault or\n"
+    "`during:` entry of the run never fired (each named on stderr); 64 usage\n"
+    "(also a non-loopback --listen, an unknown --run); 65 a world, scenario,\n"
+    "token, certificate or key that cannot be used.\n";
 
 const char *const cli_usage_sweep = "usage: reassert sweep SCENARIO.yaml [--run NAME]\n"
                                     "\n"

@@ -1,8 +1,143 @@
 /*
- * cmd_serve.c — `reassert sim serve`: not built yet. It refuses with exit 64
- * rather than pretend, and --help says so.
+ * cmd_serve.c — `reassert sim serve`: the flags, the files they name
+ * (token files and TLS material are read here, bounded, and never echoed),
+ * then the façade (sim/serve/) until SIGTERM or SIGINT.
+ *
+ * The chosen address is the first line on stdout, flushed before any request
+ * can be answered, so a test can start the server on port 0 and read where
+ * it listens without racing for a port.
  */
 #include "cli/cli.h"
+
+#include "sim/serve/serve.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct serve_args {
+    const char *db, *scenario, *run, *listen;
+    const char *tls_cert, *tls_key, *token_file, *bao_token_file;
+} serve_args;
+
+static int serve_args_parse(int argc, char **argv, serve_args *a)
+{
+    memset(a, 0, sizeof *a);
+    for (int i = 0; i < argc; i++) {
+        const char *f = argv[i];
+        const char **slot = strcmp(f, "--db") == 0                   ? &a->db
+                            : strcmp(f, "--scenario") == 0           ? &a->scenario
+                            : strcmp(f, "--run") == 0                ? &a->run
+                            : strcmp(f, "--listen") == 0             ? &a->listen
+                            : strcmp(f, "--tls-cert") == 0           ? &a->tls_cert
+                            : strcmp(f, "--tls-key") == 0            ? &a->tls_key
+                            : strcmp(f, "--token-file") == 0         ? &a->token_file
+                            : strcmp(f, "--openbao-token-file") == 0 ? &a->bao_token_file
+                                                                     : NULL;
+        if (!slot) {
+            char *arg = out_escape(f, false);
+            fprintf(stderr, "reassert sim serve: unknown argument '%s'\n%s", arg,
+                    cli_usage_serve);
+            free(arg);
+            return RS_USAGE;
+        }
+        if (i + 1 >= argc) {
+            fprintf(stderr, "reassert sim serve: %s needs a value\n", f);
+            return RS_USAGE;
+        }
+        *slot = argv[++i];
+    }
+    if (!a->db) {
+        fprintf(stderr, "reassert sim serve: --db is required\n%s", cli_usage_serve);
+        return RS_USAGE;
+    }
+    if (!a->tls_cert != !a->tls_key) {
+        fprintf(stderr, "reassert sim serve: --tls-cert and --tls-key go together\n");
+        return RS_USAGE;
+    }
+    return RS_OK;
+}
+
+/* A whole small file (at most max bytes, no NUL). trim drops trailing
+ * blanks, as a token file written by `echo` ends in a newline. NULL with a
+ * message on stderr (which names the file, never its content). */
+static char *serve_read_file(const char *flag, const char *path, size_t max, bool trim)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        fprintf(stderr, "reassert sim serve: %s %s: %s\n", flag, path, strerror(errno));
+        return NULL;
+    }
+    char *buf = rs_xmalloc(max + 2);
+    size_t n = fread(buf, 1, max + 1, f);
+    bool err = ferror(f) != 0;
+    fclose(f);
+    const char *why = err ? "cannot be read" : n > max ? "is too large" : NULL;
+    buf[n] = '\0';
+    if (!why && memchr(buf, '\0', n)) why = "contains a NUL byte";
+    while (!why && trim && n > 0 && strchr(" \t\r\n", buf[n - 1]))
+        buf[--n] = '\0';
+    if (!why && n == 0) why = "is empty";
+    if (why) {
+        fprintf(stderr, "reassert sim serve: %s %s %s\n", flag, path, why);
+        memset(buf, 0, max + 2);
+        free(buf);
+        return NULL;
+    }
+    return buf;
+}
+
+static void wipe_free(char *s)
+{
+    if (s) memset(s, 0, strlen(s));
+    free(s);
+}
+
+static void serve_say_unfired(const char *sentence, void *arg)
+{
+    (void)arg;
+    char *text = out_escape(sentence, false);
+    fprintf(stderr, "reassert sim serve: never fired: %s\n", text);
+    free(text);
+}
+
+/* Blocks the stop signals in every thread (the daemon's inherits the mask),
+ * so sigwait below is the one place they arrive. */
+static void serve_block_signals(sigset_t *set)
+{
+    sigemptyset(set);
+    sigaddset(set, SIGINT);
+    sigaddset(set, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, set, NULL);
+    signal(SIGPIPE, SIG_IGN);
+}
+
+static int serve_run(const serve_args *a, serve_config *cfg)
+{
+    sigset_t set;
+    serve_block_signals(&set);
+    rs_err e;
+    rs_err_clear(&e);
+    serve_server *s = NULL;
+    if (serve_start(cfg, &s, &e) != RS_OK) {
+        char *msg = out_escape(e.msg, false);
+        fprintf(stderr, "reassert sim serve: %s\n", msg);
+        free(msg);
+        return e.code;
+    }
+    printf("%s\n", serve_url(s));
+    fflush(stdout);
+    fprintf(stderr, "reassert sim serve: serving %s at %s (SIGTERM or SIGINT stops)\n", a->db,
+            serve_url(s));
+    int sig = 0;
+    while (sigwait(&set, &sig) != 0) {
+    }
+    size_t unfired = serve_stop(s, serve_say_unfired, NULL);
+    fprintf(stderr, "reassert sim serve: stopped (%s)\n", sig == SIGINT ? "SIGINT" : "SIGTERM");
+    return unfired ? RS_FAILED : RS_OK;
+}
 
 int cmd_serve(int argc, char **argv)
 {
@@ -10,6 +145,41 @@ int cmd_serve(int argc, char **argv)
         fputs(cli_usage_serve, stdout);
         return RS_OK;
     }
-    fprintf(stderr, "reassert: `sim serve` is not built yet\n");
-    return RS_USAGE;
+    serve_args a;
+    int code = serve_args_parse(argc, argv, &a);
+    if (code != RS_OK) return code;
+    serve_config cfg = {.db_path = a.db, .scenario_path = a.scenario, .run_name = a.run};
+    char host[64];
+    rs_err e;
+    rs_err_clear(&e);
+    if (serve_parse_listen(a.listen ? a.listen : "127.0.0.1:0", host, sizeof host, &cfg.port, &e) !=
+        RS_OK) {
+        fprintf(stderr, "reassert sim serve: %s\n", e.msg);
+        return e.code;
+    }
+    cfg.host = host;
+    char *kube = NULL, *bao = NULL, *cert = NULL, *key = NULL;
+    code = RS_OK;
+    if (a.token_file && !(kube = serve_read_file("--token-file", a.token_file, SERVE_SECRET_MAX,
+                                                 true)))
+        code = RS_DATAERR;
+    if (code == RS_OK && a.bao_token_file &&
+        !(bao = serve_read_file("--openbao-token-file", a.bao_token_file, SERVE_SECRET_MAX, true)))
+        code = RS_DATAERR;
+    if (code == RS_OK && a.tls_cert &&
+        (!(cert = serve_read_file("--tls-cert", a.tls_cert, SERVE_PEM_MAX, false)) ||
+         !(key = serve_read_file("--tls-key", a.tls_key, SERVE_PEM_MAX, false))))
+        code = RS_DATAERR;
+    if (code == RS_OK) {
+        cfg.kube_token = kube;
+        cfg.bao_token = bao;
+        cfg.tls_cert_pem = cert;
+        cfg.tls_key_pem = key;
+        code = serve_run(&a, &cfg);
+    }
+    wipe_free(kube);
+    wipe_free(bao);
+    free(cert);
+    wipe_free(key);
+    return code;
 }

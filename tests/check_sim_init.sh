@@ -33,9 +33,9 @@ for c in run sim sweep replay; do
   expect 0 "$c --help" -- $c --help
 done
 expect 0 "sim serve --help" -- sim serve --help
-expect_in "$tmp/out" "Not built yet" "sim serve --help says it is not built"
+expect_in "$tmp/out" "loopback address only" "sim serve --help says it serves loopback only"
 expect 64 "sweep is not built" -- sweep "$scn"
-expect 64 "sim serve is not built" -- sim serve --db "$w"
+expect 64 "sim serve refuses a non-loopback address" -- sim serve --db "$w" --listen 0.0.0.0:0
 
 expect 0 "sim init builds the world" -- sim init --scenario "$scn" --db "$w"
 expect_in "$tmp/out" "--transport sim:$w --desired current" "sim init prints the run to try"

@@ -132,6 +132,11 @@ static void simt_call_batch(rs_transport *t, const rs_req *reqs, rs_resp *resps,
         simt_call_cost(c, &reqs[i], &resps[i], i % p == 0 ? SIM_CALL_MS : 0);
 }
 
+int sim_transport_call_riding(rs_transport *t, const rs_req *req, rs_resp *resp)
+{
+    return simt_call_cost(ctx_of(t), req, resp, 0);
+}
+
 static int64_t simt_now_ms(rs_transport *t)
 {
     return simw_now(ctx_of(t)->w);

@@ -95,6 +95,12 @@ rs_code sim_world_apply_event(sim_world *w, const sc_event *ev, rs_err *e);
  * The run's faults and during entries (may be NULL) are matched against each
  * call's §5 operation name. */
 rs_transport *sim_transport_open(sim_world *w, const char *run_name, const sc_run *run);
+/* One call of a transport sim_transport_open made, performed as a later
+ * member of a batch's group: exactly what call_batch does for every call
+ * but the first of each `parallelism` (no round trip of its own). `sim
+ * serve` uses it to cost a batch the live root announces as the in-process
+ * root costs call_batch. */
+int sim_transport_call_riding(rs_transport *t, const rs_req *req, rs_resp *resp);
 
 /* After a run: the faults / during entries that never fired, as one sentence
  * each ("fault kube.patch Secret/x nth 1 never fired"); caller frees the array

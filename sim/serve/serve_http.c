@@ -1,0 +1,224 @@
+/*
+ * serve_http.c — libmicrohttpd on one side, handlers on the other: a
+ * request's body is gathered (bounded), routed by its first path segment,
+ * and the handler's answer queued with its headers.
+ *
+ * The one idea: handlers never see libmicrohttpd. They read a serve_http and
+ * fill a serve_answer, so every protocol file reads like the protocol, and
+ * this is the one place where a connection can be closed without an answer
+ * (the transport errors a fault injects: the world already paid the
+ * timeout, the client sees its answer lost).
+ */
+#include "sim/serve/serve_int.h"
+
+#include "sim/store/store.h"
+
+#include <microhttpd.h>
+#include <openssl/crypto.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- what handlers use ------------------------------------------------- */
+
+const char *serve_header(const serve_http *h, const char *name)
+{
+    return MHD_lookup_connection_value(h->conn, MHD_HEADER_KIND, name);
+}
+
+const char *serve_arg(const serve_http *h, const char *name)
+{
+    return MHD_lookup_connection_value(h->conn, MHD_GET_ARGUMENT_KIND, name);
+}
+
+bool serve_method_is(const serve_http *h, const char *method)
+{
+    return strcmp(h->method, method) == 0;
+}
+
+void serve_answer_json(serve_answer *a, int status, cJSON *body)
+{
+    free(a->body);
+    a->status = status;
+    a->body = cJSON_PrintUnformatted(body);
+    a->ctype = "application/json";
+    cJSON_Delete(body);
+}
+
+void serve_answer_status(serve_answer *a, int code, const char *reason, const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    serve_answer_json(a, code, store_status(code, reason, "%s", msg));
+}
+
+void serve_answer_errors(serve_answer *a, int status, const char *msg)
+{
+    cJSON *b = cJSON_CreateObject();
+    cJSON_AddItemToArray(cJSON_AddArrayToObject(b, "errors"), cJSON_CreateString(msg));
+    serve_answer_json(a, status, b);
+}
+
+void serve_answer_resp(serve_answer *a, rs_resp *resp)
+{
+    if (resp->status == 0) {
+        a->status = 0;
+    } else {
+        serve_answer_json(a, resp->status, resp->body ? resp->body : cJSON_CreateObject());
+        resp->body = NULL;
+    }
+    rs_resp_free(resp);
+}
+
+cJSON *serve_body_json(const serve_http *h, bool *malformed)
+{
+    *malformed = false;
+    if (!h->body || h->body_len == 0) return NULL;
+    const char *end = NULL;
+    cJSON *j = cJSON_ParseWithLengthOpts(h->body, h->body_len, &end, false);
+    /* Trailing bytes other than blanks are a malformed body, not ignored. */
+    while (j && end && (size_t)(end - h->body) < h->body_len && strchr(" \t\r\n", *end))
+        end++;
+    if (!j || (size_t)(end - h->body) != h->body_len) {
+        cJSON_Delete(j);
+        *malformed = true;
+        return NULL;
+    }
+    return j;
+}
+
+bool serve_secret_eq(const char *want, const char *got)
+{
+    if (!want || !got) return false;
+    size_t n = strlen(want);
+    return strlen(got) == n && CRYPTO_memcmp(want, got, n) == 0;
+}
+
+/* ---- routing ------------------------------------------------------------ */
+
+static bool path_under(const char *path, const char *prefix, const char **rest)
+{
+    size_t n = strlen(prefix);
+    if (strncmp(path, prefix, n) != 0) return false;
+    if (rest) *rest = path + n;
+    return true;
+}
+
+static void serve_route(serve_server *s, const serve_http *h, serve_answer *a)
+{
+    const char *p = h->path, *rest = NULL;
+    if (strcmp(p, "/version") == 0 || strcmp(p, "/api") == 0 || strcmp(p, "/apis") == 0 ||
+        path_under(p, "/api/", NULL) || path_under(p, "/apis/", NULL))
+        serve_kube(s, h, a);
+    else if (path_under(p, "/v1/", &rest))
+        serve_openbao(s, h, rest, a);
+    else if (strcmp(p, "/v2") == 0 || path_under(p, "/v2/", NULL) || strcmp(p, "/token") == 0)
+        serve_registry(s, h, a);
+    else if (path_under(p, "/reassert/v1/", &rest))
+        serve_facade(s, h, rest, a);
+    else
+        serve_answer_status(a, 404, "NotFound", "the server could not find the requested resource");
+}
+
+/* ---- libmicrohttpd ------------------------------------------------------ */
+
+typedef struct serve_conn {
+    char *body;
+    size_t len;
+    bool too_large;
+} serve_conn;
+
+static enum MHD_Result serve_queue(struct MHD_Connection *conn, serve_answer *a)
+{
+    const char *body = a->body ? a->body : "";
+    size_t len = strlen(body);
+    struct MHD_Response *r;
+    if (a->body) {
+        r = MHD_create_response_from_buffer(len, a->body, MHD_RESPMEM_MUST_FREE);
+        a->body = NULL;
+    } else {
+        r = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+    }
+    if (!r) return MHD_NO;
+    if (a->ctype) MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, a->ctype);
+    if (a->www_auth) MHD_add_response_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE, a->www_auth);
+    if (a->digest) MHD_add_response_header(r, "Docker-Content-Digest", a->digest);
+    enum MHD_Result ok = MHD_queue_response(conn, (unsigned)a->status, r);
+    MHD_destroy_response(r);
+    return ok;
+}
+
+static enum MHD_Result serve_on_request(void *cls, struct MHD_Connection *conn, const char *url,
+                                        const char *method, const char *version,
+                                        const char *upload, size_t *upload_size, void **con_cls)
+{
+    (void)version;
+    serve_server *s = cls;
+    serve_conn *c = *con_cls;
+    if (!c) {
+        *con_cls = rs_xcalloc(1, sizeof *c);
+        return MHD_YES;
+    }
+    if (*upload_size) {
+        if (!c->too_large && c->len + *upload_size <= SERVE_BODY_MAX) {
+            c->body = rs_xrealloc(c->body, c->len + *upload_size + 1);
+            memcpy(c->body + c->len, upload, *upload_size);
+            c->len += *upload_size;
+            c->body[c->len] = '\0';
+        } else {
+            c->too_large = true;
+        }
+        *upload_size = 0;
+        return MHD_YES;
+    }
+    serve_http h = {.conn = conn, .method = method, .path = url, .body = c->body,
+                    .body_len = c->len};
+    serve_answer a = {.status = 500};
+    if (c->too_large)
+        serve_answer_status(&a, 413, "RequestEntityTooLarge", "the request body is larger than %u bytes",
+                            SERVE_BODY_MAX);
+    else
+        serve_route(s, &h, &a);
+    enum MHD_Result ok = a.status == 0 ? MHD_NO : serve_queue(conn, &a);
+    free(a.body);
+    free(a.www_auth);
+    free(a.digest);
+    return ok;
+}
+
+static void serve_on_done(void *cls, struct MHD_Connection *conn, void **con_cls,
+                          enum MHD_RequestTerminationCode why)
+{
+    (void)cls, (void)conn, (void)why;
+    serve_conn *c = *con_cls;
+    if (!c) return;
+    free(c->body);
+    free(c);
+    *con_cls = NULL;
+}
+
+/* One polling thread answers every request in turn: the world is one SQLite
+ * connection and one virtual clock, so requests are serialised as the
+ * in-process root serialises calls. */
+void *serve_http_start(serve_server *s, int listen_fd, const char *cert, const char *key)
+{
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG;
+    if (cert) flags |= MHD_USE_TLS;
+    if (cert)
+        return MHD_start_daemon(flags, 0, NULL, NULL, serve_on_request, s, MHD_OPTION_LISTEN_SOCKET,
+                                listen_fd, MHD_OPTION_NOTIFY_COMPLETED, serve_on_done, NULL,
+                                MHD_OPTION_HTTPS_MEM_CERT, cert, MHD_OPTION_HTTPS_MEM_KEY, key,
+                                MHD_OPTION_END);
+    return MHD_start_daemon(flags, 0, NULL, NULL, serve_on_request, s, MHD_OPTION_LISTEN_SOCKET,
+                            listen_fd, MHD_OPTION_NOTIFY_COMPLETED, serve_on_done, NULL,
+                            MHD_OPTION_END);
+}
+
+void serve_http_stop(void *daemon)
+{
+    if (daemon) MHD_stop_daemon(daemon);
+}

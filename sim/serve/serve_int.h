@@ -1,0 +1,125 @@
+/*
+ * serve_int.h — what the façade's files share: the server context, one
+ * request as a handler sees it, one answer as a handler builds it.
+ *
+ *   serve.c            start/stop, the listen address, the world and run
+ *   serve_http.c       libmicrohttpd: bodies in, answers out, routing
+ *   serve_call.c       the batch-aware door to the sim root, the façade's
+ *                      clock/sleep/entropy/pid/batch endpoints
+ *   serve_kube.c       Kubernetes paths and verbs -> kube.* requests
+ *   serve_kube_disc.c  discovery (/version, /api, /apis, resource lists)
+ *   serve_kube_dry.c   dryRun=All writes, answered in a rolled-back savepoint
+ *   serve_backends.c   OpenBao KV v2 and the registry
+ */
+#ifndef SIM_SERVE_INT_H
+#define SIM_SERVE_INT_H
+
+#include "core/transport/transport.h"
+#include "sim/scenario/scenario.h"
+#include "sim/serve/serve.h"
+#include "sim/world/world.h"
+
+#include <cjson/cJSON.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#define SERVE_BODY_MAX (8u << 20)    /* a request body's bound (413 beyond) */
+#define SERVE_BATCH_MAX (1L << 20)   /* calls one batch may announce */
+#define SERVE_SLEEP_MAX_MS (366LL * 24 * 3600 * 1000)
+
+/* A batch the live root announced: its next calls share round trips as the
+ * in-process root's call_batch costs them. */
+typedef struct serve_batch {
+    bool open;
+    long n;           /* calls announced */
+    long parallelism; /* calls per round trip */
+    long made;        /* calls that reached the root so far */
+} serve_batch;
+
+struct serve_server {
+    sim_world *w;
+    sc_scenario *sc;
+    const sc_run *run;
+    char *run_name;
+    rs_transport *sim;  /* the sim root over the world */
+    rs_transport door;  /* what every handler calls: sim, batch-aware */
+    serve_batch batch;
+    char *kube_token, *bao_token;
+    char *url;
+    char *registry_host;
+    void *daemon; /* struct MHD_Daemon */
+};
+
+/* One request as a handler sees it (the body is NUL-terminated). */
+typedef struct serve_http {
+    void *conn; /* struct MHD_Connection */
+    const char *method;
+    const char *path;
+    const char *body;
+    size_t body_len;
+} serve_http;
+
+/* One answer. status 0: close the connection without answering (a
+ * transport error: the world already paid the timeout). */
+typedef struct serve_answer {
+    int status;
+    char *body; /* malloc'd; NULL: empty */
+    const char *ctype;
+    char *www_auth;  /* WWW-Authenticate, or NULL */
+    char *digest;    /* Docker-Content-Digest, or NULL */
+} serve_answer;
+
+/* serve_http.c: request headers and query arguments (NULL when absent). */
+const char *serve_header(const serve_http *h, const char *name);
+const char *serve_arg(const serve_http *h, const char *name);
+bool serve_method_is(const serve_http *h, const char *method);
+/* Sets a JSON answer (consumes body). */
+void serve_answer_json(serve_answer *a, int status, cJSON *body);
+/* A Kubernetes Status answer. */
+void serve_answer_status(serve_answer *a, int code, const char *reason, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* {"errors": [msg]}, as OpenBao and the façade's own endpoints answer. */
+void serve_answer_errors(serve_answer *a, int status, const char *msg);
+/* The root's answer: status 0 closes the connection, anything else is the
+ * body as JSON (an empty object when there is none). Frees resp. */
+void serve_answer_resp(serve_answer *a, rs_resp *resp);
+/* The request body as JSON, or NULL (empty or malformed: *bad says which). */
+cJSON *serve_body_json(const serve_http *h, bool *malformed);
+/* A secret compared in constant time; false when either is NULL. */
+bool serve_secret_eq(const char *want, const char *got);
+
+/* serve_http.c: the daemon (struct MHD_Daemon *) answering on listen_fd
+ * (bound, listening; the daemon closes it when stopped) on a thread of its
+ * own. NULL when it cannot start. */
+void *serve_http_start(serve_server *s, int listen_fd, const char *cert, const char *key);
+void serve_http_stop(void *daemon);
+
+/* serve_call.c */
+void serve_door_init(serve_server *s);
+void serve_facade(serve_server *s, const serve_http *h, const char *rest, serve_answer *a);
+
+/* serve_kube.c: every path under /api, /apis and /version. */
+void serve_kube(serve_server *s, const serve_http *h, serve_answer *a);
+
+/* serve_kube_disc.c */
+typedef struct serve_kind {
+    const char *kind;
+    const char *resource; /* plural */
+    const char *singular;
+    const char *short_name; /* NULL: none */
+} serve_kind;
+/* The kind a group/version serves under a resource name, or NULL. */
+const serve_kind *serve_kind_find(const char *group_version, const char *resource);
+/* Answers discovery paths; false when path is not one. */
+bool serve_discovery(serve_server *s, const char *const *seg, size_t nseg, serve_answer *a);
+
+/* serve_kube_dry.c: a dry-run write answered by the store alone, in a
+ * savepoint rolled back at once (no call counted, no controller runs, no
+ * fault or during: entry fires). */
+int serve_dry_run(serve_server *s, const rs_req *req, cJSON **out);
+
+/* serve_backends.c */
+void serve_openbao(serve_server *s, const serve_http *h, const char *rest, serve_answer *a);
+void serve_registry(serve_server *s, const serve_http *h, serve_answer *a);
+
+#endif

@@ -1,0 +1,259 @@
+/*
+ * serve_kube.c — the Kubernetes API subset: a path and verb become the
+ * kube.* request the live transport would have been asked for (get, list
+ * with label and field selectors, create, JSON/merge/strategic-merge patch,
+ * delete, the policy/v1 eviction subresource), answered by the sim root.
+ *
+ * The one idea: the store already answers with the API server's semantics
+ * and Status bodies (404 NotFound, 409 Conflict/AlreadyExists, 422 Invalid);
+ * this file only translates, and answers itself what the API server
+ * answers before any storage is touched — 401 without the bearer token, 404
+ * for a path no resource lives at, 405, 415, 400 for a body that is not
+ * JSON — always as a Status object, never a crash.
+ */
+#include "sim/serve/serve_int.h"
+
+#include "sim/store/store.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define KUBE_SEGS_MAX 8
+#define KUBE_PATH_MAX 2048
+
+typedef struct kube_path {
+    const serve_kind *k;
+    const char *ns;   /* NULL: cluster-scoped, or every namespace (list) */
+    const char *name; /* NULL: the collection */
+    const char *sub;  /* NULL, or a subresource ("eviction") */
+} kube_path;
+
+/* Splits path at '/' into buf (empty segments dropped); false when there
+ * are more than KUBE_SEGS_MAX or the path is too long. */
+static bool kube_split(const char *path, char *buf, const char **seg, size_t *nseg)
+{
+    *nseg = 0;
+    if (strlen(path) >= KUBE_PATH_MAX) return false;
+    strcpy(buf, path);
+    for (char *save = NULL, *t = strtok_r(buf, "/", &save); t; t = strtok_r(NULL, "/", &save)) {
+        if (*nseg == KUBE_SEGS_MAX) return false;
+        seg[(*nseg)++] = t;
+    }
+    return true;
+}
+
+static bool kube_parse(const char *const *seg, size_t nseg, kube_path *p)
+{
+    memset(p, 0, sizeof *p);
+    char gv[256];
+    size_t i;
+    if (nseg >= 2 && strcmp(seg[0], "api") == 0 && strcmp(seg[1], "v1") == 0) {
+        snprintf(gv, sizeof gv, "v1");
+        i = 2;
+    } else if (nseg >= 3 && strcmp(seg[0], "apis") == 0) {
+        snprintf(gv, sizeof gv, "%s/%s", seg[1], seg[2]);
+        i = 3;
+    } else {
+        return false;
+    }
+    const char *const *r = seg + i;
+    size_t n = nseg - i;
+    const char *res;
+    if (n >= 3 && strcmp(r[0], "namespaces") == 0) {
+        if (n > 5) return false;
+        p->ns = r[1];
+        res = r[2];
+        p->name = n > 3 ? r[3] : NULL;
+        p->sub = n > 4 ? r[4] : NULL;
+    } else {
+        if (n < 1 || n > 3) return false;
+        res = r[0];
+        p->name = n > 1 ? r[1] : NULL;
+        p->sub = n > 2 ? r[2] : NULL;
+    }
+    p->k = serve_kind_find(gv, res);
+    if (!p->k) return false;
+    bool cluster = store_kind_cluster_scoped(p->k->kind);
+    if (cluster && p->ns) return false;            /* no namespace in a Node's URL */
+    if (!cluster && !p->ns && p->name) return false; /* a Secret needs one */
+    return true;
+}
+
+static bool kube_authorized(serve_server *s, const serve_http *h)
+{
+    if (!s->kube_token) return true;
+    const char *auth = serve_header(h, "Authorization");
+    return auth && strncmp(auth, "Bearer ", 7) == 0 && serve_secret_eq(s->kube_token, auth + 7);
+}
+
+static bool media_is(const char *ct, size_t n, const char *want)
+{
+    return n == strlen(want) && strncmp(ct, want, n) == 0;
+}
+
+static rs_patch_type kube_patch_type(const serve_http *h)
+{
+    const char *ct = serve_header(h, "Content-Type");
+    if (!ct) return RS_PATCH_NONE;
+    size_t n = strcspn(ct, "; ");
+    if (media_is(ct, n, "application/json-patch+json")) return RS_PATCH_JSON;
+    if (media_is(ct, n, "application/merge-patch+json")) return RS_PATCH_MERGE;
+    if (media_is(ct, n, "application/strategic-merge-patch+json")) return RS_PATCH_STRATEGIC;
+    return RS_PATCH_NONE;
+}
+
+/* dryRun from the query (kubectl's patch, create) or the body's
+ * DeleteOptions (delete, eviction). 1 dry, 0 not, -1 an unknown value. */
+static int kube_dry_run(const serve_http *h, const cJSON *body)
+{
+    const char *q = serve_arg(h, "dryRun");
+    if (q) return strcmp(q, "All") == 0 ? 1 : -1;
+    const cJSON *opts = cJSON_GetObjectItemCaseSensitive(body, "deleteOptions");
+    const cJSON *dry = cJSON_GetObjectItemCaseSensitive(opts ? opts : body, "dryRun");
+    if (!dry) return 0;
+    if (!cJSON_IsArray(dry)) return -1;
+    int n = cJSON_GetArraySize(dry);
+    if (n == 0) return 0;
+    const cJSON *v = cJSON_GetArrayItem(dry, 0);
+    return n == 1 && cJSON_IsString(v) && strcmp(v->valuestring, "All") == 0 ? 1 : -1;
+}
+
+/* A create's body must be the kind the URL names, in the URL's namespace. */
+static bool kube_create_ok(const kube_path *p, const cJSON *obj, serve_answer *a)
+{
+    const cJSON *kind = cJSON_GetObjectItemCaseSensitive(obj, "kind");
+    if (kind && !(cJSON_IsString(kind) && strcmp(kind->valuestring, p->k->kind) == 0)) {
+        serve_answer_status(a, 400, "BadRequest", "the object's kind does not match %s",
+                            p->k->resource);
+        return false;
+    }
+    const cJSON *md = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
+    const cJSON *ns = cJSON_GetObjectItemCaseSensitive(md, "namespace");
+    if (ns && p->ns && !(cJSON_IsString(ns) && strcmp(ns->valuestring, p->ns) == 0)) {
+        serve_answer_status(a, 400, "BadRequest",
+                            "the namespace of the provided object does not match the namespace "
+                            "sent on the request");
+        return false;
+    }
+    return true;
+}
+
+/* Builds the request for a verb on p; false (with *a set) when the verb or
+ * body cannot be one. body stays owned by the caller. */
+static bool kube_request(const serve_http *h, const kube_path *p, cJSON *body, bool malformed,
+                         rs_req *req, serve_answer *a)
+{
+    memset(req, 0, sizeof *req);
+    req->kind = p->k->kind;
+    req->ns = p->ns;
+    req->name = p->name;
+    bool get = serve_method_is(h, "GET") || serve_method_is(h, "HEAD");
+    bool post = serve_method_is(h, "POST"), patch = serve_method_is(h, "PATCH");
+    bool del = serve_method_is(h, "DELETE");
+    bool eviction = p->sub && strcmp(p->sub, "eviction") == 0 && strcmp(p->k->kind, "Pod") == 0;
+    if (p->sub && !(eviction && post)) {
+        serve_answer_status(a, 404, "NotFound", "the server could not find the requested resource");
+        return false;
+    }
+    if ((post || patch) && malformed) {
+        serve_answer_status(a, 400, "BadRequest", "the request body is not valid JSON");
+        return false;
+    }
+    if (get && p->name) {
+        req->op = RS_OP_KUBE_GET;
+    } else if (get) {
+        const char *watch = serve_arg(h, "watch");
+        if (watch && (strcmp(watch, "true") == 0 || strcmp(watch, "1") == 0)) {
+            serve_answer_status(a, 400, "BadRequest", "watch is not supported by the sim facade");
+            return false;
+        }
+        req->op = RS_OP_KUBE_LIST;
+        req->label_selector = serve_arg(h, "labelSelector");
+        req->field_selector = serve_arg(h, "fieldSelector");
+    } else if (post && eviction) {
+        req->op = RS_OP_KUBE_EVICT;
+        req->body = body;
+    } else if (post && !p->name) {
+        if (!cJSON_IsObject(body)) {
+            serve_answer_status(a, 400, "BadRequest", "the object to create must be a JSON object");
+            return false;
+        }
+        if (!kube_create_ok(p, body, a)) return false;
+        req->op = RS_OP_KUBE_CREATE;
+        req->name = NULL; /* a create names its object in the body */
+        req->body = body;
+    } else if (patch && p->name) {
+        req->patch_type = kube_patch_type(h);
+        if (req->patch_type == RS_PATCH_NONE) {
+            serve_answer_status(a, 415, "UnsupportedMediaType",
+                                "the body of the request was in an unknown format - accepted "
+                                "media types include: application/json-patch+json, "
+                                "application/merge-patch+json, "
+                                "application/strategic-merge-patch+json");
+            return false;
+        }
+        if (!body) {
+            serve_answer_status(a, 400, "BadRequest", "the patch is empty");
+            return false;
+        }
+        req->op = RS_OP_KUBE_PATCH;
+        req->body = body;
+    } else if (del && p->name) {
+        req->op = RS_OP_KUBE_DELETE;
+    } else {
+        serve_answer_status(a, 405, "MethodNotAllowed", "the server does not allow this method on "
+                                                        "the requested resource");
+        return false;
+    }
+    return true;
+}
+
+static void kube_resource(serve_server *s, const serve_http *h, const kube_path *p,
+                          serve_answer *a)
+{
+    bool malformed = false;
+    cJSON *body = serve_body_json(h, &malformed);
+    rs_req req;
+    if (!kube_request(h, p, body, malformed, &req, a)) {
+        cJSON_Delete(body);
+        return;
+    }
+    int dry = rs_op_is_write(req.op) ? kube_dry_run(h, body) : 0;
+    if (dry < 0) {
+        serve_answer_status(a, 400, "BadRequest", "the only dry run this server knows is All");
+    } else if (dry) {
+        cJSON *out = NULL;
+        int status = serve_dry_run(s, &req, &out);
+        serve_answer_json(a, status, out ? out : cJSON_CreateObject());
+    } else {
+        rs_req_mark_secrets(&req);
+        rs_resp resp;
+        s->door.call(&s->door, &req, &resp);
+        serve_answer_resp(a, &resp);
+    }
+    cJSON_Delete(body);
+}
+
+void serve_kube(serve_server *s, const serve_http *h, serve_answer *a)
+{
+    if (!kube_authorized(s, h)) {
+        serve_answer_status(a, 401, "Unauthorized", "Unauthorized");
+        return;
+    }
+    char buf[KUBE_PATH_MAX];
+    const char *seg[KUBE_SEGS_MAX];
+    size_t nseg = 0;
+    kube_path p;
+    if (!kube_split(h->path, buf, seg, &nseg)) {
+        serve_answer_status(a, 404, "NotFound", "the server could not find the requested resource");
+    } else if (serve_discovery(s, seg, nseg, a)) {
+        if (!serve_method_is(h, "GET") && !serve_method_is(h, "HEAD"))
+            serve_answer_status(a, 405, "MethodNotAllowed",
+                                "the server does not allow this method on the requested resource");
+    } else if (!kube_parse(seg, nseg, &p)) {
+        serve_answer_status(a, 404, "NotFound", "the server could not find the requested resource");
+    } else {
+        kube_resource(s, h, &p, a);
+    }
+}
