@@ -35,6 +35,9 @@ done
 for tool in cmake cc pkg-config valgrind xmllint jq python3 sqlite3 mkfifo; do
   command -v "$tool" >/dev/null 2>&1 || missing="$missing $tool"
 done
+# sim serve's tests: kubectl as a real client, openssl for the TLS variant.
+command -v kubectl >/dev/null 2>&1 || { missing="$missing kubectl"; pkgs="$pkgs kubernetes-client"; }
+command -v openssl >/dev/null 2>&1 || { missing="$missing openssl"; pkgs="$pkgs openssl"; }
 [ -z "$missing" ] && exit 0
 echo "deps: missing:$missing; installing Debian packages" >&2
 if [ "$(id -u)" != 0 ]; then
