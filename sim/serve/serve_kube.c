@@ -103,6 +103,13 @@ static rs_patch_type kube_patch_type(const serve_http *h)
     return RS_PATCH_NONE;
 }
 
+/* A create or eviction body: JSON (no Content-Type is taken as JSON). */
+static bool kube_json_body(const serve_http *h)
+{
+    const char *ct = serve_header(h, "Content-Type");
+    return !ct || media_is(ct, strcspn(ct, "; "), "application/json");
+}
+
 /* dryRun from the query (kubectl's patch, create) or the body's
  * DeleteOptions (delete, eviction). 1 dry, 0 not, -1 an unknown value. */
 static int kube_dry_run(const serve_http *h, const cJSON *body)
@@ -139,6 +146,12 @@ static bool kube_create_ok(const kube_path *p, const cJSON *obj, serve_answer *a
     return true;
 }
 
+static bool kube_malformed(serve_answer *a)
+{
+    serve_answer_status(a, 400, "BadRequest", "the request body is not valid JSON");
+    return false;
+}
+
 /* Builds the request for a verb on p; false (with *a set) when the verb or
  * body cannot be one. body stays owned by the caller. */
 static bool kube_request(const serve_http *h, const kube_path *p, cJSON *body, bool malformed,
@@ -156,10 +169,6 @@ static bool kube_request(const serve_http *h, const kube_path *p, cJSON *body, b
         serve_answer_status(a, 404, "NotFound", "the server could not find the requested resource");
         return false;
     }
-    if ((post || patch) && malformed) {
-        serve_answer_status(a, 400, "BadRequest", "the request body is not valid JSON");
-        return false;
-    }
     if (get && p->name) {
         req->op = RS_OP_KUBE_GET;
     } else if (get) {
@@ -172,9 +181,25 @@ static bool kube_request(const serve_http *h, const kube_path *p, cJSON *body, b
         req->label_selector = serve_arg(h, "labelSelector");
         req->field_selector = serve_arg(h, "fieldSelector");
     } else if (post && eviction) {
+        if (!kube_json_body(h)) {
+            serve_answer_status(a, 415, "UnsupportedMediaType",
+                                "the body of the request was in an unknown format - accepted "
+                                "media types include: application/json");
+            return false;
+        }
+        if (malformed) return kube_malformed(a);
         req->op = RS_OP_KUBE_EVICT;
         req->body = body;
     } else if (post && !p->name) {
+        if (!kube_json_body(h)) {
+            /* kubectl sends built-in kinds as protobuf first; 415 makes it
+             * send JSON, as a server without protobuf would. */
+            serve_answer_status(a, 415, "UnsupportedMediaType",
+                                "the body of the request was in an unknown format - accepted "
+                                "media types include: application/json");
+            return false;
+        }
+        if (malformed) return kube_malformed(a);
         if (!cJSON_IsObject(body)) {
             serve_answer_status(a, 400, "BadRequest", "the object to create must be a JSON object");
             return false;
@@ -193,6 +218,7 @@ static bool kube_request(const serve_http *h, const kube_path *p, cJSON *body, b
                                 "application/strategic-merge-patch+json");
             return false;
         }
+        if (malformed) return kube_malformed(a);
         if (!body) {
             serve_answer_status(a, 400, "BadRequest", "the patch is empty");
             return false;
