@@ -4,9 +4,10 @@
 # Kubernetes subset's Status answers (401 without the bearer, 404 for an
 # unknown path or object, 400 for a body that is not JSON — never a crash,
 # 409, 422 for a failed JSON Patch test), selectors, the OpenBao token (403),
-# the registry's challenge/token/manifest, the façade's clock, sleep,
-# entropy, pid and batch costing (a batch of 3 with parallelism 2 costs
-# exactly 2 round trips, as the in-process root charges call_batch), a
+# the registry's challenge/token/manifest, the test-only /talos/ endpoints,
+# the façade's clock, sleep, entropy, pid and batch costing (a batch of 3
+# with parallelism 2 costs exactly 2 round trips, as the in-process root
+# charges call_batch; Talos calls ride in batches too), a
 # scenario run's fault answered over HTTP and an unfired one reported at
 # shutdown (exit 1), and a clean exit 0 on SIGTERM and SIGINT.
 set -u
@@ -275,6 +276,20 @@ s, _, d = req("GET", "/reassert/v1/nope")
 check(s == 404, "unknown façade endpoint: %d" % s)
 s, _, d = req("POST", "/reassert/v1/clock")
 check(s == 405, "POST clock: %d" % s)
+# The test-only Talos endpoints, through the same door (batch-costed too).
+s, _, d = req("POST", "/talos/etcd-status", body={"node": "prod-control-plane-1"})
+check(s == 200 and d.get("status") == 200 and d.get("sent") == "yes", "talos etcd-status: %d %r" % (s, d))
+s, _, d = req("POST", "/talos/no-such-verb", body={"node": "prod-control-plane-1"})
+check(s == 404, "an unknown Talos verb: %d" % s)
+s, _, d = req("POST", "/talos/reboot", body="{bad")
+check(s == 400, "a malformed Talos body: %d" % s)
+t0 = clock()
+req("POST", "/reassert/v1/batch", body={"begin": 2, "parallelism": 16})
+for n in ("prod-worker-1", "prod-worker-2"):
+    s, _, d = req("POST", "/talos/read-auth", body={"node": n, "host": "ghcr.io"})
+    check(s == 200 and d.get("status") == 200, "talos read-auth %s: %d %r" % (n, s, d and d.get("status")))
+req("POST", "/reassert/v1/batch", body={"end": True})
+check(clock() - t0 == 25, "two batched Talos auth reads cost one round trip: %d" % (clock() - t0))
 print("client: %d failed" % fails)
 sys.exit(1 if fails else 0)
 PY

@@ -11,6 +11,7 @@
  */
 #include "sim/serve/serve_int.h"
 
+#include "sim/serve/serve_talos.h"
 #include "sim/store/store.h"
 
 #include <microhttpd.h>
@@ -108,6 +109,23 @@ static bool path_under(const char *path, const char *prefix, const char **rest)
     return true;
 }
 
+/* The test-only Talos endpoints (serve_talos.c) answer through the same
+ * door, so a batch of per-node auth reads is costed as in-process. */
+static void serve_talos(serve_server *s, const serve_http *h, const char *rest, serve_answer *a)
+{
+    int status = 500;
+    char *out = NULL;
+    if (serve_talos_handle(&s->door, h->method, rest, h->body ? h->body : "", h->body_len, &status,
+                           &out) != 0) {
+        free(out);
+        serve_answer_errors(a, 500, "out of memory");
+        return;
+    }
+    a->status = status;
+    a->body = out;
+    a->ctype = "application/json";
+}
+
 static void serve_route(serve_server *s, const serve_http *h, serve_answer *a)
 {
     const char *p = h->path, *rest = NULL;
@@ -118,6 +136,8 @@ static void serve_route(serve_server *s, const serve_http *h, serve_answer *a)
         serve_openbao(s, h, rest, a);
     else if (strcmp(p, "/v2") == 0 || path_under(p, "/v2/", NULL) || strcmp(p, "/token") == 0)
         serve_registry(s, h, a);
+    else if (path_under(p, "/talos/", &rest))
+        serve_talos(s, h, rest, a);
     else if (path_under(p, "/reassert/v1/", &rest))
         serve_facade(s, h, rest, a);
     else
