@@ -312,7 +312,7 @@ done
 
 # ---- a scenario run: its fault answers over HTTP; an unfired one fails ---
 cat >"$tmp/faults.yaml" <<'YAML'
-# Hazard: H6 — a test scenario for sim serve's faults (not in the suite).
+# sim serve's fault probe (a test's own scenario, not in the suite).
 name: serve-faults
 seed: 5
 cluster: {preset: prod, credential: previous}
