@@ -5,6 +5,8 @@
  * bearer), each turned into the openbao.* / registry.* request the live
  * transport would have been asked for.
  *
+ * `/v1/auth/token/lookup-self` answers a client's token probe.
+ *
  * The one idea: what the real service answers before it looks anything up
  * — a wrong OpenBao token (403), a registry request without a bearer (401
  * and the challenge naming this server's /token) — is answered here and
@@ -26,6 +28,21 @@ void serve_openbao(serve_server *s, const serve_http *h, const char *rest, serve
 {
     if (s->bao_token && !serve_secret_eq(s->bao_token, serve_header(h, "X-Vault-Token"))) {
         serve_answer_errors(a, 403, "permission denied");
+        return;
+    }
+    if (strcmp(rest, "auth/token/lookup-self") == 0) {
+        /* A client's probe of its token: answered here (a token is not part
+         * of the world), never echoing the token. */
+        if (!serve_method_is(h, "GET")) {
+            serve_answer_errors(a, 405, "unsupported operation");
+            return;
+        }
+        cJSON *b = cJSON_CreateObject();
+        cJSON *d = cJSON_AddObjectToObject(b, "data");
+        cJSON_AddStringToObject(d, "display_name", "token");
+        cJSON_AddItemToObject(d, "policies", cJSON_CreateStringArray((const char *[]){"default"}, 1));
+        cJSON_AddNumberToObject(d, "ttl", 0);
+        serve_answer_json(a, 200, b);
         return;
     }
     /* rest = "<mount>/data/<path>" */
@@ -191,7 +208,9 @@ void serve_registry(serve_server *s, const serve_http *h, serve_answer *a)
             registry_challenge(s, a, NULL, false);
     } else {
         const char *repo_ref = p + strlen("/v2/");
-        const char *m = strstr(repo_ref, "/manifests/");
+        const char *m = NULL;
+        for (const char *q = strstr(repo_ref, "/manifests/"); q; q = strstr(q + 1, "/manifests/"))
+            m = q;
         if (m && m > repo_ref && m[strlen("/manifests/")] &&
             !strchr(m + strlen("/manifests/"), '/'))
             registry_manifest(s, h, repo_ref, m, a);
