@@ -38,8 +38,7 @@ static int serve_args_parse(int argc, char **argv, serve_args *a)
                                                                      : NULL;
         if (!slot) {
             char *arg = out_escape(f, false);
-            fprintf(stderr, "reassert sim serve: unknown argument '%s'\n%s", arg,
-                    cli_usage_serve);
+            fprintf(stderr, "reassert sim serve: unknown argument '%s'\n%s", arg, cli_usage_serve);
             free(arg);
             return RS_USAGE;
         }
@@ -160,8 +159,8 @@ int cmd_serve(int argc, char **argv)
     cfg.host = host;
     char *kube = NULL, *bao = NULL, *cert = NULL, *key = NULL;
     code = RS_OK;
-    if (a.token_file && !(kube = serve_read_file("--token-file", a.token_file, SERVE_SECRET_MAX,
-                                                 true)))
+    if (a.token_file &&
+        !(kube = serve_read_file("--token-file", a.token_file, SERVE_SECRET_MAX, true)))
         code = RS_DATAERR;
     if (code == RS_OK && a.bao_token_file &&
         !(bao = serve_read_file("--openbao-token-file", a.bao_token_file, SERVE_SECRET_MAX, true)))

@@ -25,7 +25,8 @@ static rs_code listen_port(const char *text, int *port, rs_err *e)
     if (!text[0] || strlen(text) > 5 || strspn(text, "0123456789") != strlen(text))
         return rs_fail(e, RS_USAGE, "--listen: the port must be a number from 0 to 65535");
     long v = strtol(text, NULL, 10);
-    if (v > 65535) return rs_fail(e, RS_USAGE, "--listen: the port must be a number from 0 to 65535");
+    if (v > 65535)
+        return rs_fail(e, RS_USAGE, "--listen: the port must be a number from 0 to 65535");
     *port = (int)v;
     return RS_OK;
 }

@@ -40,7 +40,8 @@ void serve_openbao(serve_server *s, const serve_http *h, const char *rest, serve
         cJSON *b = cJSON_CreateObject();
         cJSON *d = cJSON_AddObjectToObject(b, "data");
         cJSON_AddStringToObject(d, "display_name", "token");
-        cJSON_AddItemToObject(d, "policies", cJSON_CreateStringArray((const char *[]){"default"}, 1));
+        cJSON_AddItemToObject(d, "policies",
+                              cJSON_CreateStringArray((const char *[]){"default"}, 1));
         cJSON_AddNumberToObject(d, "ttl", 0);
         serve_answer_json(a, 200, b);
         return;
@@ -48,8 +49,9 @@ void serve_openbao(serve_server *s, const serve_http *h, const char *rest, serve
     /* rest = "<mount>/data/<path>" */
     const char *slash = strchr(rest, '/');
     if (!slash || slash == rest || strncmp(slash, "/data/", 6) != 0 || !slash[6]) {
-        serve_answer_errors(a, 404, "no handler for route: this server serves KV v2 reads and "
-                                    "writes at /v1/<mount>/data/<path>");
+        serve_answer_errors(a, 404,
+                            "no handler for route: this server serves KV v2 reads and "
+                            "writes at /v1/<mount>/data/<path>");
         return;
     }
     char *mount = rs_xasprintf("%.*s", (int)(slash - rest), rest);
@@ -62,8 +64,9 @@ void serve_openbao(serve_server *s, const serve_http *h, const char *rest, serve
         body = serve_body_json(h, &malformed);
         const cJSON *data = cJSON_GetObjectItemCaseSensitive(body, "data");
         if (malformed || !cJSON_IsObject(data)) {
-            serve_answer_errors(a, 400, "failed to parse JSON input: a KV v2 write is "
-                                        "{\"data\": {...}}");
+            serve_answer_errors(a, 400,
+                                "failed to parse JSON input: a KV v2 write is "
+                                "{\"data\": {...}}");
             cJSON_Delete(body);
             free(mount);
             return;
@@ -171,8 +174,8 @@ static void registry_manifest(serve_server *s, const serve_http *h, const char *
     char *target = rs_xasprintf("%s:%s", repo, ref);
     cJSON *body = cJSON_CreateObject();
     cJSON_AddStringToObject(body, "token", token);
-    rs_req req = {.op = RS_OP_REGISTRY_MANIFEST, .host = s->registry_host, .target = target,
-                  .body = body};
+    rs_req req = {
+        .op = RS_OP_REGISTRY_MANIFEST, .host = s->registry_host, .target = target, .body = body};
     rs_req_mark_secrets(&req);
     rs_resp resp;
     s->door.call(&s->door, &req, &resp);

@@ -173,8 +173,8 @@ static enum MHD_Result serve_queue(struct MHD_Connection *conn, serve_answer *a)
 }
 
 static enum MHD_Result serve_on_request(void *cls, struct MHD_Connection *conn, const char *url,
-                                        const char *method, const char *version,
-                                        const char *upload, size_t *upload_size, void **con_cls)
+                                        const char *method, const char *version, const char *upload,
+                                        size_t *upload_size, void **con_cls)
 {
     (void)version;
     serve_server *s = cls;
@@ -195,12 +195,12 @@ static enum MHD_Result serve_on_request(void *cls, struct MHD_Connection *conn, 
         *upload_size = 0;
         return MHD_YES;
     }
-    serve_http h = {.conn = conn, .method = method, .path = url, .body = c->body,
-                    .body_len = c->len};
+    serve_http h = {
+        .conn = conn, .method = method, .path = url, .body = c->body, .body_len = c->len};
     serve_answer a = {.status = 500};
     if (c->too_large)
-        serve_answer_status(&a, 413, "RequestEntityTooLarge", "the request body is larger than %u bytes",
-                            SERVE_BODY_MAX);
+        serve_answer_status(&a, 413, "RequestEntityTooLarge",
+                            "the request body is larger than %u bytes", SERVE_BODY_MAX);
     else
         serve_route(s, &h, &a);
     enum MHD_Result ok = a.status == 0 ? MHD_NO : serve_queue(conn, &a);

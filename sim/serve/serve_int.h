@@ -23,8 +23,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define SERVE_BODY_MAX (8u << 20)    /* a request body's bound (413 beyond) */
-#define SERVE_BATCH_MAX (1L << 20)   /* calls one batch may announce */
+#define SERVE_BODY_MAX (8u << 20)  /* a request body's bound (413 beyond) */
+#define SERVE_BATCH_MAX (1L << 20) /* calls one batch may announce */
 #define SERVE_SLEEP_MAX_MS (366LL * 24 * 3600 * 1000)
 
 /* A batch the live root announced: its next calls share round trips as the
@@ -41,8 +41,8 @@ struct serve_server {
     sc_scenario *sc;
     const sc_run *run;
     char *run_name;
-    rs_transport *sim;  /* the sim root over the world */
-    rs_transport door;  /* what every handler calls: sim, batch-aware */
+    rs_transport *sim; /* the sim root over the world */
+    rs_transport door; /* what every handler calls: sim, batch-aware */
     serve_batch batch;
     char *kube_token, *bao_token;
     char *url;
@@ -65,8 +65,8 @@ typedef struct serve_answer {
     int status;
     char *body; /* malloc'd; NULL: empty */
     const char *ctype;
-    char *www_auth;  /* WWW-Authenticate, or NULL */
-    char *digest;    /* Docker-Content-Digest, or NULL */
+    char *www_auth; /* WWW-Authenticate, or NULL */
+    char *digest;   /* Docker-Content-Digest, or NULL */
 } serve_answer;
 
 /* serve_http.c: request headers and query arguments (NULL when absent). */

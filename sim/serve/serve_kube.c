@@ -75,7 +75,7 @@ static bool kube_parse(const char *const *seg, size_t nseg, kube_path *p)
     p->k = serve_kind_find(gv, res);
     if (!p->k) return false;
     bool cluster = store_kind_cluster_scoped(p->k->kind);
-    if (cluster && p->ns) return false;            /* no namespace in a Node's URL */
+    if (cluster && p->ns) return false;              /* no namespace in a Node's URL */
     if (!cluster && !p->ns && p->name) return false; /* a Secret needs one */
     return true;
 }
@@ -228,15 +228,15 @@ static bool kube_request(const serve_http *h, const kube_path *p, cJSON *body, b
     } else if (del && p->name) {
         req->op = RS_OP_KUBE_DELETE;
     } else {
-        serve_answer_status(a, 405, "MethodNotAllowed", "the server does not allow this method on "
-                                                        "the requested resource");
+        serve_answer_status(a, 405, "MethodNotAllowed",
+                            "the server does not allow this method on "
+                            "the requested resource");
         return false;
     }
     return true;
 }
 
-static void kube_resource(serve_server *s, const serve_http *h, const kube_path *p,
-                          serve_answer *a)
+static void kube_resource(serve_server *s, const serve_http *h, const kube_path *p, serve_answer *a)
 {
     bool malformed = false;
     cJSON *body = serve_body_json(h, &malformed);

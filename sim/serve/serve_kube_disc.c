@@ -157,7 +157,10 @@ static cJSON *group_list(void)
         bool seen = false;
         const cJSON *g;
         cJSON_ArrayForEach(g, groups)
-        seen = seen || strcmp(cJSON_GetObjectItemCaseSensitive(g, "name")->valuestring, group) == 0;
+        {
+            const cJSON *name = cJSON_GetObjectItemCaseSensitive(g, "name");
+            seen = seen || strcmp(name->valuestring, group) == 0;
+        }
         if (!seen) cJSON_AddItemToArray(groups, group_doc(group));
     }
     return doc;
