@@ -9,6 +9,7 @@
  */
 #include "cli/cli.h"
 
+#include "core/cred/cred.h"
 #include "sim/serve/serve.h"
 
 #include <errno.h>
@@ -81,17 +82,10 @@ static char *serve_read_file(const char *flag, const char *path, size_t max, boo
     if (!why && n == 0) why = "is empty";
     if (why) {
         fprintf(stderr, "reassert sim serve: %s %s %s\n", flag, path, why);
-        memset(buf, 0, max + 2);
-        free(buf);
+        cred_bytes_wipe_free(buf, max + 2);
         return NULL;
     }
     return buf;
-}
-
-static void wipe_free(char *s)
-{
-    if (s) memset(s, 0, strlen(s));
-    free(s);
 }
 
 static void serve_say_unfired(const char *sentence, void *arg)
@@ -176,9 +170,9 @@ int cmd_serve(int argc, char **argv)
         cfg.tls_key_pem = key;
         code = serve_run(&a, &cfg);
     }
-    wipe_free(kube);
-    wipe_free(bao);
+    cred_text_wipe_free(kube);
+    cred_text_wipe_free(bao);
     free(cert);
-    wipe_free(key);
+    cred_text_wipe_free(key);
     return code;
 }

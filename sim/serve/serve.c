@@ -10,6 +10,7 @@
 #include "sim/serve/serve_int.h"
 
 #include "core/config.h"
+#include "core/cred/cred.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -108,8 +109,8 @@ static void serve_free(serve_server *s)
     free(s->run_name);
     free(s->url);
     free(s->registry_host);
-    free(s->kube_token);
-    free(s->bao_token);
+    if (s->kube_token) cred_text_wipe_free(s->kube_token);
+    if (s->bao_token) cred_text_wipe_free(s->bao_token);
     free(s);
 }
 

@@ -129,10 +129,8 @@ static cJSON *basic_auth_body(const serve_http *h)
         cJSON_AddStringToObject(b, "username", text);
         cJSON_AddStringToObject(b, "password", colon + 1);
     }
-    if (raw) memset(raw, 0, n);
-    if (text) memset(text, 0, n);
-    free(raw);
-    free(text);
+    if (raw) cred_bytes_wipe_free(raw, n);
+    if (text) cred_text_wipe_free(text);
     return b;
 }
 

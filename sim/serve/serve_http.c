@@ -11,6 +11,7 @@
  */
 #include "sim/serve/serve_int.h"
 
+#include "core/cred/cred.h"
 #include "sim/serve/serve_talos.h"
 #include "sim/store/store.h"
 
@@ -148,9 +149,34 @@ static void serve_route(serve_server *s, const serve_http *h, serve_answer *a)
 
 typedef struct serve_conn {
     char *body;
-    size_t len;
+    size_t len, cap;
     bool too_large;
 } serve_conn;
+
+/* Appends to the request body; a grown buffer is copied and the old one
+ * wiped (realloc could leave a copy of a Secret behind). */
+static void serve_conn_append(serve_conn *c, const char *data, size_t n)
+{
+    if (c->len + n + 1 > c->cap) {
+        size_t cap = c->cap ? c->cap : 4096;
+        while (cap < c->len + n + 1)
+            cap *= 2;
+        char *grown = rs_xmalloc(cap);
+        if (c->body) memcpy(grown, c->body, c->len);
+        if (c->body) cred_bytes_wipe_free(c->body, c->cap);
+        c->body = grown;
+        c->cap = cap;
+    }
+    memcpy(c->body + c->len, data, n);
+    c->len += n;
+    c->body[c->len] = '\0';
+}
+
+/* Bodies carry Secrets, OpenBao data and tokens: wiped, then freed. */
+static void serve_body_wipe(void *body)
+{
+    cred_text_wipe_free(body);
+}
 
 static enum MHD_Result serve_queue(struct MHD_Connection *conn, serve_answer *a)
 {
@@ -158,7 +184,7 @@ static enum MHD_Result serve_queue(struct MHD_Connection *conn, serve_answer *a)
     size_t len = strlen(body);
     struct MHD_Response *r;
     if (a->body) {
-        r = MHD_create_response_from_buffer(len, a->body, MHD_RESPMEM_MUST_FREE);
+        r = MHD_create_response_from_buffer_with_free_callback(len, a->body, serve_body_wipe);
         a->body = NULL;
     } else {
         r = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
@@ -185,10 +211,7 @@ static enum MHD_Result serve_on_request(void *cls, struct MHD_Connection *conn, 
     }
     if (*upload_size) {
         if (!c->too_large && c->len + *upload_size <= SERVE_BODY_MAX) {
-            c->body = rs_xrealloc(c->body, c->len + *upload_size + 1);
-            memcpy(c->body + c->len, upload, *upload_size);
-            c->len += *upload_size;
-            c->body[c->len] = '\0';
+            serve_conn_append(c, upload, *upload_size);
         } else {
             c->too_large = true;
         }
@@ -204,7 +227,7 @@ static enum MHD_Result serve_on_request(void *cls, struct MHD_Connection *conn, 
     else
         serve_route(s, &h, &a);
     enum MHD_Result ok = a.status == 0 ? MHD_NO : serve_queue(conn, &a);
-    free(a.body);
+    if (a.body) cred_text_wipe_free(a.body);
     free(a.www_auth);
     free(a.digest);
     return ok;
@@ -216,7 +239,7 @@ static void serve_on_done(void *cls, struct MHD_Connection *conn, void **con_cls
     (void)cls, (void)conn, (void)why;
     serve_conn *c = *con_cls;
     if (!c) return;
-    free(c->body);
+    if (c->body) cred_bytes_wipe_free(c->body, c->cap);
     free(c);
     *con_cls = NULL;
 }
