@@ -67,7 +67,7 @@ void serve_openbao(serve_server *s, const serve_http *h, const char *rest, serve
             serve_answer_errors(a, 400,
                                 "failed to parse JSON input: a KV v2 write is "
                                 "{\"data\": {...}}");
-            cJSON_Delete(body);
+            cred_json_wipe_delete(body);
             free(mount);
             return;
         }
@@ -82,7 +82,7 @@ void serve_openbao(serve_server *s, const serve_http *h, const char *rest, serve
     rs_resp resp;
     s->door.call(&s->door, &req, &resp);
     serve_answer_resp(a, &resp);
-    cJSON_Delete(body);
+    cred_json_wipe_delete(body);
     free(mount);
 }
 
@@ -154,7 +154,7 @@ static void registry_token(serve_server *s, const serve_http *h, serve_answer *a
     rs_resp resp;
     s->door.call(&s->door, &req, &resp);
     serve_answer_resp(a, &resp);
-    cJSON_Delete(body);
+    cred_json_wipe_delete(body);
     free(repo);
 }
 
@@ -188,7 +188,7 @@ static void registry_manifest(serve_server *s, const serve_http *h, const char *
         free(a->body);
         a->body = body_text;
     }
-    cJSON_Delete(body);
+    cred_json_wipe_delete(body);
     free(target);
     free(repo);
 }

@@ -45,7 +45,7 @@ void serve_answer_json(serve_answer *a, int status, cJSON *body)
     a->status = status;
     a->body = cJSON_PrintUnformatted(body);
     a->ctype = "application/json";
-    cJSON_Delete(body);
+    cred_json_wipe_delete(body);
 }
 
 void serve_answer_status(serve_answer *a, int code, const char *reason, const char *fmt, ...)
@@ -86,7 +86,7 @@ cJSON *serve_body_json(const serve_http *h, bool *malformed)
     while (j && end && (size_t)(end - h->body) < h->body_len && strchr(" \t\r\n", *end))
         end++;
     if (!j || (size_t)(end - h->body) != h->body_len) {
-        cJSON_Delete(j);
+        cred_json_wipe_delete(j);
         *malformed = true;
         return NULL;
     }

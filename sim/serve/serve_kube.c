@@ -13,6 +13,8 @@
  */
 #include "sim/serve/serve_int.h"
 
+#include "core/cred/cred.h"
+
 #include "sim/store/store.h"
 
 #include <stdio.h>
@@ -242,7 +244,7 @@ static void kube_resource(serve_server *s, const serve_http *h, const kube_path 
     cJSON *body = serve_body_json(h, &malformed);
     rs_req req;
     if (!kube_request(h, p, body, malformed, &req, a)) {
-        cJSON_Delete(body);
+        cred_json_wipe_delete(body);
         return;
     }
     int dry = rs_op_is_write(req.op) ? kube_dry_run(h, body) : 0;
@@ -258,7 +260,7 @@ static void kube_resource(serve_server *s, const serve_http *h, const kube_path 
         s->door.call(&s->door, &req, &resp);
         serve_answer_resp(a, &resp);
     }
-    cJSON_Delete(body);
+    cred_json_wipe_delete(body);
 }
 
 void serve_kube(serve_server *s, const serve_http *h, serve_answer *a)

@@ -11,6 +11,8 @@
  */
 #include "sim/serve/serve_int.h"
 
+#include "core/cred/cred.h"
+
 #include "sim/store/store.h"
 
 #include <sqlite3.h>
@@ -38,7 +40,7 @@ int serve_dry_run(serve_server *s, const rs_req *req, cJSON **out)
     case RS_OP_KUBE_EVICT:
         status = store_get(db, "Pod", req->ns, req->name, out);
         if (status == 200) {
-            cJSON_Delete(*out);
+            cred_json_wipe_delete(*out);
             *out = store_status(201, "", "%s", "");
             status = 201;
         }
