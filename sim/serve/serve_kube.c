@@ -14,7 +14,6 @@
 #include "sim/serve/serve_int.h"
 
 #include "core/cred/cred.h"
-
 #include "sim/store/store.h"
 
 #include <stdio.h>

@@ -12,7 +12,6 @@
 #include "sim/serve/serve_int.h"
 
 #include "core/cred/cred.h"
-
 #include "sim/store/store.h"
 
 #include <sqlite3.h>
