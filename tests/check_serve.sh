@@ -304,6 +304,10 @@ PY
 start_serve --db "$w" --listen 127.0.0.1:0 --token-file "$tmp/kube.token" --openbao-token-file "$tmp/bao.token"
 if echo "$url" | grep -qE '^http://127\.0\.0\.1:[0-9]+$'; then ok; else
   fail "the first stdout line is the URL: '$url' $(head -c 300 "$tmp/serve.err")"; fi
+# A port already taken is a failure to listen (exit 1), named.
+port=${url##*:}
+expect 1 "a port already in use" -- sim serve --db "$w" --listen "localhost:$port"
+expect_in "$tmp/err" "cannot listen on 127.0.0.1 port $port" "the taken port is named"
 before=$(sqlite3 "$w" "SELECT value FROM counters WHERE name='api_calls'")
 if python3 "$tmp/client.py" "$url" "$tmp" "$w" >"$tmp/client.out" 2>&1; then ok; else
   fail "protocol checks: $(grep -v '^client:' "$tmp/client.out" | head -c 3000)"; fi
