@@ -237,6 +237,11 @@ s, _, d = req("GET", "/token?service=ghcr.io&scope=repository:devantler-tech/ksa
 check(s == 401, "token exchange with a wrong password: %d" % s)
 s, h, d = req("GET", "/v2/devantler-tech/ksail/manifests/v7.178.30", headers={"Authorization": "Bearer " + tok, "Accept": "application/vnd.oci.image.index.v1+json"})
 check(s == 200 and h.get("docker-content-digest", "").startswith("sha256:"), "manifest: %d %r" % (s, h))
+check(h.get("content-type") == "application/vnd.oci.image.index.v1+json", "manifest media type: %r" % h.get("content-type"))
+s, h, d = req("GET", "/v2/devantler-tech/ksail/manifests/v7.178.30", headers={"Authorization": "Bearer " + tok,
+    "Accept": "application/vnd.docker.distribution.manifest.v2+json, application/vnd.oci.image.manifest.v1+json"})
+check(s == 200 and h.get("content-type") == "application/vnd.docker.distribution.manifest.v2+json",
+      "the first accepted manifest media type: %r" % h.get("content-type"))
 s, h, d = req("GET", "/v2/some/manifests/repo/manifests/v1", headers={"Authorization": "Bearer " + tok})
 check(s == 401 and 'scope="repository:some/manifests/repo:pull"' in h.get("www-authenticate", ""),
       "a repository path holding /manifests/ splits at the last one: %d %r" % (s, h.get("www-authenticate")))

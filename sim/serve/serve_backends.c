@@ -158,6 +158,25 @@ static void registry_token(serve_server *s, const serve_http *h, serve_answer *a
     free(repo);
 }
 
+/* The answer's Content-Type: the first of the four manifest media types
+ * the client's Accept names (the world keeps no manifest body, only its
+ * digest, so any of them describes the answer equally), else an OCI index. */
+static const char *manifest_media_type(const char *accept)
+{
+    static const char *const types[] = {
+        "application/vnd.oci.image.index.v1+json",
+        "application/vnd.docker.distribution.manifest.list.v2+json",
+        "application/vnd.oci.image.manifest.v1+json",
+        "application/vnd.docker.distribution.manifest.v2+json",
+    };
+    const char *best = NULL, *best_at = NULL;
+    for (size_t i = 0; accept && i < sizeof types / sizeof types[0]; i++) {
+        const char *at = strstr(accept, types[i]);
+        if (at && (!best_at || at < best_at)) best = types[i], best_at = at;
+    }
+    return best ? best : types[0];
+}
+
 static void registry_manifest(serve_server *s, const serve_http *h, const char *repo_ref,
                               const char *manifests, serve_answer *a)
 {
@@ -181,6 +200,7 @@ static void registry_manifest(serve_server *s, const serve_http *h, const char *
     const cJSON *digest = cJSON_GetObjectItemCaseSensitive(resp.body, "digest");
     if (status == 200 && cJSON_IsString(digest)) a->digest = rs_xstrdup(digest->valuestring);
     serve_answer_resp(a, &resp);
+    if (status == 200) a->ctype = manifest_media_type(serve_header(h, "Accept"));
     if (status == 401) {
         char *body_text = a->body; /* keep the world's errors, add the challenge */
         a->body = NULL;
