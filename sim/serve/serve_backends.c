@@ -172,7 +172,10 @@ static const char *manifest_media_type(const char *accept)
     const char *best = NULL, *best_at = NULL;
     for (size_t i = 0; accept && i < sizeof types / sizeof types[0]; i++) {
         const char *at = strstr(accept, types[i]);
-        if (at && (!best_at || at < best_at)) best = types[i], best_at = at;
+        if (at && (!best_at || at < best_at)) {
+            best = types[i];
+            best_at = at;
+        }
     }
     return best ? best : types[0];
 }
