@@ -147,7 +147,9 @@ int cmd_serve(int argc, char **argv)
     rs_err_clear(&e);
     if (serve_parse_listen(a.listen ? a.listen : "127.0.0.1:0", host, sizeof host, &cfg.port, &e) !=
         RS_OK) {
-        fprintf(stderr, "reassert sim serve: %s\n", e.msg);
+        char *msg = out_escape(e.msg, false); /* it quotes argv */
+        fprintf(stderr, "reassert sim serve: %s\n", msg);
+        free(msg);
         return e.code;
     }
     cfg.host = host;

@@ -68,6 +68,9 @@ for bad in 0.0.0.0:0 10.1.2.3:8080 "[::]:0" example.com:0 192.168.0.1:0; do
   expect_in "$tmp/err" "--listen" "the refusal of $bad names --listen"
 done
 expect_in "$tmp/err" "not a loopback address" "a non-loopback address is named as such"
+expect 64 "a forged annotation in --listen" -- sim serve --db "$w" --listen "$(printf 'x\n::error::FORGED:1')"
+if tr '\r' '\n' <"$tmp/err" | grep -qE '^[[:space:]]*::[a-z-]+( [^:]*)?::FORGED'; then
+  fail "a --listen error line forges a workflow command"; else ok; fi
 expect 64 "port out of range" -- sim serve --db "$w" --listen 127.0.0.1:70000
 expect 64 "port not a number" -- sim serve --db "$w" --listen 127.0.0.1:http
 expect 64 "--db is required" -- sim serve --listen 127.0.0.1:0
