@@ -67,7 +67,10 @@ static char *serve_read_file(const char *flag, const char *path, size_t max, boo
 {
     FILE *f = fopen(path, "rb");
     if (!f) {
-        fprintf(stderr, "reassert sim serve: %s %s: %s\n", flag, path, strerror(errno));
+        int err = errno;
+        char *where = out_escape(path, false);
+        fprintf(stderr, "reassert sim serve: %s %s: %s\n", flag, where, strerror(err));
+        free(where);
         return NULL;
     }
     char *buf = rs_xmalloc(max + 2);
@@ -81,7 +84,9 @@ static char *serve_read_file(const char *flag, const char *path, size_t max, boo
         buf[--n] = '\0';
     if (!why && n == 0) why = "is empty";
     if (why) {
-        fprintf(stderr, "reassert sim serve: %s %s %s\n", flag, path, why);
+        char *where = out_escape(path, false);
+        fprintf(stderr, "reassert sim serve: %s %s %s\n", flag, where, why);
+        free(where);
         cred_bytes_wipe_free(buf, max + 2);
         return NULL;
     }
