@@ -127,8 +127,10 @@ static int serve_run(const serve_args *a, serve_config *cfg)
     }
     printf("%s\n", serve_url(s));
     fflush(stdout);
-    fprintf(stderr, "reassert sim serve: serving %s at %s (SIGTERM or SIGINT stops)\n", a->db,
+    char *db = out_escape(a->db, false);
+    fprintf(stderr, "reassert sim serve: serving %s at %s (SIGTERM or SIGINT stops)\n", db,
             serve_url(s));
+    free(db);
     int sig = 0;
     while (sigwait(&set, &sig) != 0) {
     }
