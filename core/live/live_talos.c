@@ -33,9 +33,9 @@ char *live_talos_auth_patch(const cJSON *intent, rs_talos_auth_shape shape, rs_e
         /* machine.registries.config.<host>.auth, as a strategic merge patch. */
         cJSON *p = cJSON_CreateObject();
         cJSON *h = cJSON_AddObjectToObject(
-            cJSON_AddObjectToObject(cJSON_AddObjectToObject(cJSON_AddObjectToObject(p, "machine"),
-                                                            "registries"),
-                                    "config"),
+            cJSON_AddObjectToObject(
+                cJSON_AddObjectToObject(cJSON_AddObjectToObject(p, "machine"), "registries"),
+                "config"),
             host);
         cJSON *a = cJSON_AddObjectToObject(h, "auth");
         cJSON_AddStringToObject(a, "username", user);
@@ -54,5 +54,29 @@ char *live_talos_auth_patch(const cJSON *intent, rs_talos_auth_shape shape, rs_e
     free(qh);
     free(qu);
     cred_text_wipe_free(qp);
+    return text;
+}
+
+char *live_talos_annotations_patch(const cJSON *intent, rs_err *e)
+{
+    const cJSON *ann = cJSON_GetObjectItemCaseSensitive(intent, "node-annotations");
+    if (!cJSON_IsObject(ann) || !ann->child) {
+        rs_fail(e, RS_DATAERR, "Talos node-annotations intent needs at least one annotation");
+        return NULL;
+    }
+    cJSON *p = cJSON_CreateObject();
+    cJSON *out = cJSON_AddObjectToObject(cJSON_AddObjectToObject(p, "machine"), "nodeAnnotations");
+    for (const cJSON *it = ann->child; it; it = it->next) {
+        if (!it->string[0] || !cJSON_IsString(it)) {
+            cJSON_Delete(p);
+            rs_fail(e, RS_DATAERR,
+                    "Talos node-annotations intent: every annotation needs a name and a string "
+                    "value (a merge patch cannot remove one)");
+            return NULL;
+        }
+        cJSON_AddStringToObject(out, it->string, it->valuestring);
+    }
+    char *text = cJSON_PrintUnformatted(p);
+    cJSON_Delete(p);
     return text;
 }

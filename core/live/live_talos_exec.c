@@ -1,0 +1,252 @@
+/*
+ * live_talos_exec.c — one bounded child process (see the header).
+ *
+ * fork + execve rather than posix_spawn: the child must close every
+ * descriptor the parent holds (a libcurl socket, an SQLite file) before it
+ * runs a program we do not control, and posix_spawn has no portable way to.
+ * The child reports an exec failure through a close-on-exec pipe, so "could
+ * not be started" (safe to retry: nothing was sent) is never confused with a
+ * program that ran and failed.
+ */
+#define _GNU_SOURCE
+#include "core/live/live_talos_exec.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+extern char **environ;
+
+const char *const live_exec_env_base[] = {"PATH",
+                                          "HOME",
+                                          "USER",
+                                          "LOGNAME",
+                                          "LANG",
+                                          "LC_ALL",
+                                          "LC_CTYPE",
+                                          "LC_MESSAGES",
+                                          "TZ",
+                                          "TMPDIR",
+                                          "XDG_CONFIG_HOME",
+                                          "SSL_CERT_FILE",
+                                          "SSL_CERT_DIR",
+                                          "HTTPS_PROXY",
+                                          "https_proxy",
+                                          "HTTP_PROXY",
+                                          "http_proxy",
+                                          "NO_PROXY",
+                                          "no_proxy",
+                                          NULL};
+
+static bool exec_allowed(const char *entry, const char *const *names)
+{
+    for (size_t i = 0; names && names[i]; i++) {
+        size_t n = strlen(names[i]);
+        if (strncmp(entry, names[i], n) == 0 && entry[n] == '=') return true;
+    }
+    return false;
+}
+
+/* The child's environment: the allowed subset of environ (pointers into it). */
+static char **exec_env(const char *const env_extra[])
+{
+    size_t n = 0;
+    for (char **p = environ; p && *p; p++)
+        n++;
+    char **env = rs_xcalloc(n + 1, sizeof *env);
+    size_t k = 0;
+    for (char **p = environ; p && *p; p++)
+        if (exec_allowed(*p, live_exec_env_base) || exec_allowed(*p, env_extra)) env[k++] = *p;
+    env[k] = NULL;
+    return env;
+}
+
+static int64_t exec_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* In the child, before exec: standard streams, nothing else open. Only
+ * async-signal-safe calls from here on. */
+static void exec_child(char *const argv[], char **env, int out_w, int err_w, int status_w)
+{
+    int devnull = open("/dev/null", O_RDONLY);
+    if (devnull < 0 || dup2(devnull, 0) < 0 || dup2(out_w, 1) < 0 || dup2(err_w, 2) < 0) goto fail;
+    setpgid(0, 0); /* its own group, so a timeout kills what it started too */
+    /* status_w is close-on-exec: it closes itself once the exec succeeds. */
+    if (status_w > 3) close_range(3, (unsigned)status_w - 1, 0);
+    close_range((unsigned)status_w + 1, ~0U, 0);
+    signal(SIGPIPE, SIG_DFL);
+    execvpe(argv[0], argv, env);
+fail:;
+    int err = errno;
+    ssize_t w = write(status_w, &err, sizeof err);
+    (void)w;
+    _exit(127);
+}
+
+typedef struct exec_buf {
+    int fd;
+    char *data;
+    size_t len, cap;
+} exec_buf;
+
+/* Reads what is there; false when the bound was passed. */
+static bool exec_drain(exec_buf *b, size_t max)
+{
+    char chunk[4096];
+    ssize_t n = read(b->fd, chunk, sizeof chunk);
+    if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN)) {
+        close(b->fd);
+        b->fd = -1;
+        return true;
+    }
+    if (n < 0) return true;
+    if (b->len + (size_t)n > max) return false;
+    if (b->len + (size_t)n + 1 > b->cap) {
+        b->cap = (b->len + (size_t)n + 1) * 2;
+        if (b->cap > max + 1) b->cap = max + 1;
+        b->data = rs_xrealloc(b->data, b->cap);
+    }
+    memcpy(b->data + b->len, chunk, (size_t)n);
+    b->len += (size_t)n;
+    b->data[b->len] = '\0';
+    return true;
+}
+
+/* Collects both streams until they close, the deadline passes or one
+ * overflows; kills the child's group in the last two cases. */
+static void exec_collect(pid_t pid, exec_buf *bufs, int64_t timeout_ms, size_t max,
+                         live_exec_result *r)
+{
+    int64_t deadline = exec_now_ms() + timeout_ms;
+    while (bufs[0].fd >= 0 || bufs[1].fd >= 0) {
+        int64_t left = deadline - exec_now_ms();
+        if (left <= 0) {
+            r->timed_out = true;
+            break;
+        }
+        struct pollfd p[2] = {{.fd = bufs[0].fd, .events = POLLIN},
+                              {.fd = bufs[1].fd, .events = POLLIN}};
+        int rc = poll(p, 2, left > 1000 ? 1000 : (int)left);
+        if (rc < 0 && errno != EINTR) break;
+        for (int i = 0; i < 2 && rc > 0; i++)
+            if (bufs[i].fd >= 0 && (p[i].revents & (POLLIN | POLLHUP | POLLERR)) &&
+                !exec_drain(&bufs[i], max))
+                r->overflow = true;
+        if (r->overflow) break;
+    }
+    if (r->timed_out || r->overflow) {
+        kill(-pid, SIGKILL);
+        kill(pid, SIGKILL);
+    }
+}
+
+static void exec_wait(pid_t pid, int64_t timeout_ms, live_exec_result *r)
+{
+    int st = 0;
+    /* The streams closed, yet the child may linger: bounded too. */
+    int64_t deadline = exec_now_ms() + (r->timed_out || r->overflow ? 60000 : timeout_ms);
+    for (;;) {
+        pid_t w = waitpid(pid, &st, WNOHANG);
+        if (w == pid) break;
+        if (w < 0 && errno != EINTR) return;
+        if (exec_now_ms() >= deadline && !r->timed_out) {
+            r->timed_out = true;
+            kill(-pid, SIGKILL);
+            kill(pid, SIGKILL);
+            deadline = exec_now_ms() + 60000;
+        }
+        struct timespec ts = {0, 10 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    if (WIFEXITED(st) && !r->timed_out && !r->overflow) {
+        r->exit_code = WEXITSTATUS(st);
+    } else {
+        r->exit_code = -1;
+        r->signal = WIFSIGNALED(st) ? WTERMSIG(st) : 0;
+    }
+}
+
+rs_code live_exec_run(char *const argv[], const char *const env_extra[], int64_t timeout_ms,
+                      size_t output_max, live_exec_result *r, rs_err *e)
+{
+    memset(r, 0, sizeof *r);
+    r->exit_code = -1;
+    r->out = rs_xstrdup("");
+    r->err = rs_xstrdup("");
+    int out_p[2], err_p[2], st_p[2];
+    if (pipe2(out_p, O_CLOEXEC) != 0) return rs_fail(e, RS_FAILED, "pipe: %s", strerror(errno));
+    if (pipe2(err_p, O_CLOEXEC) != 0) {
+        close(out_p[0]);
+        close(out_p[1]);
+        return rs_fail(e, RS_FAILED, "pipe: %s", strerror(errno));
+    }
+    if (pipe2(st_p, O_CLOEXEC) != 0) {
+        close(out_p[0]);
+        close(out_p[1]);
+        close(err_p[0]);
+        close(err_p[1]);
+        return rs_fail(e, RS_FAILED, "pipe: %s", strerror(errno));
+    }
+    char **env = exec_env(env_extra);
+    pid_t pid = fork();
+    if (pid == 0) exec_child(argv, env, out_p[1], err_p[1], st_p[1]);
+    int fork_errno = errno;
+    free(env);
+    close(out_p[1]);
+    close(err_p[1]);
+    close(st_p[1]);
+    if (pid < 0) {
+        close(out_p[0]);
+        close(err_p[0]);
+        close(st_p[0]);
+        return rs_fail(e, RS_FAILED, "could not start %s: %s", argv[0], strerror(fork_errno));
+    }
+    int child_errno = 0;
+    ssize_t got;
+    do
+        got = read(st_p[0], &child_errno, sizeof child_errno);
+    while (got < 0 && errno == EINTR);
+    close(st_p[0]);
+    exec_buf bufs[2] = {{.fd = out_p[0]}, {.fd = err_p[0]}};
+    if (got == (ssize_t)sizeof child_errno) {
+        close(out_p[0]);
+        close(err_p[0]);
+        int st;
+        waitpid(pid, &st, 0);
+        return rs_fail(e, RS_FAILED, "could not start %s: %s", argv[0], strerror(child_errno));
+    }
+    r->started = true;
+    exec_collect(pid, bufs, timeout_ms, output_max, r);
+    for (int i = 0; i < 2; i++)
+        if (bufs[i].fd >= 0) close(bufs[i].fd);
+    exec_wait(pid, timeout_ms, r);
+    if (bufs[0].data) {
+        free(r->out);
+        r->out = bufs[0].data;
+        r->out_len = bufs[0].len;
+    }
+    if (bufs[1].data) {
+        free(r->err);
+        r->err = bufs[1].data;
+        r->err_len = bufs[1].len;
+    }
+    return RS_OK;
+}
+
+void live_exec_result_free(live_exec_result *r)
+{
+    if (!r) return;
+    free(r->out);
+    free(r->err);
+    r->out = r->err = NULL;
+}
