@@ -224,7 +224,7 @@ rs_code live_talos_etcd_status_parse(const char *text, size_t len, const char *n
     *out = NULL;
     lt_line lines[LT_ROWS_MAX];
     size_t n = 0;
-    if (!lt_split(text, len, lines, &n, e)) return RS_FAILED;
+    if (!lt_split(text, len, lines, &n, e)) return rs_wrap(e, "etcd status of %s", node);
     lt_table t;
     if (n == 0 || !lt_header(lines[0], &t))
         return rs_fail(e, RS_FAILED, "etcd status of %s: no table header in talosctl's answer",
@@ -269,7 +269,7 @@ rs_code live_talos_etcd_alarms_parse(const char *text, size_t len, const char *n
     *out = NULL;
     lt_line lines[LT_ROWS_MAX];
     size_t n = 0;
-    if (!lt_split(text, len, lines, &n, e)) return RS_FAILED;
+    if (!lt_split(text, len, lines, &n, e)) return rs_wrap(e, "etcd alarm list of %s", node);
     cJSON *a = cJSON_CreateObject();
     cJSON *alarms = cJSON_AddArrayToObject(a, "alarms");
     if (n == 0) { /* talosctl prints the header only with the first alarm */
