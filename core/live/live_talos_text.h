@@ -40,7 +40,9 @@ rs_code live_talos_etcd_alarms_parse(const char *text, size_t len, const char *n
                                      rs_err *e);
 
 /* The machine config (a YAML stream, as `get machineconfig -o
- * jsonpath={.spec}` prints it) -> {"auth": {"username", "password"}} for
+ * jsonpath={.spec}` prints it: talosctl renders the MachineConfig spec as one
+ * string holding every document, not only the first) ->
+ * {"auth": {"username", "password"}} for
  * host in the configured shape, or {"redacted": true} when Talos redacted
  * the values (a reader-role talosconfig). RS_OK with *out NULL when the
  * config holds no auth for host (the caller answers 404); RS_FAILED for an
