@@ -77,6 +77,10 @@ static void setup(void)
         "for a in \"$@\"; do case \"$a\" in @*) f=${a#@}\n"
         "  stat -c '%%a %%F' \"$f\" >\"$D/file.$n\"; stat -c '%%a' \"${f%%/*}\" >\"$D/dir.$n\"\n"
         "  cp \"$f\" \"$D/content.$n\";; esac; done\n"
+        "touch \"$D/started.$$\"\n"
+        "if [ -f \"$D/barrier\" ]; then i=0; while [ $i -lt 200 ]; do\n"
+        "  [ $(ls \"$D\" | grep -c '^started') -ge $(cat \"$D/barrier\") ] && break\n"
+        "  i=$((i+1)); sleep 0.05; done; [ $i -lt 200 ] || exit 3; fi\n"
         "[ -f \"$D/stdout\" ] && cat \"$D/stdout\"\n"
         "[ -f \"$D/stderr\" ] && cat \"$D/stderr\" >&2\n"
         "[ -f \"$D/sleep\" ] && sleep \"$(cat \"$D/sleep\")\"\n"
@@ -351,6 +355,31 @@ START_TEST(test_a_flag_shaped_argument_never_reaches_talosctl)
 }
 END_TEST
 
+/* The per-node reads of a batch run as concurrent invocations: every fake
+ * waits until all three have started (bounded: it gives up, exit 3, after
+ * about ten seconds), so one-at-a-time invocations would fail; a request
+ * that cannot run is answered in its slot without an invocation. */
+START_TEST(test_a_batch_of_reads_runs_its_invocations_together)
+{
+    live_talos *lt = open_driver(prog, 0);
+    put("barrier", "3");
+    put("stdout", "");
+    rs_req reqs[4] = {{.op = RS_OP_TALOS_ETCD_ALARMS, .target = "prod-control-plane-1"},
+                      {.op = RS_OP_TALOS_ETCD_ALARMS, .target = "--bad"},
+                      {.op = RS_OP_TALOS_ETCD_ALARMS, .target = "prod-control-plane-2"},
+                      {.op = RS_OP_TALOS_ETCD_ALARMS, .target = "prod-control-plane-3"}};
+    rs_resp resps[4];
+    live_talos_call_batch(lt, reqs, resps, 4, 4);
+    int want[4] = {200, 400, 200, 200};
+    for (int i = 0; i < 4; i++) {
+        ck_assert_msg(resps[i].status == want[i], "request %d: %d (%s)", i, resps[i].status,
+                      resps[i].error);
+        rs_resp_free(&resps[i]);
+    }
+    live_talos_close(lt);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("live_talos_run");
@@ -362,6 +391,7 @@ int main(void)
     tcase_add_test(tc, test_grpc_codes_map_and_unknown_outcomes_are_ambiguous);
     tcase_add_test(tc, test_reads_go_through_the_strict_readers);
     tcase_add_test(tc, test_a_flag_shaped_argument_never_reaches_talosctl);
+    tcase_add_test(tc, test_a_batch_of_reads_runs_its_invocations_together);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

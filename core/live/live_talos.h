@@ -82,6 +82,11 @@ rs_code live_talos_open(const live_talos_opts *o, live_talos **out, rs_err *e);
  * as a transport root does (status, body, sent, error; rs_resp_init first).
  * Returns resp->status. Any other op answers 400. */
 int live_talos_call(live_talos *lt, const rs_req *req, rs_resp *resp);
+/* n independent requests (the per-node auth reads of a batch), at most
+ * parallelism talosctl invocations at once; resps[i] answers reqs[i] exactly
+ * as live_talos_call would. Not for writes (a batch has no order). */
+void live_talos_call_batch(live_talos *lt, const rs_req *reqs, rs_resp *resps, size_t n,
+                           int parallelism);
 void live_talos_close(live_talos *lt);
 
 #endif

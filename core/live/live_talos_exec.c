@@ -122,47 +122,78 @@ static bool exec_drain(exec_buf *b, size_t max)
     return true;
 }
 
-/* Collects both streams until they close, the deadline passes or one
- * overflows; kills the child's group in the last two cases. */
-static void exec_collect(pid_t pid, exec_buf *bufs, int64_t timeout_ms, size_t max,
-                         live_exec_result *r)
+typedef struct exec_kid {
+    pid_t pid;
+    exec_buf bufs[2];
+    int64_t deadline_ms;
+    live_exec_result *r;
+} exec_kid;
+
+static void exec_kill(exec_kid *k)
 {
-    int64_t deadline = exec_now_ms() + timeout_ms;
-    while (bufs[0].fd >= 0 || bufs[1].fd >= 0) {
-        int64_t left = deadline - exec_now_ms();
-        if (left <= 0) {
-            r->timed_out = true;
-            break;
+    kill(-k->pid, SIGKILL);
+    kill(k->pid, SIGKILL);
+    for (int i = 0; i < 2; i++)
+        if (k->bufs[i].fd >= 0) {
+            close(k->bufs[i].fd);
+            k->bufs[i].fd = -1;
         }
-        struct pollfd p[2] = {{.fd = bufs[0].fd, .events = POLLIN},
-                              {.fd = bufs[1].fd, .events = POLLIN}};
-        int rc = poll(p, 2, left > 1000 ? 1000 : (int)left);
-        if (rc < 0 && errno != EINTR) break;
-        for (int i = 0; i < 2 && rc > 0; i++)
-            if (bufs[i].fd >= 0 && (p[i].revents & (POLLIN | POLLHUP | POLLERR)) &&
-                !exec_drain(&bufs[i], max))
-                r->overflow = true;
-        if (r->overflow) break;
-    }
-    if (r->timed_out || r->overflow) {
-        kill(-pid, SIGKILL);
-        kill(pid, SIGKILL);
-    }
 }
 
-static void exec_wait(pid_t pid, int64_t timeout_ms, live_exec_result *r)
+/* Collects every child's two streams until they close, a child's deadline
+ * passes or one of its streams overflows (that child's group is killed). */
+static void exec_collect(exec_kid *kids, size_t n, size_t max)
 {
-    int st = 0;
-    /* The streams closed, yet the child may linger: bounded too. */
-    int64_t deadline = exec_now_ms() + (r->timed_out || r->overflow ? 60000 : timeout_ms);
+    struct pollfd *p = rs_xcalloc(2 * n + 1, sizeof *p);
     for (;;) {
-        pid_t w = waitpid(pid, &st, WNOHANG);
-        if (w == pid) break;
+        size_t np = 0;
+        int64_t now = exec_now_ms(), wait_ms = 1000;
+        for (size_t i = 0; i < n; i++) {
+            exec_kid *k = &kids[i];
+            if (k->bufs[0].fd < 0 && k->bufs[1].fd < 0) continue;
+            if (now >= k->deadline_ms) {
+                k->r->timed_out = true;
+                exec_kill(k);
+                continue;
+            }
+            if (k->deadline_ms - now < wait_ms) wait_ms = k->deadline_ms - now;
+            for (int j = 0; j < 2; j++)
+                if (k->bufs[j].fd >= 0)
+                    p[np++] = (struct pollfd){.fd = k->bufs[j].fd, .events = POLLIN};
+        }
+        if (np == 0) break;
+        int rc = poll(p, np, (int)wait_ms);
+        if (rc < 0 && errno != EINTR) break;
+        for (size_t i = 0; i < n && rc > 0; i++) {
+            exec_kid *k = &kids[i];
+            for (int j = 0; j < 2; j++) {
+                if (k->bufs[j].fd < 0) continue;
+                short ev = 0;
+                for (size_t q = 0; q < np; q++)
+                    if (p[q].fd == k->bufs[j].fd) ev = p[q].revents;
+                if ((ev & (POLLIN | POLLHUP | POLLERR)) && !exec_drain(&k->bufs[j], max)) {
+                    k->r->overflow = true;
+                    exec_kill(k);
+                }
+            }
+        }
+    }
+    free(p);
+}
+
+/* Reaps one child; its streams are closed, yet it may linger: bounded too. */
+static void exec_wait(exec_kid *k)
+{
+    live_exec_result *r = k->r;
+    int st = 0;
+    int64_t deadline = r->timed_out || r->overflow ? exec_now_ms() + 60000 : k->deadline_ms;
+    for (;;) {
+        pid_t w = waitpid(k->pid, &st, WNOHANG);
+        if (w == k->pid) break;
         if (w < 0 && errno != EINTR) return;
         if (exec_now_ms() >= deadline && !r->timed_out) {
             r->timed_out = true;
-            kill(-pid, SIGKILL);
-            kill(pid, SIGKILL);
+            exec_kill(k);
             deadline = exec_now_ms() + 60000;
         }
         struct timespec ts = {0, 10 * 1000 * 1000};
@@ -174,10 +205,28 @@ static void exec_wait(pid_t pid, int64_t timeout_ms, live_exec_result *r)
         r->exit_code = -1;
         r->signal = WIFSIGNALED(st) ? WTERMSIG(st) : 0;
     }
+    for (int i = 0; i < 2; i++) {
+        char **text = i ? &r->err : &r->out;
+        size_t *len = i ? &r->err_len : &r->out_len;
+        if (k->bufs[i].data) {
+            free(*text);
+            *text = k->bufs[i].data;
+            *len = k->bufs[i].len;
+            k->bufs[i].data = NULL;
+        }
+    }
 }
 
-rs_code live_exec_run(char *const argv[], const char *const env_extra[], int64_t timeout_ms,
-                      size_t output_max, live_exec_result *r, rs_err *e)
+static void exec_close_pair(int p[2])
+{
+    close(p[0]);
+    close(p[1]);
+}
+
+/* Forks one child; RS_OK once its program runs (k filled), RS_FAILED when
+ * it could not be started. */
+static rs_code exec_start(char *const argv[], const char *const env_extra[], int64_t timeout_ms,
+                          live_exec_result *r, exec_kid *k, rs_err *e)
 {
     memset(r, 0, sizeof *r);
     r->exit_code = -1;
@@ -186,15 +235,12 @@ rs_code live_exec_run(char *const argv[], const char *const env_extra[], int64_t
     int out_p[2], err_p[2], st_p[2];
     if (pipe2(out_p, O_CLOEXEC) != 0) return rs_fail(e, RS_FAILED, "pipe: %s", strerror(errno));
     if (pipe2(err_p, O_CLOEXEC) != 0) {
-        close(out_p[0]);
-        close(out_p[1]);
+        exec_close_pair(out_p);
         return rs_fail(e, RS_FAILED, "pipe: %s", strerror(errno));
     }
     if (pipe2(st_p, O_CLOEXEC) != 0) {
-        close(out_p[0]);
-        close(out_p[1]);
-        close(err_p[0]);
-        close(err_p[1]);
+        exec_close_pair(out_p);
+        exec_close_pair(err_p);
         return rs_fail(e, RS_FAILED, "pipe: %s", strerror(errno));
     }
     char **env = exec_env(env_extra);
@@ -217,7 +263,6 @@ rs_code live_exec_run(char *const argv[], const char *const env_extra[], int64_t
         got = read(st_p[0], &child_errno, sizeof child_errno);
     while (got < 0 && errno == EINTR);
     close(st_p[0]);
-    exec_buf bufs[2] = {{.fd = out_p[0]}, {.fd = err_p[0]}};
     if (got == (ssize_t)sizeof child_errno) {
         close(out_p[0]);
         close(err_p[0]);
@@ -226,21 +271,38 @@ rs_code live_exec_run(char *const argv[], const char *const env_extra[], int64_t
         return rs_fail(e, RS_FAILED, "could not start %s: %s", argv[0], strerror(child_errno));
     }
     r->started = true;
-    exec_collect(pid, bufs, timeout_ms, output_max, r);
-    for (int i = 0; i < 2; i++)
-        if (bufs[i].fd >= 0) close(bufs[i].fd);
-    exec_wait(pid, timeout_ms, r);
-    if (bufs[0].data) {
-        free(r->out);
-        r->out = bufs[0].data;
-        r->out_len = bufs[0].len;
-    }
-    if (bufs[1].data) {
-        free(r->err);
-        r->err = bufs[1].data;
-        r->err_len = bufs[1].len;
-    }
+    *k = (exec_kid){.pid = pid,
+                    .bufs = {{.fd = out_p[0]}, {.fd = err_p[0]}},
+                    .deadline_ms = exec_now_ms() + timeout_ms,
+                    .r = r};
     return RS_OK;
+}
+
+void live_exec_run_many(live_exec_job *jobs, size_t n, const char *const env_extra[],
+                        int64_t timeout_ms, size_t output_max)
+{
+    exec_kid *kids = rs_xcalloc(n + 1, sizeof *kids);
+    size_t nk = 0;
+    for (size_t i = 0; i < n; i++) {
+        rs_err_clear(&jobs[i].err);
+        jobs[i].rc = exec_start(jobs[i].argv, env_extra, timeout_ms, &jobs[i].result, &kids[nk],
+                                &jobs[i].err);
+        if (jobs[i].rc == RS_OK) nk++;
+    }
+    exec_collect(kids, nk, output_max);
+    for (size_t i = 0; i < nk; i++)
+        exec_wait(&kids[i]);
+    free(kids);
+}
+
+rs_code live_exec_run(char *const argv[], const char *const env_extra[], int64_t timeout_ms,
+                      size_t output_max, live_exec_result *r, rs_err *e)
+{
+    live_exec_job job = {.argv = argv};
+    live_exec_run_many(&job, 1, env_extra, timeout_ms, output_max);
+    *r = job.result;
+    if (job.rc != RS_OK && e) *e = job.err;
+    return job.rc;
 }
 
 void live_exec_result_free(live_exec_result *r)

@@ -40,4 +40,16 @@ rs_code live_exec_run(char *const argv[], const char *const env_extra[], int64_t
                       size_t output_max, live_exec_result *r, rs_err *e);
 void live_exec_result_free(live_exec_result *r);
 
+/* Several children at once (a batch of independent reads): each job's argv
+ * runs concurrently with the others, each bounded as live_exec_run bounds
+ * one; job.rc/err say whether it started, job.result how it ended. */
+typedef struct live_exec_job {
+    char *const *argv;
+    rs_code rc;
+    rs_err err;
+    live_exec_result result; /* free with live_exec_result_free */
+} live_exec_job;
+void live_exec_run_many(live_exec_job *jobs, size_t n, const char *const env_extra[],
+                        int64_t timeout_ms, size_t output_max);
+
 #endif

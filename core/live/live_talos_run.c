@@ -238,20 +238,33 @@ static void lt_patch_remove(const char *dir, const char *file)
     if (dir[0]) rmdir(dir);
 }
 
-int live_talos_call(live_talos *lt, const rs_req *req, rs_resp *resp)
+/* One invocation being prepared, run and finished. */
+typedef struct lt_inv {
+    const char *argv[24];
+    char dir[4096], file[4200], patch_arg[4300];
+} lt_inv;
+
+/* Builds the invocation for req; false (resp answered) when it must not run. */
+static bool lt_prepare(live_talos *lt, const rs_req *req, lt_inv *v, rs_resp *resp)
 {
     rs_resp_init(resp);
+    v->dir[0] = v->file[0] = '\0';
     const char *image = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(req->body, "image"));
     bool image_op = req->op == RS_OP_TALOS_IMAGE_REMOVE || req->op == RS_OP_TALOS_IMAGE_PULL;
-    if (!lt_arg_ok(req->target))
-        return lt_fail(resp, 400, RS_SENT_NO, "talos request for an unusable node name");
-    if (image_op && !lt_arg_ok(image))
-        return lt_fail(resp, 400, RS_SENT_NO, "talos image request for node %s needs an image",
-                       req->target);
-    if (req->op == RS_OP_TALOS_READ_AUTH && !lt_arg_ok(req->host))
-        return lt_fail(resp, 400, RS_SENT_NO, "talos read-auth for node %s needs a host",
-                       req->target);
-    const char *argv[24];
+    if (!lt_arg_ok(req->target)) {
+        lt_fail(resp, 400, RS_SENT_NO, "talos request for an unusable node name");
+        return false;
+    }
+    if (image_op && !lt_arg_ok(image)) {
+        lt_fail(resp, 400, RS_SENT_NO, "talos image request for node %s needs an image",
+                req->target);
+        return false;
+    }
+    if (req->op == RS_OP_TALOS_READ_AUTH && !lt_arg_ok(req->host)) {
+        lt_fail(resp, 400, RS_SENT_NO, "talos read-auth for node %s needs a host", req->target);
+        return false;
+    }
+    const char **argv = v->argv;
     size_t n = 0;
     argv[n++] = lt->talosctl;
     if (lt->talosconfig) {
@@ -260,67 +273,105 @@ int live_talos_call(live_talos *lt, const rs_req *req, rs_resp *resp)
     }
     argv[n++] = "--nodes";
     argv[n++] = req->target;
-    char dir[4096] = "", file[4200] = "", patch_arg[4300];
+    const char *words[8] = {NULL};
     switch (req->op) {
     case RS_OP_TALOS_PATCH: {
         rs_err e;
         rs_err_clear(&e);
         char *text = lt_patch_text(lt, req, &e);
         bool built = text != NULL;
-        bool ok = built && lt_patch_file(lt, text, dir, sizeof dir, file, sizeof file, &e);
+        bool ok =
+            built && lt_patch_file(lt, text, v->dir, sizeof v->dir, v->file, sizeof v->file, &e);
         cred_text_wipe_free(text);
         if (!ok) {
-            lt_patch_remove(dir, file);
-            return lt_fail(resp, built ? 0 : 400, RS_SENT_NO, "%s", e.msg);
+            lt_patch_remove(v->dir, v->file);
+            {
+                lt_fail(resp, built ? 0 : 400, RS_SENT_NO, "%s", e.msg);
+                return false;
+            }
         }
-        snprintf(patch_arg, sizeof patch_arg, "@%s", file);
-        const char *w[] = {"patch", "machineconfig", "--mode", "no-reboot", "--patch", patch_arg};
-        for (size_t i = 0; i < 6; i++)
-            argv[n++] = w[i];
+        snprintf(v->patch_arg, sizeof v->patch_arg, "@%s", v->file);
+        const char *w[] = {"patch",   "machineconfig", "--mode", "no-reboot",
+                           "--patch", v->patch_arg,    NULL};
+        memcpy(words, w, sizeof w);
         break;
     }
-    case RS_OP_TALOS_READ_AUTH:
-        argv[n++] = "get";
-        argv[n++] = "machineconfig";
-        argv[n++] = "-o";
-        argv[n++] = "jsonpath={.spec}";
+    case RS_OP_TALOS_READ_AUTH: {
+        const char *w[] = {"get", "machineconfig", "-o", "jsonpath={.spec}", NULL};
+        memcpy(words, w, sizeof w);
         break;
+    }
     case RS_OP_TALOS_REBOOT:
-        argv[n++] = "reboot";
-        argv[n++] = "--wait=false";
+        words[0] = "reboot";
+        words[1] = "--wait=false";
         break;
     case RS_OP_TALOS_IMAGE_REMOVE:
-    case RS_OP_TALOS_IMAGE_PULL:
-        argv[n++] = "image";
-        argv[n++] = req->op == RS_OP_TALOS_IMAGE_PULL ? "pull" : "remove";
-        argv[n++] = "--namespace";
-        argv[n++] = "cri";
-        argv[n++] = image;
+    case RS_OP_TALOS_IMAGE_PULL: {
+        const char *w[] = {"image",       req->op == RS_OP_TALOS_IMAGE_PULL ? "pull" : "remove",
+                           "--namespace", "cri",
+                           image,         NULL};
+        memcpy(words, w, sizeof w);
         break;
+    }
     case RS_OP_TALOS_ETCD_STATUS:
-        argv[n++] = "etcd";
-        argv[n++] = "status";
+        words[0] = "etcd";
+        words[1] = "status";
         break;
     case RS_OP_TALOS_ETCD_ALARMS:
-        argv[n++] = "etcd";
-        argv[n++] = "alarm";
-        argv[n++] = "list";
+        words[0] = "etcd";
+        words[1] = "alarm";
+        words[2] = "list";
         break;
-    default:
-        return lt_fail(resp, 400, RS_SENT_NO, "%s is not a Talos operation", rs_op_name(req->op));
+    default: {
+        lt_fail(resp, 400, RS_SENT_NO, "%s is not a Talos operation", rs_op_name(req->op));
+        return false;
     }
+    }
+    for (size_t i = 0; words[i]; i++)
+        argv[n++] = words[i];
     argv[n] = NULL;
-    live_exec_result x;
-    rs_err e;
-    rs_err_clear(&e);
-    rs_code rc = live_exec_run((char *const *)argv, lt_env_extra, lt->timeout_ms,
-                               LIVE_TALOS_OUTPUT_MAX, &x, &e);
-    lt_patch_remove(dir, file);
-    if (rc != RS_OK)
-        lt_fail(resp, 0, RS_SENT_NO, "%s", e.msg);
+    return true;
+}
+
+/* After the invocation: the patch gone, the outcome read, secrets declared. */
+static void lt_finish(live_talos *lt, const rs_req *req, lt_inv *v, live_exec_job *job,
+                      rs_resp *resp)
+{
+    lt_patch_remove(v->dir, v->file);
+    if (job->rc != RS_OK)
+        lt_fail(resp, 0, RS_SENT_NO, "%s", job->err.msg);
     else
-        lt_outcome(lt, req, &x, resp);
-    live_exec_result_free(&x);
+        lt_outcome(lt, req, &job->result, resp);
+    live_exec_result_free(&job->result);
     rs_resp_mark_secrets(req, resp);
+}
+
+int live_talos_call(live_talos *lt, const rs_req *req, rs_resp *resp)
+{
+    live_talos_call_batch(lt, req, resp, 1, 1);
     return resp->status;
+}
+
+void live_talos_call_batch(live_talos *lt, const rs_req *reqs, rs_resp *resps, size_t n,
+                           int parallelism)
+{
+    size_t wave = parallelism > 0 ? (size_t)parallelism : 1;
+    if (wave > n) wave = n;
+    lt_inv *inv = rs_xcalloc(wave + 1, sizeof *inv);
+    live_exec_job *jobs = rs_xcalloc(wave + 1, sizeof *jobs);
+    size_t *idx = rs_xcalloc(wave + 1, sizeof *idx);
+    for (size_t at = 0; at < n; at += wave) {
+        size_t nj = 0;
+        for (size_t i = at; i < n && i < at + wave; i++) {
+            if (!lt_prepare(lt, &reqs[i], &inv[nj], &resps[i])) continue;
+            jobs[nj] = (live_exec_job){.argv = (char *const *)inv[nj].argv};
+            idx[nj++] = i;
+        }
+        live_exec_run_many(jobs, nj, lt_env_extra, lt->timeout_ms, LIVE_TALOS_OUTPUT_MAX);
+        for (size_t j = 0; j < nj; j++)
+            lt_finish(lt, &reqs[idx[j]], &inv[j], &jobs[j], &resps[idx[j]]);
+    }
+    free(inv);
+    free(jobs);
+    free(idx);
 }
