@@ -214,8 +214,9 @@ START_TEST(test_no_or_a_malformed_command)
     ck_assert_ptr_nonnull(strstr(r.error, "no liveness command"));
     rs_resp_free(&r);
     live_oracle_close(o);
-    const char *bad[] = {"gh run view 'unbalanced {run}", "gh run view --json status", "   "};
-    for (size_t i = 0; i < 3; i++) { /* blank is a mistake, not "no command" */
+    const char *bad[] = {"gh run view 'unbalanced {run}", "gh run view --json status", "   ",
+                         "gh run view {run} --json status,conclusion"};
+    for (size_t i = 0; i < 4; i++) { /* blank is a mistake, not "no command" */
         rs_err e;
         rs_err_clear(&e);
         o = NULL;
@@ -224,7 +225,7 @@ START_TEST(test_no_or_a_malformed_command)
         ck_assert_ptr_null(o);
     }
     /* A program that does not exist: not sent. */
-    o = open_oracle("/nonexistent/gh run view {run}");
+    o = open_oracle("/nonexistent/gh run view {run} --attempt {attempt}");
     ck_assert_int_eq(live_oracle_call(o, &req, &r), 0);
     ck_assert(rs_resp_not_sent(&r));
     rs_resp_free(&r);

@@ -95,11 +95,16 @@ rs_code live_oracle_open(const live_oracle_opts *o, live_oracle **out, rs_err *e
     lo->timeout_ms = o->timeout_ms ? o->timeout_ms : LIVE_ORACLE_TIMEOUT_MS_DEFAULT;
     if (o->command && o->command[0]) {
         rs_code rc = lo_split(o->command, &lo->words, &lo->n, e);
-        bool has_run = false;
-        for (size_t i = 0; rc == RS_OK && i < lo->n; i++)
+        /* H22: a re-run reuses the run id, so a query without the attempt
+         * answers for the newest one, which may vouch for a live older one. */
+        bool has_run = false, has_attempt = false;
+        for (size_t i = 0; rc == RS_OK && i < lo->n; i++) {
             has_run = has_run || strstr(lo->words[i], "{run}") != NULL;
-        if (rc == RS_OK && (lo->n == 0 || !has_run))
-            rc = rs_fail(e, RS_USAGE, "liveness command: the template must name {run}");
+            has_attempt = has_attempt || strstr(lo->words[i], "{attempt}") != NULL;
+        }
+        if (rc == RS_OK && (lo->n == 0 || !has_run || !has_attempt))
+            rc = rs_fail(e, RS_USAGE,
+                         "liveness command: the template must name both {run} and {attempt}");
         if (rc != RS_OK) {
             live_oracle_close(lo);
             return rc;

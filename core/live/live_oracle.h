@@ -8,6 +8,8 @@
  * `{attempt}` are replaced by the run id and attempt of a run reference
  * "gh<run id>.<attempt>", e.g.
  *     gh run view {run} --attempt {attempt} --json status,conclusion
+ * Both must appear: a re-run reuses the run id, and an answer about another
+ * attempt could vouch for a live one (H22).
  * Its stdout must be one JSON object {"status": S, "conclusion": C} (an
  * "attempt" member, when present, must equal the attempt). status
  * "completed" with a known conclusion (success, failure, cancelled, skipped,
@@ -36,7 +38,8 @@ typedef struct live_oracle_opts {
 
 typedef struct live_oracle live_oracle;
 
-/* RS_USAGE when the template is malformed (unbalanced quote, no {run}). */
+/* RS_USAGE when the template is malformed (unbalanced quote, no {run} or
+ * no {attempt}). */
 rs_code live_oracle_open(const live_oracle_opts *o, live_oracle **out, rs_err *e);
 /* Answers one run.liveness request (req->target = the run reference). */
 int live_oracle_call(live_oracle *o, const rs_req *req, rs_resp *resp);
