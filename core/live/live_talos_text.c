@@ -36,6 +36,14 @@ typedef struct lt_table {
 
 typedef char lt_cells[LT_COLS_MAX][LT_CELL_MAX];
 
+/* A line of spaces only (the text need not be NUL-terminated). */
+static bool lt_blank(lt_line l)
+{
+    for (size_t i = 0; i < l.len; i++)
+        if (l.s[i] != ' ') return false;
+    return true;
+}
+
 /* Splits text into lines (a final newline is optional; trailing empty lines
  * are dropped). No NUL, CR, tab or other control byte anywhere: tabwriter
  * output holds none, so one is a sign of something else. */
@@ -60,7 +68,7 @@ static bool lt_split(const char *text, size_t len, lt_line *lines, size_t *n, rs
         lines[(*n)++] = (lt_line){text + at, l};
         at += l + 1;
     }
-    while (*n > 0 && strspn(lines[*n - 1].s, " ") >= lines[*n - 1].len)
+    while (*n > 0 && lt_blank(lines[*n - 1]))
         (*n)--;
     return true;
 }
