@@ -337,6 +337,9 @@ START_TEST(test_an_unreadable_machine_config_is_refused)
         /* auth that is not base64 of user:pass */
         "kind: RegistryAuthConfig\nname: ghcr.io\nauth: bm9jb2xvbg==\n",
         "kind: RegistryAuthConfig\nname: ghcr.io\nauth: '***not base64'\n",
+        /* bytes that are not UTF-8 (in a directive they hang libfyaml 0.7) */
+        "%YAML\xff\n",
+        "kind: RegistryAuthConfig\nname: ghcr.io\nusername: a\npassword: \xc3\n",
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
         auth_of(bad[i], RS_TALOS_AUTH_DOCUMENT, RS_FAILED);

@@ -14,6 +14,7 @@
 #include "core/live/live_talos_text.h"
 
 #include "core/cred/cred.h"
+#include "core/live/live_text.h"
 
 #include <libfyaml.h>
 #include <stdbool.h>
@@ -111,8 +112,12 @@ rs_code live_talos_auth_parse(const char *text, size_t len, const char *host,
                               rs_talos_auth_shape shape, cJSON **out, rs_err *e)
 {
     *out = NULL;
-    if (memchr(text, '\0', len))
-        return rs_fail(e, RS_FAILED, "Talos machine config holds a NUL byte");
+    /* Strict bytes before libfyaml sees them (no NUL, well-formed UTF-8):
+     * invalid UTF-8 in a directive makes libfyaml 0.7 loop forever. */
+    if (live_text_check("Talos machine config", text, len, e) != RS_OK) {
+        if (e) e->code = RS_FAILED; /* a reader's failure, not bad input of ours */
+        return RS_FAILED;
+    }
     struct fy_diag_cfg dcfg;
     fy_diag_cfg_default(&dcfg);
     dcfg.fp = NULL;
