@@ -11,8 +11,11 @@
 #define _GNU_SOURCE
 #include "core/live/live_talos_exec.h"
 
+#include "core/cred/cred.h"
+
 #include <errno.h>
 #include <fcntl.h>
+#include <openssl/crypto.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -110,13 +113,23 @@ static bool exec_drain(exec_buf *b, size_t max)
         return true;
     }
     if (n < 0) return true;
-    if (b->len + (size_t)n > max) return false;
+    if (b->len + (size_t)n > max) {
+        OPENSSL_cleanse(chunk, (size_t)n);
+        return false;
+    }
     if (b->len + (size_t)n + 1 > b->cap) {
-        b->cap = (b->len + (size_t)n + 1) * 2;
-        if (b->cap > max + 1) b->cap = max + 1;
-        b->data = rs_xrealloc(b->data, b->cap);
+        /* Grown by copy, the old buffer wiped: an answer (a machine config)
+         * can hold the credential, and realloc would leave copies behind. */
+        size_t cap = (b->len + (size_t)n + 1) * 2;
+        if (cap > max + 1) cap = max + 1;
+        char *grown = rs_xmalloc(cap);
+        if (b->len) memcpy(grown, b->data, b->len);
+        if (b->data) cred_bytes_wipe_free(b->data, b->cap);
+        b->data = grown;
+        b->cap = cap;
     }
     memcpy(b->data + b->len, chunk, (size_t)n);
+    OPENSSL_cleanse(chunk, (size_t)n);
     b->len += (size_t)n;
     b->data[b->len] = '\0';
     return true;
@@ -308,7 +321,7 @@ rs_code live_exec_run(char *const argv[], const char *const env_extra[], int64_t
 void live_exec_result_free(live_exec_result *r)
 {
     if (!r) return;
-    free(r->out);
-    free(r->err);
+    if (r->out) cred_bytes_wipe_free(r->out, r->out_len + 1);
+    if (r->err) cred_bytes_wipe_free(r->err, r->err_len + 1);
     r->out = r->err = NULL;
 }
