@@ -69,7 +69,7 @@ static void e2e_world(e2e *x)
 }
 
 /* `reassert sim serve` on a free loopback port; its URL is the first line. */
-static void e2e_serve(e2e *x)
+static void e2e_serve(e2e *x, const char *scenario)
 {
     /* REASSERT_BIN under ctest; else the reassert beside this test binary
      * (tests/valgrind.sh runs the suites without ctest's environment). */
@@ -89,7 +89,11 @@ static void e2e_serve(e2e *x)
         dup2(p[1], 1);
         close(p[0]);
         close(p[1]);
-        execl(bin, bin, "sim", "serve", "--db", x->db, "--listen", "127.0.0.1:0", (char *)NULL);
+        if (scenario)
+            execl(bin, bin, "sim", "serve", "--db", x->db, "--listen", "127.0.0.1:0", "--scenario",
+                  scenario, "--run", "serve", (char *)NULL);
+        else
+            execl(bin, bin, "sim", "serve", "--db", x->db, "--listen", "127.0.0.1:0", (char *)NULL);
         _exit(127);
     }
     close(p[1]);
@@ -125,7 +129,7 @@ static live_talos *e2e_driver(e2e *x, rs_talos_auth_shape shape)
     return lt;
 }
 
-static void e2e_start(e2e *x)
+static void e2e_start(e2e *x, const char *faults)
 {
     memset(x, 0, sizeof *x);
     snprintf(x->dir, sizeof x->dir, "/tmp/test_live_talos_e2e.XXXXXX");
@@ -135,7 +139,17 @@ static void e2e_start(e2e *x)
     snprintf(x->rec, sizeof x->rec, "%s/record.jsonl", x->dir);
     ck_assert_int_eq(mkdir(x->tmp, 0700), 0);
     e2e_world(x);
-    e2e_serve(x);
+    char scn[200];
+    if (faults) {
+        snprintf(scn, sizeof scn, "%s/faults.yaml", x->dir);
+        FILE *f = fopen(scn, "w");
+        fprintf(f,
+                "name: talos-faults\nseed: 1\ncluster: {preset: prod, credential: previous}\n"
+                "desired: current\nruns:\n  - name: serve\n    faults:\n%s",
+                faults);
+        fclose(f);
+    }
+    e2e_serve(x, faults ? scn : NULL);
     e2e_talosconfig(x, "");
     x->lt = e2e_driver(x, RS_TALOS_AUTH_DOCUMENT);
 }
@@ -247,7 +261,7 @@ START_TEST(test_stub_talosctl_through_sim_serve_to_the_world)
 {
     setenv("REASSERT_E2E_SECRET", "must-not-reach-talosctl", 1);
     e2e x;
-    e2e_start(&x);
+    e2e_start(&x, NULL);
     rs_resp r;
     /* The world starts on the previous credential: it reads back different. */
     ck_assert_int_eq(call(&x, RS_OP_TALOS_READ_AUTH, "prod-worker-1", "{\"host\":\"ghcr.io\"}", &r),
@@ -319,12 +333,43 @@ START_TEST(test_stub_talosctl_through_sim_serve_to_the_world)
 }
 END_TEST
 
+/* A scenario's faults on talos.* calls travel through the stub as talosctl
+ * would fail: a `fail: 500` is a clean failure (500, the world unchanged), a
+ * `timeout` is a transport error whose write may have been applied (status
+ * 0, sent unknown: the core re-reads or fails closed); the next call
+ * succeeds. sim serve exits 0 only when both faults fired. */
+START_TEST(test_scenario_faults_reach_the_driver_as_talosctl_failures)
+{
+    e2e x;
+    e2e_start(&x, "      - {on: \"talos.image-pull prod-worker-1\", fail: 500}\n"
+                  "      - {on: \"talos.reboot prod-worker-2\", timeout: true}\n");
+    rs_resp r;
+    ck_assert_int_eq(
+        call(&x, RS_OP_TALOS_IMAGE_PULL, "prod-worker-1", "{\"image\":\"" IMAGE "\"}", &r), 500);
+    ck_assert(r.sent == RS_SENT_YES);
+    rs_resp_free(&r);
+    ck_assert_int_eq(call(&x, RS_OP_TALOS_REBOOT, "prod-worker-2", NULL, &r), 0);
+    ck_assert(rs_resp_ambiguous(&r));
+    rs_resp_free(&r);
+    ck_assert_int_eq(
+        call(&x, RS_OP_TALOS_IMAGE_PULL, "prod-worker-1", "{\"image\":\"" IMAGE "\"}", &r), 200);
+    rs_resp_free(&r);
+    sim_world *w = e2e_stop(&x);
+    cJSON *c = sim_counters_snapshot(w);
+    ck_assert_double_eq(tt_num(c, "talos_calls"), 3);
+    ck_assert_double_eq(tt_num(c, "node_reboots"), 0);
+    cJSON_Delete(c);
+    e2e_cleanup(&x, w);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("live_talos_e2e");
     TCase *tc = tcase_create("e2e");
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_stub_talosctl_through_sim_serve_to_the_world);
+    tcase_add_test(tc, test_scenario_faults_reach_the_driver_as_talosctl_failures);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
