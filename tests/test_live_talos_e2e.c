@@ -27,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -86,6 +87,7 @@ static void e2e_serve(e2e *x, const char *scenario)
     ck_assert_int_eq(pipe(p), 0);
     x->serve = fork();
     if (x->serve == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGTERM); /* a failed assertion never leaves it running */
         dup2(p[1], 1);
         close(p[0]);
         close(p[1]);
