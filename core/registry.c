@@ -28,7 +28,6 @@ static bool target_split(const char *target, char *repo, size_t repolen)
 typedef struct reg_target {
     const char *target; /* "repo:ref" on the registry host */
     char repo[512];
-    rs_req treq, mreq;
     rs_resp tr, mr;
     cJSON *creds, *mbody;
     bool asked_token, asked_manifest;
@@ -37,7 +36,7 @@ typedef struct reg_target {
 static const char *reg_token(const reg_target *t)
 {
     const cJSON *tok = t->tr.body ? cJSON_GetObjectItemCaseSensitive(t->tr.body, "token") : NULL;
-    return t->tr.status == 200 && cJSON_IsString(tok) ? tok->valuestring : NULL;
+    return t->tr.status == 200 && tok && cJSON_IsString(tok) ? tok->valuestring : NULL;
 }
 
 /* Token requests for targets [from, to) as one batch. */

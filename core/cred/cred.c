@@ -265,8 +265,8 @@ bool cred_matches_text(const rs_cred *cred, const char *text, size_t len)
     if (!cred || !cred->canonical || !text) return false;
     rs_cred other;
     if (cred_parse(text, len, "credential", &other, NULL) != RS_OK) return false;
-    bool same = ct_equal(cred->canonical, strlen(cred->canonical), other.canonical,
-                         strlen(other.canonical));
+    bool same = other.canonical && ct_equal(cred->canonical, strlen(cred->canonical),
+                                            other.canonical, strlen(other.canonical));
     cred_free(&other);
     return same;
 }

@@ -66,7 +66,7 @@ typedef struct js_buf {
 static void js_buf_push(js_buf *b, const char *bytes, size_t n)
 {
     if (!b) return;
-    if (b->len + n + 1 > b->cap) {
+    if (!b->p || b->len + n + 1 > b->cap) {
         size_t cap = b->cap ? b->cap : 16;
         while (cap < b->len + n + 1)
             cap *= 2;

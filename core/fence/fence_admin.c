@@ -120,14 +120,20 @@ static int64_t days_from_civil(int64_t y, int64_t m, int64_t d)
     return era * 146097 + doe - 719468;
 }
 
-/* RFC 3339 "YYYY-MM-DDTHH:MM:SS[.ffffff]Z" => ms since the epoch; -1 if not. */
+/* RFC 3339 "YYYY-MM-DDTHH:MM:SS[.ffffff]Z" => ms since the epoch; -1 if not.
+ * A digit exactly where the shape has a 9: no sign or space (unlike %d). */
 static int64_t fa_parse_time(const char *s)
 {
-    int y, mo, d, h, mi, sec, used = 0;
-    if (!s || sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2d%n", &y, &mo, &d, &h, &mi, &sec, &used) != 6)
-        return -1;
+    if (!s) return -1;
+    int f[6] = {0}, k = 0;
+    const char *p = s;
+    for (const char *m = "9999-99-99T99:99:99"; *m; m++, p++) {
+        if (*m == '9' ? *p < '0' || *p > '9' : *p != *m) return -1;
+        if (*m == '9') f[k] = f[k] * 10 + (*p - '0');
+        k += *m != '9';
+    }
+    int y = f[0], mo = f[1], d = f[2], h = f[3], mi = f[4], sec = f[5];
     int64_t ms = 0;
-    const char *p = s + used;
     if (*p == '.') {
         int digits = 0;
         for (p++; *p >= '0' && *p <= '9'; p++, digits++)

@@ -90,7 +90,6 @@ typedef struct lease_write {
     const char *from_holder, *from_rv; /* take over: the terminal holder's tuple */
     bool creating;                     /* acquire: the last write sent was the create */
     lease_seen seen;                   /* the last re-read's judgement */
-    rs_err *e;
 } lease_write;
 
 static void add_op(cJSON *patch, const char *op, const char *path, const char *value)

@@ -23,7 +23,7 @@ const char *kobj_str(const cJSON *obj, const char *path)
     char *save = NULL;
     for (char *tok = strtok_r(buf, ".", &save); tok && cur; tok = strtok_r(NULL, ".", &save))
         cur = cJSON_GetObjectItemCaseSensitive(cur, tok);
-    return cJSON_IsString(cur) ? cur->valuestring : NULL;
+    return cur && cJSON_IsString(cur) ? cur->valuestring : NULL;
 }
 
 const char *kobj_rv(const cJSON *obj)
@@ -302,7 +302,7 @@ const char *kobj_lease_holder(const cJSON *lease, bool *present)
         const cJSON *v = cJSON_GetObjectItemCaseSensitive(spec, "holderIdentity");
         bool spec_ok = !spec || cJSON_IsObject(spec);
         if (spec_ok && (!v || cJSON_IsString(v) || cJSON_IsNull(v))) {
-            here = cJSON_IsString(v);
+            here = v && cJSON_IsString(v);
             h = here ? v->valuestring : "";
         }
     }

@@ -213,8 +213,10 @@ static int lo_fail(rs_resp *resp, int status, rs_sent sent, const char *fmt, ...
     return status;
 }
 
-/* "gh<id>.<attempt>" -> id, attempt (digits, bounded); false otherwise. */
-static bool lo_ref(const char *ref, char *run, size_t rcap, char *attempt, size_t acap)
+/* "gh<id>.<attempt>" -> id, attempt (digits, bounded) and the attempt's
+ * number; false otherwise. */
+static bool lo_ref(const char *ref, char *run, size_t rcap, char *attempt, size_t acap,
+                   int *attempt_no)
 {
     if (!ref || strncmp(ref, "gh", 2) != 0) return false;
     size_t id = strspn(ref + 2, "0123456789");
@@ -224,6 +226,9 @@ static bool lo_ref(const char *ref, char *run, size_t rcap, char *attempt, size_
         return false;
     snprintf(run, rcap, "%.*s", (int)id, ref + 2);
     snprintf(attempt, acap, "%.*s", (int)an, at + 1);
+    /* At most 6 digits (checked above): the number fits an int, and strtol
+     * cannot fail on what strspn accepted. */
+    *attempt_no = (int)strtol(attempt, NULL, 10);
     return true;
 }
 
@@ -231,13 +236,14 @@ int live_oracle_call(live_oracle *o, const rs_req *req, rs_resp *resp)
 {
     rs_resp_init(resp);
     char run[32], attempt[16];
+    int attempt_no = 0;
     if (req->op != RS_OP_RUN_LIVENESS)
         return lo_fail(resp, 400, RS_SENT_NO, "the liveness oracle answers run.liveness only");
     if (!o->words)
         return lo_fail(resp, 0, RS_SENT_NO,
                        "no liveness command is configured (liveness.command, "
                        "--liveness-command), so no run can be proven over");
-    if (!lo_ref(req->target, run, sizeof run, attempt, sizeof attempt))
+    if (!lo_ref(req->target, run, sizeof run, attempt, sizeof attempt, &attempt_no))
         return lo_fail(resp, 422, RS_SENT_NO,
                        "run reference %s names no GitHub Actions run the liveness command "
                        "can ask about",
@@ -258,7 +264,7 @@ int live_oracle_call(live_oracle *o, const rs_req *req, rs_resp *resp)
                 x.timed_out  ? "timed out"
                 : x.overflow ? "printed more than the output bound"
                              : "failed (non-zero exit)");
-    else if (live_oracle_parse(x.out, x.out_len, atoi(attempt), &terminal, &e) != RS_OK)
+    else if (live_oracle_parse(x.out, x.out_len, attempt_no, &terminal, &e) != RS_OK)
         lo_fail(resp, 502, RS_SENT_YES, "run %s: %s", req->target, e.msg);
     else {
         resp->status = 200;

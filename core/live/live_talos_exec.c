@@ -22,9 +22,7 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <time.h>
-#include <unistd.h>
-
-extern char **environ;
+#include <unistd.h> /* environ (_GNU_SOURCE) */
 
 const char *const live_exec_env_base[] = {"PATH",
                                           "HOME",
