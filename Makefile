@@ -9,7 +9,9 @@ FUZZ_SECONDS ?= 60
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 
 .PHONY: all build deps deps-fuzz demo test test-plain test-asan fuzz valgrind bench clean format
-.PHONY: coverage deps-coverage
+.PHONY: coverage deps-coverage install lint deps-lint format-check
+CTEST_FLAGS ?=
+PREFIX     ?= /usr/local
 
 all: build
 
@@ -26,14 +28,14 @@ demo: build
 	./$(BUILD)/reassert sim scenarios/two-run-stage-reassert.yaml
 
 test-plain: build
-	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) $(CTEST_FLAGS)
 
 $(ASAN_BUILD)/CMakeCache.txt: | deps
 	cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DREASSERT_SANITIZE=ON
 
 test-asan: deps $(ASAN_BUILD)/CMakeCache.txt
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
-	cd $(ASAN_BUILD) && ctest --output-on-failure -j $(JOBS)
+	cd $(ASAN_BUILD) && ctest --output-on-failure -j $(JOBS) $(CTEST_FLAGS)
 
 test: test-plain test-asan
 
@@ -67,6 +69,24 @@ $(COV_BUILD)/CMakeCache.txt: | deps
 coverage: deps deps-coverage $(COV_BUILD)/CMakeCache.txt
 	cmake --build $(COV_BUILD) -j $(JOBS)
 	JOBS=$(JOBS) sh cmake/coverage.sh $(COV_BUILD) $(BUILD)/coverage
+
+# Static checks: cppcheck and clang-tidy (.clang-tidy at the root) on core/,
+# cli/ and recorder/, with the flags each file is built with
+# ($(BUILD)/compile_commands.json); format-check is clang-format's dry run
+# over every tracked .c/.h (the same files `make format` rewrites).
+deps-lint:
+	@sh cmake/deps.sh lint
+
+lint: deps-lint build
+	JOBS=$(JOBS) sh cmake/lint.sh $(BUILD) core cli recorder
+
+format-check: deps-lint
+	clang-format --dry-run --Werror $$(git ls-files '*.c' '*.h')
+
+# The binary to $(PREFIX)/bin and reassert(1) to $(PREFIX)/share/man/man1
+# (DESTDIR is honoured, for packaging).
+install: build
+	cmake --install $(BUILD) --prefix $(PREFIX)
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD) $(COV_BUILD)

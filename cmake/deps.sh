@@ -66,6 +66,11 @@ done
 # sim serve's tests: kubectl as a real client, openssl for the TLS variant.
 command -v kubectl >/dev/null 2>&1 || { missing="$missing kubectl"; pkgs="$pkgs kubernetes-client"; }
 command -v openssl >/dev/null 2>&1 || { missing="$missing openssl"; pkgs="$pkgs openssl"; }
+# tests/check_ci_yaml.sh parses the GitHub workflow and action.
+python3 -c 'import yaml' >/dev/null 2>&1 || { missing="$missing python3-yaml"; pkgs="$pkgs python3-yaml"; }
+# tests/check_install.sh renders the installed man page reassert(1).
+command -v man >/dev/null 2>&1 || { missing="$missing man"; pkgs="$pkgs man-db"; }
+command -v groff >/dev/null 2>&1 || { missing="$missing groff"; pkgs="$pkgs groff-base"; }
 [ -z "$missing" ] && exit 0
 echo "deps: missing:$missing; installing Debian packages" >&2
 if [ "$(id -u)" != 0 ]; then

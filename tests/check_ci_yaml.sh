@@ -1,0 +1,92 @@
+#!/bin/sh
+# The GitHub files parse and say what the README promises: the workflow
+# (.github/workflows/ci.yml) runs `make test` and `make lint` on
+# ubuntu-latest and uploads the JUnit, the scenario report and the coverage
+# report; the composite action (action.yml, `uses: ./`) takes a `command`,
+# builds reassert and runs the command through the environment (never by
+# splicing ${{ inputs.command }} into a script). Every `make TARGET` the
+# workflow runs is a target the Makefile has (make -n).
+#
+#   tests/check_ci_yaml.sh BUILD/reassert SOURCE_ROOT
+set -u
+src=$2
+cd "$src" || exit 2
+python3 - <<'PY'
+import re, subprocess, sys
+import yaml
+
+fails = []
+def fail(msg):
+    fails.append(msg)
+    print("FAIL: " + msg)
+
+def load(path):
+    try:
+        with open(path, encoding="utf-8") as f:
+            return yaml.safe_load(f)
+    except (OSError, yaml.YAMLError) as e:
+        fail("%s: %s" % (path, e))
+        return None
+
+wf = load(".github/workflows/ci.yml")
+if isinstance(wf, dict):
+    # YAML 1.1 reads a bare `on:` key as the boolean True.
+    on = wf.get("on", wf.get(True))
+    if not on:
+        fail("ci.yml: no `on:` trigger")
+    jobs = wf.get("jobs") or {}
+    if not jobs:
+        fail("ci.yml: no jobs")
+    runs, uploads = [], []
+    for name, job in jobs.items():
+        if job.get("runs-on") != "ubuntu-latest":
+            fail("ci.yml: job %s does not run on ubuntu-latest" % name)
+        for step in job.get("steps") or []:
+            if "run" in step:
+                runs.append(step["run"])
+            uses = step.get("uses", "")
+            if uses.startswith("actions/upload-artifact@"):
+                uploads.append(str((step.get("with") or {}).get("path", "")))
+            if not ("run" in step) ^ ("uses" in step):
+                fail("ci.yml: a step has neither or both of run/uses: %r" % step)
+    script = "\n".join(runs)
+    targets = sorted(set(re.findall(r"\bmake ([a-z][a-z0-9-]*)", script)))
+    for want in ("test", "lint"):
+        if want not in targets:
+            fail("ci.yml: never runs make %s" % want)
+    for t in targets:
+        r = subprocess.run(["make", "-n", t], capture_output=True, text=True)
+        if r.returncode != 0:
+            fail("ci.yml runs make %s, which the Makefile does not have: %s" % (t, r.stderr.strip()))
+    joined = "\n".join(uploads)
+    for want, what in (("junit", "JUnit"), ("build/coverage", "the coverage report"),
+                       ("build/ci", "the scenario report")):
+        if want not in joined.lower():
+            fail("ci.yml uploads no %s (%s)" % (what, want))
+
+act = load("action.yml")
+if isinstance(act, dict):
+    runs = act.get("runs") or {}
+    if runs.get("using") != "composite":
+        fail("action.yml: not a composite action")
+    cmd = (act.get("inputs") or {}).get("command") or {}
+    if not cmd.get("required"):
+        fail("action.yml: no required `command` input")
+    steps = runs.get("steps") or []
+    text = ""
+    for s in steps:
+        if "run" in s and "shell" not in s:
+            fail("action.yml: a run step without shell: (composite actions need it)")
+        text += str(s.get("run", "")) + "\n"
+        if "${{ inputs.command }}" in str(s.get("run", "")):
+            fail("action.yml: the command is spliced into the script text")
+    if "cmake --build" not in text:
+        fail("action.yml: does not build reassert")
+    if not any("inputs.command" in str((s.get("env") or {}).values()) for s in steps):
+        fail("action.yml: the command is not passed through the environment")
+    if "GITHUB_PATH" not in text:
+        fail("action.yml: reassert is not put on PATH")
+
+print("ci yaml: %d failed" % len(fails))
+sys.exit(1 if fails else 0)
+PY
