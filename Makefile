@@ -7,7 +7,7 @@ FUZZ_BUILD ?= build-fuzz
 FUZZ_SECONDS ?= 60
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all build deps deps-fuzz demo test test-plain test-asan fuzz valgrind bench clean format
+.PHONY: all build deps deps-fuzz demo test test-plain test-asan fuzz valgrind bench bench-live clean format
 
 all: build
 
@@ -49,6 +49,11 @@ fuzz: deps deps-fuzz $(FUZZ_BUILD)/CMakeCache.txt
 
 bench: build
 	./$(BUILD)/reassert sim --compare eager,lazy scenarios/*.yaml
+
+# Live mode against sim serve beside the in-process sim, and the registry
+# proof with and without concurrency (build/bench/live.json).
+bench-live: build
+	sh tests/bench_live.sh $(BUILD)/reassert . $(BUILD)/bench/live.json
 
 valgrind: build
 	sh tests/valgrind.sh $(BUILD)

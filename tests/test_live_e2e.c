@@ -161,7 +161,7 @@ static void make_tls(e2e *x)
         "-days 2 -subj /CN=e2e-ca 2>/dev/null >/dev/null && "
         "openssl req -newkey rsa:2048 -nodes -keyout server.key -out server.csr "
         "-subj /CN=127.0.0.1 2>/dev/null >/dev/null && "
-        "printf 'subjectAltName=IP:127.0.0.1\\n' > san.ext && "
+        "printf 'subjectAltName=IP:127.0.0.1,DNS:kube.e2e.test\\n' > san.ext && "
         "openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial "
         "-out server.pem -days 2 -extfile san.ext 2>/dev/null >/dev/null",
         x->dir);
@@ -204,7 +204,7 @@ static void live_files(e2e *x)
         char *b64 = base64_encode(pem, strlen(pem));
         snprintf(p, sizeof p, "%s/kubeconfig", x->dir);
         t = rs_xasprintf("apiVersion: v1\nkind: Config\ncurrent-context: tls\nclusters:\n"
-                         "- name: tls\n  cluster:\n    server: %s\n    "
+                         "- name: tls\n  cluster:\n    server: %s\n    tls-server-name: kube.e2e.test\n    "
                          "certificate-authority-data: %s\nusers:\n- name: bot\n  user: {token: "
                          "%s}\ncontexts:\n- name: tls\n  context: {cluster: tls, user: bot}\n",
                          x->url, b64, KUBE_TOKEN);

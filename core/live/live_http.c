@@ -223,6 +223,14 @@ static bool io_prepare(live_http *h, CURL *c, call_io *io)
     curl_easy_setopt(c, CURLOPT_URL, io->url ? io->url : k->url);
     if (io->connect_list) curl_easy_setopt(c, CURLOPT_CONNECT_TO, io->connect_list);
     curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, k->method);
+    /* libcurl silently sends a request again when a reused connection dies
+     * before any answer byte: harmless for a read, a double apply for a
+     * write whose first copy was applied (DESIGN §3.3: a lost answer is
+     * re-read and adopted by the core, never replayed by the client). A
+     * write therefore goes on a connection of its own, which is never
+     * retried; reads keep the shared connection. */
+    if (strcmp(k->method, "GET") != 0 && strcmp(k->method, "HEAD") != 0)
+        curl_easy_setopt(c, CURLOPT_FRESH_CONNECT, 1L);
     if (strcmp(k->method, "HEAD") == 0) curl_easy_setopt(c, CURLOPT_NOBODY, 1L);
     if (k->body) {
         curl_easy_setopt(c, CURLOPT_POSTFIELDS, k->body);

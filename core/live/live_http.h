@@ -12,8 +12,11 @@
  * not resolve; some, then no answer, means it may have been applied.
  *
  * A pool is one shared connection cache (a CURLSH) behind every easy handle
- * it owns, so sequential calls reuse one connection, and a batch (curl
+ * it owns, so sequential reads reuse one connection, and a batch (curl
  * multi) multiplexes over HTTP/2 where the server offers it (ALPN over TLS).
+ * A write opens a connection of its own: libcurl replays a request whose
+ * reused connection died before the answer, and a replayed write may apply
+ * twice.
  * Credentials reach libcurl through options only (a header list built in
  * memory, CURLOPT_USERNAME/PASSWORD) and are wiped when the call ends.
  */
