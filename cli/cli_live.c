@@ -77,7 +77,9 @@ static char *read_token_file(const char *flag, const char *path, rs_err *e)
     size_t n = fread(buf, 1, CLI_SECRET_MAX + 1, f);
     fclose(f);
     buf[n] = '\0';
-    const char *why = n > CLI_SECRET_MAX ? "is too large" : memchr(buf, '\0', n) ? "has a NUL" : NULL;
+    const char *why = n > CLI_SECRET_MAX     ? "is too large"
+                      : memchr(buf, '\0', n) ? "has a NUL"
+                                             : NULL;
     while (!why && n && strchr(" \t\r\n", buf[n - 1]))
         buf[--n] = '\0';
     if (!why && !n) why = "is empty";
@@ -101,7 +103,8 @@ static rs_code bao_options(const rs_run_args *a, cli_live *l, live_root_opts *o,
         if (!l->bao_token) return RS_DATAERR;
         o->bao.token_src = a->openbao_token_file;
     } else {
-        const char *src = getenv("BAO_TOKEN") && getenv("BAO_TOKEN")[0] ? "BAO_TOKEN" : "VAULT_TOKEN";
+        const char *src =
+            getenv("BAO_TOKEN") && getenv("BAO_TOKEN")[0] ? "BAO_TOKEN" : "VAULT_TOKEN";
         const char *t = getenv(src);
         if (t && t[0]) l->bao_token = rs_xstrdup(t);
         o->bao.token_src = src;
@@ -169,8 +172,10 @@ static rs_code secret_ciphertext(const char *path, char **out, rs_err *e)
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(sd, "ghcr_dockerconfigjson");
     if (!cJSON_IsString(v) || !v->valuestring || !v->valuestring[0]) {
         live_yaml_free(d);
-        return rs_fail(e, RS_DATAERR, "%s: secret file: stringData.ghcr_dockerconfigjson is "
-                       "missing or not a string", path);
+        return rs_fail(e, RS_DATAERR,
+                       "%s: secret file: stringData.ghcr_dockerconfigjson is "
+                       "missing or not a string",
+                       path);
     }
     *out = rs_xstrdup(v->valuestring);
     live_yaml_free(d);
@@ -228,7 +233,9 @@ rs_code cli_live_credential(const rs_run_args *a, char **text, char **ciphertext
                 "--decrypt-command %s could not decrypt %s: %s (exit %d; its stderr, %zu bytes, "
                 "is not shown)",
                 argv[0], file,
-                r.timed_out ? "timed out" : r.overflow ? "printed too much" : "it failed",
+                r.timed_out  ? "timed out"
+                : r.overflow ? "printed too much"
+                             : "it failed",
                 r.exit_code, r.err_len);
         c = RS_DATAERR;
     } else {

@@ -142,9 +142,9 @@ static int run_sim(const rs_run_args *args, const sim_run_req *sim, FILE *out)
     rs_err e;
     rs_err_clear(&e);
     sim_session *root = NULL;
-    rs_code rc = sim ? sim_session_open(sim->db_path, run_name, sim->run, sim->unfired_path,
-                                        &root, &e)
-                     : sim_session_open(args->transport + 4, run_name, NULL, NULL, &root, &e);
+    rs_code rc =
+        sim ? sim_session_open(sim->db_path, run_name, sim->run, sim->unfired_path, &root, &e)
+            : sim_session_open(args->transport + 4, run_name, NULL, NULL, &root, &e);
     if (rc != RS_OK) return run_fail_early(args, out, &e);
     rs_config cfg;
     memset(&cfg, 0, sizeof cfg); /* sim_session_config fills it */
@@ -197,7 +197,8 @@ static int run_live(const rs_run_args *args, FILE *out)
     if (args->config_path && live_config_load(args->config_path, &cfg, &e) != RS_OK)
         code = e.code;
     else if (need_bao && !env_set("BAO_ADDR") && !env_set("VAULT_ADDR"))
-        code = rs_fail(&e, RS_USAGE, "the lazy strategy reads the OpenBao seed directly: set "
+        code = rs_fail(&e, RS_USAGE,
+                       "the lazy strategy reads the OpenBao seed directly: set "
                        "BAO_ADDR (or VAULT_ADDR) and a token (--openbao-token-file, BAO_TOKEN)");
     else if (args->opt.mode != RS_MODE_FENCES && args->opt.mode != RS_MODE_RECOVER_FENCES &&
              cli_live_credential(args, &text, &ciphertext, &e) != RS_OK)

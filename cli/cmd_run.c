@@ -38,8 +38,9 @@ int cmd_run(int argc, char **argv)
     }
     bool sim = strncmp(args.transport, "sim:", 4) == 0;
     if (!sim && args.desired_name) {
-        rs_fail(&e, RS_USAGE, "--desired names a sim catalogue credential; a live run reads "
-                              "--secret-file");
+        rs_fail(&e, RS_USAGE,
+                "--desired names a sim catalogue credential; a live run reads "
+                "--secret-file");
         return run_usage_fail(args.json_output, args.strategy_name, &e);
     }
     if (sim && args.test_facade_clock) {

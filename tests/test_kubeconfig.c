@@ -78,8 +78,10 @@ static const char *const FULL =
     "    proxy-url: http://proxy:3128\n"
     "- name: cb\n  cluster: {server: 'http://127.0.0.1:8080', insecure-skip-tls-verify: true,"
     " certificate-authority-data: aGVsbG8=}\n"
-    "users:\n- name: ua\n  user: {token: 12345, client-certificate: c.pem, client-key: /abs/k.pem}\n"
-    "- name: ub\n  user: {tokenFile: tok, client-certificate-data: Y2VydA==, client-key-data: a2V5}\n"
+    "users:\n- name: ua\n  user: {token: 12345, client-certificate: c.pem, client-key: "
+    "/abs/k.pem}\n"
+    "- name: ub\n  user: {tokenFile: tok, client-certificate-data: Y2VydA==, client-key-data: "
+    "a2V5}\n"
     "contexts:\n- name: a\n  context: {cluster: ca, user: ua}\n"
     "- name: b\n  context: {cluster: cb, user: ub}\n";
 
@@ -164,8 +166,8 @@ END_TEST
 START_TEST(test_in_cluster_fallback_and_no_config_at_all)
 {
     put("token", "sa-token\n");
-    live_kubeconfig_src src = {.home = "/nonexistent", .sa_host = "10.96.0.1", .sa_port = "443",
-                               .sa_dir = dir};
+    live_kubeconfig_src src = {
+        .home = "/nonexistent", .sa_host = "10.96.0.1", .sa_port = "443", .sa_dir = dir};
     live_kubeconfig *k = load_ok(&src);
     ck_assert_str_eq(k->server, "https://10.96.0.1:443");
     ck_assert_str_eq(k->context, "in-cluster");
@@ -323,15 +325,15 @@ END_TEST
 /* An exec plugin that runs: its credential, an expired one, a failure. */
 START_TEST(test_exec_plugin_runs_with_its_env_and_expiry)
 {
-    const char *plug = put("plug.sh",
-                           "#!/bin/sh\n[ \"$MODE\" = fail ] && { echo secret-ish >&2; exit 2; }\n"
-                           "case \"$KUBERNETES_EXEC_INFO\" in *ExecCredential*) ;; *) exit 4;; esac\n"
-                           "printf '{\"apiVersion\":\"" V1 "\",\"kind\":\"ExecCredential\","
-                           "\"status\":{\"token\":\"%s\",\"expirationTimestamp\":\"%s\"}}' "
-                           "\"$MODE\" \"$EXP\"\n");
+    const char *plug =
+        put("plug.sh", "#!/bin/sh\n[ \"$MODE\" = fail ] && { echo secret-ish >&2; exit 2; }\n"
+                       "case \"$KUBERNETES_EXEC_INFO\" in *ExecCredential*) ;; *) exit 4;; esac\n"
+                       "printf '{\"apiVersion\":\"" V1 "\",\"kind\":\"ExecCredential\","
+                       "\"status\":{\"token\":\"%s\",\"expirationTimestamp\":\"%s\"}}' "
+                       "\"$MODE\" \"$EXP\"\n");
     chmod(plug, 0700);
-    live_kubeconfig k = {.user = "u", .context = "c", .server = "https://x", .origin = "f",
-                         .has_exec = true};
+    live_kubeconfig k = {
+        .user = "u", .context = "c", .server = "https://x", .origin = "f", .has_exec = true};
     k.exec.command = (char *)plug;
     k.exec.api_version = V1;
     k.exec.interactive = "Never";
@@ -379,7 +381,9 @@ START_TEST(test_kube_paths_per_kind)
     ck_assert_str_eq(p, "/apis/kustomize.toolkit.fluxcd.io/v1/namespaces/flux-system/"
                         "kustomizations/x");
     free(p);
-    r = (rs_req){.op = RS_OP_KUBE_GET, .kind = "CustomResourceDefinition", .ns = "ignored",
+    r = (rs_req){.op = RS_OP_KUBE_GET,
+                 .kind = "CustomResourceDefinition",
+                 .ns = "ignored",
                  .name = "pushsecrets.external-secrets.io"};
     p = live_kube_path(&r);
     ck_assert_str_eq(p, "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/"

@@ -130,8 +130,8 @@ static void serve_start(e2e *x)
         close(p[1]);
         if (x->v == V_TLS)
             execl(x->bin, x->bin, "sim", "serve", "--db", x->world, "--listen", "127.0.0.1:0",
-                  "--token-file", tok, "--openbao-token-file", bao, "--tls-cert", cert,
-                  "--tls-key", key, "--run", "cli", (char *)NULL);
+                  "--token-file", tok, "--openbao-token-file", bao, "--tls-cert", cert, "--tls-key",
+                  key, "--run", "cli", (char *)NULL);
         else
             execl(x->bin, x->bin, "sim", "serve", "--db", x->world, "--listen", "127.0.0.1:0",
                   "--token-file", tok, "--openbao-token-file", bao, "--run", "cli", (char *)NULL);
@@ -189,8 +189,10 @@ static void live_files(e2e *x)
         /* KUBECONFIG = a.yaml:b.yaml — contexts in one, the rest in the
          * other: kubectl's merge must find both. */
         snprintf(p, sizeof p, "%s/a.yaml", x->dir);
-        write_file(p, "current-context: sim\ncontexts:\n- name: sim\n  context: {cluster: sim, "
-                      "user: bot}\n", 0600);
+        write_file(p,
+                   "current-context: sim\ncontexts:\n- name: sim\n  context: {cluster: sim, "
+                   "user: bot}\n",
+                   0600);
         snprintf(p, sizeof p, "%s/b.yaml", x->dir);
         t = rs_xasprintf("current-context: other\nclusters:\n- name: sim\n  cluster: {server: "
                          "\"%s\"}\nusers:\n- name: bot\n  user: {tokenFile: kube.token}\n",
@@ -203,11 +205,12 @@ static void live_files(e2e *x)
         char *pem = read_file(ca);
         char *b64 = base64_encode(pem, strlen(pem));
         snprintf(p, sizeof p, "%s/kubeconfig", x->dir);
-        t = rs_xasprintf("apiVersion: v1\nkind: Config\ncurrent-context: tls\nclusters:\n"
-                         "- name: tls\n  cluster:\n    server: %s\n    tls-server-name: kube.e2e.test\n    "
-                         "certificate-authority-data: %s\nusers:\n- name: bot\n  user: {token: "
-                         "%s}\ncontexts:\n- name: tls\n  context: {cluster: tls, user: bot}\n",
-                         x->url, b64, KUBE_TOKEN);
+        t = rs_xasprintf(
+            "apiVersion: v1\nkind: Config\ncurrent-context: tls\nclusters:\n"
+            "- name: tls\n  cluster:\n    server: %s\n    tls-server-name: kube.e2e.test\n    "
+            "certificate-authority-data: %s\nusers:\n- name: bot\n  user: {token: "
+            "%s}\ncontexts:\n- name: tls\n  context: {cluster: tls, user: bot}\n",
+            x->url, b64, KUBE_TOKEN);
         write_file(p, t, 0600);
         free(t);
         free(b64);
@@ -278,8 +281,10 @@ static void e2e_start(e2e *x, const char *scenario, variant v)
     write_file(path, t, 0600);
     free(t);
     snprintf(path, sizeof path, "%s/decrypt.sh", x->dir);
-    write_file(path, "#!/bin/sh\n# the SOPS file is $1; the plaintext lives beside it\n"
-                     "exec cat \"$(dirname \"$1\")/cred.json\"\n", 0700);
+    write_file(path,
+               "#!/bin/sh\n# the SOPS file is $1; the plaintext lives beside it\n"
+               "exec cat \"$(dirname \"$1\")/cred.json\"\n",
+               0700);
     free(cred);
     free(cipher);
     snprintf(path, sizeof path, "%s/kube.token", x->dir);
@@ -362,12 +367,12 @@ static cJSON *run_live(e2e *x, const sc_run *run, int *code)
     snprintf(secret, sizeof secret, "%s/secret.enc.yaml", x->dir);
     snprintf(decrypt, sizeof decrypt, "%s/decrypt.sh {file}", x->dir);
     snprintf(talosconfig, sizeof talosconfig, "%s/talosconfig", x->dir);
-    const char *head_kc[] = {"--transport", "live", "--kubeconfig", kc, "--secret-file", secret,
-                             "--decrypt-command", decrypt, "--talosconfig", talosconfig,
-                             "--test-facade-clock", NULL};
-    const char *head_env[] = {"--transport", "live", "--secret-file", secret,
-                              "--decrypt-command", decrypt, "--talosconfig", talosconfig,
-                              "--openbao-token-file", NULL, "--test-facade-clock", NULL};
+    const char *head_kc[] = {"--transport",   "live",      "--kubeconfig",        kc,
+                             "--secret-file", secret,      "--decrypt-command",   decrypt,
+                             "--talosconfig", talosconfig, "--test-facade-clock", NULL};
+    const char *head_env[] = {"--transport",          "live",  "--secret-file",       secret,
+                              "--decrypt-command",    decrypt, "--talosconfig",       talosconfig,
+                              "--openbao-token-file", NULL,    "--test-facade-clock", NULL};
     char baofile[256];
     snprintf(baofile, sizeof baofile, "%s/bao.token", x->dir);
     head_env[9] = baofile;
@@ -378,8 +383,8 @@ static cJSON *run_live(e2e *x, const sc_run *run, int *code)
     env[n++] = rs_xasprintf("HOME=%s", x->dir);
     env[n++] = rs_xasprintf("REASSERT_REGISTRY_URL=%s", x->url);
     if (x->v == V_BEARER) {
-        env[n++] = rs_xasprintf("KUBECONFIG=%s/a.yaml:%s/missing.yaml:%s/b.yaml", x->dir, x->dir,
-                                x->dir);
+        env[n++] =
+            rs_xasprintf("KUBECONFIG=%s/a.yaml:%s/missing.yaml:%s/b.yaml", x->dir, x->dir, x->dir);
         env[n++] = rs_xasprintf("BAO_ADDR=%s", x->url);
     } else if (x->v == V_TLS) {
         env[n++] = rs_xasprintf("BAO_ADDR=%s", x->url);
@@ -453,12 +458,14 @@ static char *table_dump(const char *db, const char *sql)
 
 static void same_world(e2e *x)
 {
-    static const char *const sql[] = {"SELECT * FROM objects ORDER BY kind, ns, name",
-                                      "SELECT * FROM openbao ORDER BY 1", "SELECT * FROM talos ORDER BY 1",
-                                      "SELECT * FROM counters ORDER BY 1"};
+    static const char *const sql[] = {
+        "SELECT * FROM objects ORDER BY kind, ns, name", "SELECT * FROM openbao ORDER BY 1",
+        "SELECT * FROM talos ORDER BY 1", "SELECT * FROM counters ORDER BY 1"};
     for (size_t i = 0; i < RS_ARRAY_LEN(sql); i++) {
         char *a = table_dump(x->world, sql[i]), *b = table_dump(x->inproc, sql[i]);
-        ck_assert_msg(strcmp(a, b) == 0, "the worlds differ after the runs: %s\nlive:\n%.3000s\nsim:\n%.3000s", sql[i], a, b);
+        ck_assert_msg(strcmp(a, b) == 0,
+                      "the worlds differ after the runs: %s\nlive:\n%.3000s\nsim:\n%.3000s", sql[i],
+                      a, b);
         ck_assert_int_gt((int)strlen(a), 0);
         free(a);
         free(b);

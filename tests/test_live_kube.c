@@ -41,8 +41,8 @@ static void serve_up(const char *scenario, const char *run)
         bin = here;
     }
     char scn[4096];
-    snprintf(scn, sizeof scn, "%s/scenarios/%s", getenv("REASSERT_SRC") ? getenv("REASSERT_SRC") : ".",
-             scenario);
+    snprintf(scn, sizeof scn, "%s/scenarios/%s",
+             getenv("REASSERT_SRC") ? getenv("REASSERT_SRC") : ".", scenario);
     int p[2];
     ck_assert_int_eq(pipe(p), 0);
     serve_pid = fork();
@@ -87,9 +87,8 @@ static live_kube *client(live_kubeconfig *kc, const char *server)
 
 static const char *label_of(const cJSON *obj, const char *key)
 {
-    const cJSON *l = cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(obj, "metadata"),
-                                                             "labels"),
-                                         key);
+    const cJSON *l = cJSON_GetObjectItem(
+        cJSON_GetObjectItem(cJSON_GetObjectItem(obj, "metadata"), "labels"), key);
     return cJSON_IsString(l) ? l->valuestring : NULL;
 }
 
@@ -102,15 +101,19 @@ START_TEST(test_lost_answer_is_sent_and_applied)
     rs_err_clear(&e);
     ck_assert_msg(live_kube_probe(k, &e) == RS_OK, "%s", e.msg);
     cJSON *patch = cJSON_Parse("{\"metadata\":{\"labels\":{\"probe\":\"lost\"}}}");
-    rs_req w = {.op = RS_OP_KUBE_PATCH, .kind = "Secret", .ns = "flux-system",
-                .name = "variables-base", .patch_type = RS_PATCH_MERGE, .body = patch};
+    rs_req w = {.op = RS_OP_KUBE_PATCH,
+                .kind = "Secret",
+                .ns = "flux-system",
+                .name = "variables-base",
+                .patch_type = RS_PATCH_MERGE,
+                .body = patch};
     rs_resp r;
     ck_assert_int_eq(live_kube_call(k, &w, &r), 0);
     ck_assert(rs_resp_ambiguous(&r)); /* sent: it may have been applied */
     ck_assert(!rs_resp_not_sent(&r));
     rs_resp_free(&r);
-    rs_req g = {.op = RS_OP_KUBE_GET, .kind = "Secret", .ns = "flux-system",
-                .name = "variables-base"};
+    rs_req g = {
+        .op = RS_OP_KUBE_GET, .kind = "Secret", .ns = "flux-system", .name = "variables-base"};
     ck_assert_int_eq(live_kube_call(k, &g, &r), 200);
     ck_assert_str_eq(label_of(r.body, "probe"), "lost"); /* it was */
     rs_resp_free(&r);
@@ -133,7 +136,8 @@ START_TEST(test_verbs_and_status_bodies)
     ck_assert_int_eq(live_kube_call(k, &get404, &r), 404);
     ck_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(r.body, "reason")), "NotFound");
     rs_resp_free(&r);
-    rs_req list = {.op = RS_OP_KUBE_LIST, .kind = "Node",
+    rs_req list = {.op = RS_OP_KUBE_LIST,
+                   .kind = "Node",
                    .label_selector = "node-role.kubernetes.io/control-plane",
                    .field_selector = "metadata.name!=prod-control-plane-1"};
     ck_assert_int_eq(live_kube_call(k, &list, &r), 200);
@@ -141,30 +145,38 @@ START_TEST(test_verbs_and_status_bodies)
     rs_resp_free(&r);
     cJSON *test = cJSON_Parse("[{\"op\":\"test\",\"path\":\"/metadata/resourceVersion\","
                               "\"value\":\"0\"}]");
-    rs_req jp = {.op = RS_OP_KUBE_PATCH, .kind = "Lease", .ns = "flux-system",
-                 .name = "ghcr-auth-refresh", .patch_type = RS_PATCH_JSON, .body = test};
+    rs_req jp = {.op = RS_OP_KUBE_PATCH,
+                 .kind = "Lease",
+                 .ns = "flux-system",
+                 .name = "ghcr-auth-refresh",
+                 .patch_type = RS_PATCH_JSON,
+                 .body = test};
     ck_assert_int_eq(live_kube_call(k, &jp, &r), 422); /* a failed test op */
     rs_resp_free(&r);
     cJSON_Delete(test);
     cJSON *cm = cJSON_Parse("{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":"
                             "{\"name\":\"e2e\",\"namespace\":\"flux-system\"}}");
-    rs_req create = {.op = RS_OP_KUBE_CREATE, .kind = "ConfigMap", .ns = "flux-system",
-                     .body = cm};
+    rs_req create = {.op = RS_OP_KUBE_CREATE, .kind = "ConfigMap", .ns = "flux-system", .body = cm};
     ck_assert_int_eq(live_kube_call(k, &create, &r), 201);
     rs_resp_free(&r);
     ck_assert_int_eq(live_kube_call(k, &create, &r), 409);
     rs_resp_free(&r);
     cJSON_Delete(cm);
     cJSON *smp = cJSON_Parse("{\"metadata\":{\"annotations\":{\"a\":\"b\"}}}");
-    rs_req sp = {.op = RS_OP_KUBE_PATCH, .kind = "ConfigMap", .ns = "flux-system", .name = "e2e",
-                 .patch_type = RS_PATCH_STRATEGIC, .body = smp};
+    rs_req sp = {.op = RS_OP_KUBE_PATCH,
+                 .kind = "ConfigMap",
+                 .ns = "flux-system",
+                 .name = "e2e",
+                 .patch_type = RS_PATCH_STRATEGIC,
+                 .body = smp};
     ck_assert_int_eq(live_kube_call(k, &sp, &r), 200);
     rs_resp_free(&r);
     cJSON_Delete(smp);
     rs_req del = {.op = RS_OP_KUBE_DELETE, .kind = "ConfigMap", .ns = "flux-system", .name = "e2e"};
     ck_assert_int_eq(live_kube_call(k, &del, &r), 200);
     rs_resp_free(&r);
-    rs_req pods = {.op = RS_OP_KUBE_LIST, .kind = "Pod", .field_selector = "spec.nodeName=prod-worker-1"};
+    rs_req pods = {
+        .op = RS_OP_KUBE_LIST, .kind = "Pod", .field_selector = "spec.nodeName=prod-worker-1"};
     ck_assert_int_eq(live_kube_call(k, &pods, &r), 200);
     const cJSON *pod = cJSON_GetArrayItem(cJSON_GetObjectItem(r.body, "items"), 0);
     const cJSON *md = cJSON_GetObjectItem(pod, "metadata");
@@ -184,7 +196,8 @@ START_TEST(test_verbs_and_status_bodies)
     ck_assert_int_eq(live_kube_call(k, &nopatch, &r), 400);
     rs_resp_free(&r);
     /* A batch: every answer in its slot. */
-    rs_req reqs[3] = {get404, list, {.op = RS_OP_KUBE_GET, .kind = "Node", .name = "prod-worker-2"}};
+    rs_req reqs[3] = {
+        get404, list, {.op = RS_OP_KUBE_GET, .kind = "Node", .name = "prod-worker-2"}};
     rs_resp rs3[3];
     live_kube_call_batch(k, reqs, rs3, 3, 2);
     ck_assert_int_eq(rs3[0].status, 404);

@@ -37,7 +37,8 @@ rs_code live_bao_open(const live_bao_opts *o, live_bao **out, rs_err *e)
     }
     b->addr = rs_xstrdup(o->addr);
     size_t n = strlen(b->addr);
-    while (n && b->addr[n - 1] == '/') b->addr[--n] = '\0';
+    while (n && b->addr[n - 1] == '/')
+        b->addr[--n] = '\0';
     b->token = o->token ? rs_xstrdup(o->token) : NULL;
     b->token_src = rs_xstrdup(o->token_src ? o->token_src : "no token");
     b->name_space = o->name_space && o->name_space[0] ? rs_xstrdup(o->name_space) : NULL;
@@ -134,8 +135,10 @@ rs_code live_bao_probe(live_bao *b, rs_err *e)
                      c.tls_failed ? " (its TLS cannot be trusted; BAO_CACERT/BAO_CAPATH)" : "",
                      c.error);
     else if (c.status == 403 || c.status == 401)
-        rc = rs_fail(e, RS_FAILED, "OpenBao at %s refused the token from %s (HTTP %ld: permission "
-                     "denied)", b->addr, b->token_src, c.status);
+        rc = rs_fail(e, RS_FAILED,
+                     "OpenBao at %s refused the token from %s (HTTP %ld: permission "
+                     "denied)",
+                     b->addr, b->token_src, c.status);
     else if (c.status != 200)
         rc = rs_fail(e, RS_FAILED, "OpenBao at %s answered the token lookup with HTTP %ld", b->addr,
                      c.status);
@@ -172,7 +175,8 @@ rs_code live_registry_open(const live_registry_opts *o, live_registry **out, rs_
     if (o->url && o->url[0]) {
         r->url = rs_xstrdup(o->url);
         size_t n = strlen(r->url);
-        while (n && r->url[n - 1] == '/') r->url[--n] = '\0';
+        while (n && r->url[n - 1] == '/')
+            r->url[--n] = '\0';
     }
     *out = r;
     return RS_OK;
@@ -282,8 +286,8 @@ static void reg_prepare(live_registry *r, const rs_req *req, reg_prep *p, live_h
             p->err = "a manifest target is repo:ref";
             return;
         }
-        p->url = rs_xasprintf("%s/v2/%.*s/manifests/%s", h->base, (int)(sep - target), target,
-                              sep + 1);
+        p->url =
+            rs_xasprintf("%s/v2/%.*s/manifests/%s", h->base, (int)(sep - target), target, sep + 1);
         const char *tok = body_str(req->body, "token");
         p->auth = rs_xasprintf("Authorization: Bearer %s", tok ? tok : "");
         c->headers[0] = "Accept: application/vnd.oci.image.index.v1+json, "
@@ -309,8 +313,10 @@ static void reg_answer(const rs_req *req, live_http_call *c, rs_resp *resp)
         const char *t = body_str(doc, "token");
         if (!t) t = body_str(doc, "access_token");
         resp->body = cJSON_CreateObject();
-        if (t) cJSON_AddStringToObject(resp->body, "token", t);
-        else resp->status = 502; /* 200 without a token is not an answer */
+        if (t)
+            cJSON_AddStringToObject(resp->body, "token", t);
+        else
+            resp->status = 502; /* 200 without a token is not an answer */
     } else if (c->status == 200) {
         resp->body = cJSON_CreateObject();
         cJSON_AddStringToObject(resp->body, "digest", c->digest ? c->digest : "");

@@ -25,11 +25,11 @@
 #include "core/transport/transport.h"
 
 typedef struct live_bao_opts {
-    const char *addr;      /* BAO_ADDR / VAULT_ADDR */
-    const char *token;     /* the token's text (a secret; copied) */
-    const char *token_src; /* where it came from, for errors ("BAO_TOKEN", a file) */
-    const char *ca_file;   /* BAO_CACERT */
-    const char *ca_path;   /* BAO_CAPATH */
+    const char *addr;       /* BAO_ADDR / VAULT_ADDR */
+    const char *token;      /* the token's text (a secret; copied) */
+    const char *token_src;  /* where it came from, for errors ("BAO_TOKEN", a file) */
+    const char *ca_file;    /* BAO_CACERT */
+    const char *ca_path;    /* BAO_CAPATH */
     const char *name_space; /* BAO_NAMESPACE */
 } live_bao_opts;
 

@@ -112,8 +112,8 @@ static CURL *pool_easy(live_http *h, size_t i)
 typedef struct call_io {
     live_http_call *c;
     struct curl_slist *hdrs;
-    char *url;         /* the URL actually asked (tls-server-name rewrites the host) */
-    char *connect_to;  /* "name:port:host:port" */
+    char *url;        /* the URL actually asked (tls-server-name rewrites the host) */
+    char *connect_to; /* "name:port:host:port" */
     struct curl_slist *connect_list;
     bool overflow;
     char errbuf[CURL_ERROR_SIZE];
@@ -141,7 +141,8 @@ static size_t on_body(char *ptr, size_t size, size_t nmemb, void *arg)
 
 static void header_keep(char **slot, const char *v, size_t n)
 {
-    while (n && (v[n - 1] == '\r' || v[n - 1] == '\n' || v[n - 1] == ' ')) n--;
+    while (n && (v[n - 1] == '\r' || v[n - 1] == '\n' || v[n - 1] == ' '))
+        n--;
     while (n && (*v == ' ' || *v == '\t')) {
         v++;
         n--;
@@ -273,8 +274,8 @@ static bool code_is_tls(CURLcode rc)
 {
     return rc == CURLE_SSL_CONNECT_ERROR || rc == CURLE_PEER_FAILED_VERIFICATION ||
            rc == CURLE_SSL_CACERT_BADFILE || rc == CURLE_SSL_CERTPROBLEM ||
-           rc == CURLE_SSL_CIPHER || rc == CURLE_SSL_ISSUER_ERROR ||
-           rc == CURLE_SSL_CRL_BADFILE || rc == CURLE_SSL_PINNEDPUBKEYNOTMATCH;
+           rc == CURLE_SSL_CIPHER || rc == CURLE_SSL_ISSUER_ERROR || rc == CURLE_SSL_CRL_BADFILE ||
+           rc == CURLE_SSL_PINNEDPUBKEYNOTMATCH;
 }
 
 /* Whether the request left: connection-phase failures never sent it; a
@@ -352,7 +353,8 @@ void live_http_run_many(live_http *h, live_http_call *cs, size_t n, int parallel
             size_t i = next++;
             CURL *c = pool_easy(h, (size_t)s);
             if (!c || !io_prepare(h, c, &io[i])) {
-                if (!cs[i].error[0]) snprintf(cs[i].error, sizeof cs[i].error, "libcurl: no handle");
+                if (!cs[i].error[0])
+                    snprintf(cs[i].error, sizeof cs[i].error, "libcurl: no handle");
                 if (!cs[i].resp) cs[i].resp = rs_xstrdup("");
                 slist_wipe_free(io[i].hdrs);
                 io[i].hdrs = NULL;

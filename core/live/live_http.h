@@ -37,17 +37,17 @@
 
 /* TLS and routing of one service. Pointers are copied at open. */
 typedef struct live_http_conf {
-    const char *ca_file;           /* PEM bundle path; NULL: the system's */
-    const char *ca_path;           /* a directory of hashed certificates (BAO_CAPATH) */
-    const unsigned char *ca_pem;   /* PEM bytes (certificate-authority-data) */
+    const char *ca_file;         /* PEM bundle path; NULL: the system's */
+    const char *ca_path;         /* a directory of hashed certificates (BAO_CAPATH) */
+    const unsigned char *ca_pem; /* PEM bytes (certificate-authority-data) */
     size_t ca_pem_len;
-    bool insecure;                 /* insecure-skip-tls-verify */
-    const char *cert_file, *key_file;          /* client certificate and key paths */
-    const unsigned char *cert_pem, *key_pem;   /* ... or their PEM bytes */
+    bool insecure;                           /* insecure-skip-tls-verify */
+    const char *cert_file, *key_file;        /* client certificate and key paths */
+    const unsigned char *cert_pem, *key_pem; /* ... or their PEM bytes */
     size_t cert_pem_len, key_pem_len;
-    const char *proxy;             /* proxy-url; NULL: none (never the environment's) */
-    const char *tls_server_name;   /* SNI and the name the certificate must carry */
-    int64_t connect_ms, total_ms;  /* 0: the defaults above */
+    const char *proxy;            /* proxy-url; NULL: none (never the environment's) */
+    const char *tls_server_name;  /* SNI and the name the certificate must carry */
+    int64_t connect_ms, total_ms; /* 0: the defaults above */
 } live_http_conf;
 
 typedef struct live_http live_http;
@@ -65,13 +65,13 @@ typedef struct live_http_call {
     size_t body_len;
     const char *username, *password; /* basic auth, when set */
     /* the answer */
-    long status;       /* 0: no answer */
+    long status; /* 0: no answer */
     rs_sent sent;
-    char *resp;        /* the body, NUL-terminated (never NULL after a run) */
+    char *resp; /* the body, NUL-terminated (never NULL after a run) */
     size_t resp_len;
-    char *www_auth;    /* the last WWW-Authenticate header, or NULL */
-    char *digest;      /* Docker-Content-Digest, or NULL */
-    bool tls_failed;   /* the handshake or the certificate check failed */
+    char *www_auth;  /* the last WWW-Authenticate header, or NULL */
+    char *digest;    /* Docker-Content-Digest, or NULL */
+    bool tls_failed; /* the handshake or the certificate check failed */
     char error[RS_RESP_ERROR_MAX];
 } live_http_call;
 

@@ -111,9 +111,11 @@ static rs_code kube_token_file(live_kube *k, rs_err *e)
     size_t n = fread(buf, 1, sizeof buf - 1, f);
     fclose(f);
     buf[n] = '\0';
-    while (n && (buf[n - 1] == '\n' || buf[n - 1] == '\r' || buf[n - 1] == ' ')) buf[--n] = '\0';
-    if (!n) return rs_fail(e, RS_DATAERR, "tokenFile %s of user %s (%s) is empty",
-                           k->kc->token_file, k->kc->user, k->where);
+    while (n && (buf[n - 1] == '\n' || buf[n - 1] == '\r' || buf[n - 1] == ' '))
+        buf[--n] = '\0';
+    if (!n)
+        return rs_fail(e, RS_DATAERR, "tokenFile %s of user %s (%s) is empty", k->kc->token_file,
+                       k->kc->user, k->where);
     k->bearer = rs_xstrdup(buf);
     OPENSSL_cleanse(buf, sizeof buf);
     return RS_OK;
@@ -186,10 +188,14 @@ typedef struct kube_prep {
 static const char *patch_ctype(rs_patch_type t)
 {
     switch (t) {
-    case RS_PATCH_JSON: return "Content-Type: application/json-patch+json";
-    case RS_PATCH_MERGE: return "Content-Type: application/merge-patch+json";
-    case RS_PATCH_STRATEGIC: return "Content-Type: application/strategic-merge-patch+json";
-    default: return NULL;
+    case RS_PATCH_JSON:
+        return "Content-Type: application/json-patch+json";
+    case RS_PATCH_MERGE:
+        return "Content-Type: application/merge-patch+json";
+    case RS_PATCH_STRATEGIC:
+        return "Content-Type: application/strategic-merge-patch+json";
+    default:
+        return NULL;
     }
 }
 
@@ -244,8 +250,12 @@ static bool kube_prepare(live_kube *k, const rs_req *req, live_http_call *c, kub
     c->headers[h++] = "Accept: application/json";
     switch (req->op) {
     case RS_OP_KUBE_GET:
-    case RS_OP_KUBE_LIST: c->method = "GET"; break;
-    case RS_OP_KUBE_DELETE: c->method = "DELETE"; break;
+    case RS_OP_KUBE_LIST:
+        c->method = "GET";
+        break;
+    case RS_OP_KUBE_DELETE:
+        c->method = "DELETE";
+        break;
     case RS_OP_KUBE_CREATE:
         c->method = "POST";
         c->headers[h++] = "Content-Type: application/json";
@@ -264,7 +274,8 @@ static bool kube_prepare(live_kube *k, const rs_req *req, live_http_call *c, kub
         cJSON_Delete(b);
         break;
     }
-    default: break;
+    default:
+        break;
     }
     if (!c->method || (req->op == RS_OP_KUBE_PATCH && (!c->headers[1] || !p->body)) ||
         (req->op == RS_OP_KUBE_CREATE && !p->body)) {
@@ -370,8 +381,8 @@ cJSON *live_kube_facade(live_kube *k, const char *method, const char *path, cons
 {
     char *url = rs_xasprintf("%s%s", k->kc->server, path);
     char *auth = k->bearer ? rs_xasprintf("Authorization: Bearer %s", k->bearer) : NULL;
-    live_http_call c = {.method = method, .url = url, .body = body,
-                        .body_len = body ? strlen(body) : 0};
+    live_http_call c = {
+        .method = method, .url = url, .body = body, .body_len = body ? strlen(body) : 0};
     c.headers[0] = "Content-Type: application/json";
     c.headers[1] = auth;
     live_http_run(k->http, &c);
@@ -398,14 +409,16 @@ rs_code live_kube_probe(live_kube *k, rs_err *e)
         rc = rs_fail(e, RS_FAILED, "the Kubernetes API server's TLS cannot be trusted (%s): %s",
                      k->where, c.error);
     else if (c.status == 0)
-        rc = rs_fail(e, RS_FAILED, "the Kubernetes API server cannot be reached (%s): %s",
-                     k->where, c.error);
+        rc = rs_fail(e, RS_FAILED, "the Kubernetes API server cannot be reached (%s): %s", k->where,
+                     c.error);
     else if (c.status == 401 || c.status == 403)
         rc = rs_fail(e, RS_FAILED, "the Kubernetes API server refused user %s (HTTP %ld; %s)",
                      k->kc->user, c.status, k->where);
     else if (c.status != 200)
-        rc = rs_fail(e, RS_FAILED, "the Kubernetes API server answered /version with HTTP %ld "
-                     "(%s)", c.status, k->where);
+        rc = rs_fail(e, RS_FAILED,
+                     "the Kubernetes API server answered /version with HTTP %ld "
+                     "(%s)",
+                     c.status, k->where);
     live_http_call_free(&c);
     if (auth) cred_text_wipe_free(auth);
     free(url);

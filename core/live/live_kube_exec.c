@@ -31,7 +31,8 @@ bool live_rfc3339_unix(const char *s, int64_t *out)
     if (*p == '.') {
         p++;
         if (*p < '0' || *p > '9') return false;
-        while (*p >= '0' && *p <= '9') p++;
+        while (*p >= '0' && *p <= '9')
+            p++;
     }
     long off = 0;
     if (*p == 'Z' || *p == 'z') {
@@ -45,10 +46,13 @@ bool live_rfc3339_unix(const char *s, int64_t *out)
     } else {
         return false;
     }
-    if (*p || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 60)
-        return false;
-    struct tm tm = {.tm_year = y - 1900, .tm_mon = mo - 1, .tm_mday = d,
-                    .tm_hour = h, .tm_min = mi, .tm_sec = sec};
+    if (*p || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 60) return false;
+    struct tm tm = {.tm_year = y - 1900,
+                    .tm_mon = mo - 1,
+                    .tm_mday = d,
+                    .tm_hour = h,
+                    .tm_min = mi,
+                    .tm_sec = sec};
     *out = (int64_t)timegm(&tm) - off;
     return true;
 }
@@ -79,8 +83,9 @@ rs_code live_exec_cred_parse(const char *text, const char *api_version, live_exe
     } else if (!cJSON_IsObject(st)) {
         rs_fail(e, rc, "its output has no status");
     } else if (!(tok && tok[0]) && !(cert && cert[0] && key && key[0])) {
-        rs_fail(e, rc, "its output has neither status.token nor status.clientCertificateData "
-                       "with status.clientKeyData");
+        rs_fail(e, rc,
+                "its output has neither status.token nor status.clientCertificateData "
+                "with status.clientKeyData");
     } else if ((cert && cert[0]) != (key && key[0])) {
         rs_fail(e, rc, "its output has only one of clientCertificateData and clientKeyData");
     } else if (expn && !cJSON_IsNull(expn) && !(exp && live_rfc3339_unix(exp, &c->expires_unix))) {
@@ -104,12 +109,15 @@ rs_code live_exec_cred_get(const live_kubeconfig *kc, int64_t now_unix, live_exe
     live_kubeconfig_where(kc, where, sizeof where);
     if (strcmp(x->api_version, "client.authentication.k8s.io/v1") != 0 &&
         strcmp(x->api_version, "client.authentication.k8s.io/v1beta1") != 0)
-        return rs_fail(e, RS_DATAERR, "exec plugin of user %s (%s): apiVersion %s is not "
-                       "client.authentication.k8s.io/v1 or v1beta1", kc->user, where,
-                       x->api_version);
+        return rs_fail(e, RS_DATAERR,
+                       "exec plugin of user %s (%s): apiVersion %s is not "
+                       "client.authentication.k8s.io/v1 or v1beta1",
+                       kc->user, where, x->api_version);
     if (strcmp(x->interactive, "Always") == 0)
-        return rs_fail(e, RS_DATAERR, "exec plugin of user %s (%s): interactiveMode Always needs "
-                       "a terminal, and a deploy has none", kc->user, where);
+        return rs_fail(e, RS_DATAERR,
+                       "exec plugin of user %s (%s): interactiveMode Always needs "
+                       "a terminal, and a deploy has none",
+                       kc->user, where);
     char *argv[LIVE_KUBECONFIG_EXEC_ARGS_MAX + 2];
     size_t n = 0;
     argv[n++] = x->command;
@@ -141,7 +149,9 @@ rs_code live_exec_cred_get(const live_kubeconfig *kc, int64_t now_unix, live_exe
                 "exec plugin %s of user %s (%s) failed: %s (its stderr, %zu bytes, is not "
                 "shown: it may hold a credential)",
                 x->command, kc->user, where,
-                r.timed_out ? "timed out" : r.overflow ? "printed too much" : "non-zero exit",
+                r.timed_out  ? "timed out"
+                : r.overflow ? "printed too much"
+                             : "non-zero exit",
                 r.err_len);
         live_exec_result_free(&r);
         return RS_FAILED;
@@ -153,9 +163,10 @@ rs_code live_exec_cred_get(const live_kubeconfig *kc, int64_t now_unix, live_exe
                        why.msg);
     if (c->expires_unix && c->expires_unix <= now_unix) {
         live_exec_cred_free(c);
-        return rs_fail(e, RS_FAILED, "exec plugin %s of user %s (%s) returned a credential that "
-                       "has already expired (expirationTimestamp in the past)", x->command,
-                       kc->user, where);
+        return rs_fail(e, RS_FAILED,
+                       "exec plugin %s of user %s (%s) returned a credential that "
+                       "has already expired (expirationTimestamp in the past)",
+                       x->command, kc->user, where);
     }
     return RS_OK;
 }

@@ -18,9 +18,9 @@
 #include <stdint.h>
 
 typedef struct live_exec_cred {
-    char *token;                  /* secret: wiped when freed */
-    char *cert_pem, *key_pem;     /* key: secret */
-    int64_t expires_unix;         /* 0: no expiry */
+    char *token;              /* secret: wiped when freed */
+    char *cert_pem, *key_pem; /* key: secret */
+    int64_t expires_unix;     /* 0: no expiry */
 } live_exec_cred;
 
 /* Parses the plugin's stdout strictly; RS_DATAERR naming what is wrong. */

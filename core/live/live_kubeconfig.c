@@ -220,7 +220,8 @@ static rs_code kc_cluster(const kc_file *f, const cJSON *cl, live_kubeconfig *k,
                       "expected an http:// or https:// URL", e);
     k->server = rs_xstrdup(server);
     size_t n = strlen(k->server);
-    while (n > 0 && k->server[n - 1] == '/') k->server[--n] = '\0';
+    while (n > 0 && k->server[n - 1] == '/')
+        k->server[--n] = '\0';
     k->ca_file = kc_path(f, ca);
     k->tls_server_name = sni ? rs_xstrdup(sni) : NULL;
     k->proxy_url = proxy ? rs_xstrdup(proxy) : NULL;
@@ -263,8 +264,7 @@ static rs_code kc_exec(const kc_file *f, const cJSON *ex, live_kubeconfig *k, rs
         {
             const char *n = NULL, *v = NULL;
             if (!cJSON_IsObject(it) || kc_str(f, it, "name", "exec.env", &n, e) != RS_OK ||
-                kc_str(f, it, "value", "exec.env", &v, e) != RS_OK || !n || !n[0] ||
-                strchr(n, '='))
+                kc_str(f, it, "value", "exec.env", &v, e) != RS_OK || !n || !n[0] || strchr(n, '='))
                 return kc_bad(f, it, "exec.env", "each entry is {name, value}", e);
             if (k->exec.n_env == LIVE_KUBECONFIG_EXEC_ARGS_MAX)
                 return kc_bad(f, it, "exec.env", "too many", e);
@@ -282,8 +282,7 @@ static rs_code kc_user(const kc_file *f, const cJSON *u, live_kubeconfig *k, rs_
         (c = kc_str(f, u, "client-key", "client-key", &key, e)) != RS_OK ||
         (c = kc_str(f, u, "token", "token", &token, e)) != RS_OK ||
         (c = kc_str(f, u, "tokenFile", "tokenFile", &tfile, e)) != RS_OK ||
-        (c = kc_b64(f, u, "client-certificate-data", &k->cert_pem, &k->cert_pem_len, e)) !=
-            RS_OK ||
+        (c = kc_b64(f, u, "client-certificate-data", &k->cert_pem, &k->cert_pem_len, e)) != RS_OK ||
         (c = kc_b64(f, u, "client-key-data", &k->key_pem, &k->key_pem_len, e)) != RS_OK)
         return c;
     k->cert_file = kc_path(f, cert);
@@ -311,8 +310,8 @@ static rs_code kc_in_cluster(const live_kubeconfig_src *src, live_kubeconfig *k,
                        "service account (KUBERNETES_SERVICE_HOST unset)");
     }
     bool v6 = strchr(src->sa_host, ':') != NULL;
-    k->server = rs_xasprintf("https://%s%s%s:%s", v6 ? "[" : "", src->sa_host, v6 ? "]" : "",
-                             src->sa_port);
+    k->server =
+        rs_xasprintf("https://%s%s%s:%s", v6 ? "[" : "", src->sa_host, v6 ? "]" : "", src->sa_port);
     k->token_file = tok;
     k->ca_file = rs_xasprintf("%s/ca.crt", dir);
     k->origin = rs_xstrdup("in-cluster service account");
@@ -374,14 +373,18 @@ static rs_code kc_resolve(const live_kubeconfig_src *src, const kc_set *s, live_
     k->user = rs_xstrdup(us ? us : "");
     if ((c = kc_find(s, "clusters", "cluster", cl, &f, &m, e)) != RS_OK) return c;
     if (!m)
-        return rs_fail(e, RS_DATAERR, "kubeconfig %s: context \"%s\" names cluster \"%s\", which "
-                       "no file defines", k->files, ctx, cl);
+        return rs_fail(e, RS_DATAERR,
+                       "kubeconfig %s: context \"%s\" names cluster \"%s\", which "
+                       "no file defines",
+                       k->files, ctx, cl);
     if ((c = kc_cluster(f, m, k, e)) != RS_OK) return c;
     if (!us || !us[0]) return RS_OK; /* no credential: anonymous */
     if ((c = kc_find(s, "users", "user", us, &f, &m, e)) != RS_OK) return c;
     if (!m)
-        return rs_fail(e, RS_DATAERR, "kubeconfig %s: context \"%s\" names user \"%s\", which no "
-                       "file defines", k->files, ctx, us);
+        return rs_fail(e, RS_DATAERR,
+                       "kubeconfig %s: context \"%s\" names user \"%s\", which no "
+                       "file defines",
+                       k->files, ctx, us);
     return kc_user(f, m, k, e);
 }
 

@@ -33,27 +33,27 @@
 
 /* Where to look (cli/ reads the environment and fills this). */
 typedef struct live_kubeconfig_src {
-    const char *explicit_path; /* --kubeconfig */
-    const char *env;           /* KUBECONFIG */
-    const char *home;          /* HOME (for ~/.kube/config) */
-    const char *context;       /* --context */
+    const char *explicit_path;     /* --kubeconfig */
+    const char *env;               /* KUBECONFIG */
+    const char *home;              /* HOME (for ~/.kube/config) */
+    const char *context;           /* --context */
     const char *sa_host, *sa_port; /* KUBERNETES_SERVICE_HOST/PORT */
-    const char *sa_dir;        /* NULL: /var/run/secrets/kubernetes.io/serviceaccount */
+    const char *sa_dir;            /* NULL: /var/run/secrets/kubernetes.io/serviceaccount */
 } live_kubeconfig_src;
 
 typedef struct live_kube_exec {
     char *command;
     char *args[LIVE_KUBECONFIG_EXEC_ARGS_MAX + 1]; /* NULL-terminated */
     size_t n_args;
-    char *env[LIVE_KUBECONFIG_EXEC_ARGS_MAX + 1];  /* "NAME=VALUE", NULL-terminated */
+    char *env[LIVE_KUBECONFIG_EXEC_ARGS_MAX + 1]; /* "NAME=VALUE", NULL-terminated */
     size_t n_env;
     char *api_version;
     char *interactive; /* Never | IfAvailable | Always */
 } live_kube_exec;
 
 typedef struct live_kubeconfig {
-    char *origin;  /* the file that defined the context ("in-cluster" for the fallback) */
-    char *files;   /* every file read, ", "-joined (for errors) */
+    char *origin; /* the file that defined the context ("in-cluster" for the fallback) */
+    char *files;  /* every file read, ", "-joined (for errors) */
     char *context, *cluster, *user;
     char *server;
     char *ca_file;
@@ -64,7 +64,7 @@ typedef struct live_kubeconfig {
     char *cert_file, *key_file;
     unsigned char *cert_pem, *key_pem;
     size_t cert_pem_len, key_pem_len;
-    char *token;      /* a secret: wiped when freed */
+    char *token; /* a secret: wiped when freed */
     char *token_file;
     bool has_exec;
     live_kube_exec exec;
