@@ -4,10 +4,12 @@
 BUILD      ?= build
 ASAN_BUILD ?= build-asan
 FUZZ_BUILD ?= build-fuzz
+COV_BUILD  ?= build-cov
 FUZZ_SECONDS ?= 60
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 
 .PHONY: all build deps deps-fuzz demo test test-plain test-asan fuzz valgrind bench bench-live clean format
+.PHONY: coverage deps-coverage
 
 all: build
 
@@ -58,8 +60,21 @@ bench-live: build
 valgrind: build
 	sh tests/valgrind.sh $(BUILD)
 
+# Coverage (cmake/coverage.sh): the plain suite once more in a gcov build,
+# the lcov HTML report with branch coverage at $(BUILD)/coverage/index.html,
+# a summary line per folder, and the gate on core/ (cmake/coverage_gate.py).
+deps-coverage:
+	@sh cmake/deps.sh coverage
+
+$(COV_BUILD)/CMakeCache.txt: | deps
+	cmake -S . -B $(COV_BUILD) -DCMAKE_BUILD_TYPE=Debug -DREASSERT_COVERAGE=ON
+
+coverage: deps deps-coverage $(COV_BUILD)/CMakeCache.txt
+	cmake --build $(COV_BUILD) -j $(JOBS)
+	JOBS=$(JOBS) sh cmake/coverage.sh $(COV_BUILD) $(BUILD)/coverage
+
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD) $(COV_BUILD)
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')

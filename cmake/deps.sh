@@ -4,7 +4,35 @@
 #
 # `deps.sh fuzz` (make fuzz): clang and its runtime libraries (libFuzzer,
 # the sanitizers), checked by linking a one-line fuzz target.
+# `deps.sh coverage` (make coverage): lcov and genhtml (gcov comes with gcc).
+# `deps.sh lint` (make lint, make format-check): cppcheck, clang-tidy,
+# clang-format.
 set -eu
+# apt_install WHAT PACKAGES...: installs Debian packages as root, or says
+# exactly what to run when not root.
+apt_install() {
+  what=$1; shift
+  echo "deps: $what missing; installing Debian packages: $*" >&2
+  if [ "$(id -u)" != 0 ]; then
+    echo "deps: not root; run as root: apt-get update && apt-get install -y $*" >&2
+    exit 1
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -q
+  apt-get install -y -q "$@"
+}
+if [ "${1:-}" = coverage ]; then
+  command -v lcov >/dev/null 2>&1 && command -v genhtml >/dev/null 2>&1 &&
+    command -v gcov >/dev/null 2>&1 && exit 0
+  apt_install "lcov/genhtml" lcov
+  exit 0
+fi
+if [ "${1:-}" = lint ]; then
+  command -v cppcheck >/dev/null 2>&1 && command -v clang-tidy >/dev/null 2>&1 &&
+    command -v clang-format >/dev/null 2>&1 && exit 0
+  apt_install "cppcheck/clang-tidy/clang-format" cppcheck clang-tidy clang-format
+  exit 0
+fi
 if [ "${1:-}" = fuzz ]; then
   probe=$(mktemp -d)
   trap 'rm -rf "$probe"' EXIT
