@@ -13,6 +13,7 @@
 #include "core/cred/cred.h"
 #include "core/live/live_backends.h"
 #include "core/live/live_kube.h"
+#include "core/live/live_root.h"
 #include "tests/support_transport.h"
 
 #include <check.h>
@@ -258,6 +259,88 @@ START_TEST(test_closed_port_is_not_sent)
 }
 END_TEST
 
+/* The live root routes each op to its client, batches by service, and
+ * keeps the machine's clock unless the test-only façade clock is asked for. */
+START_TEST(test_root_routes_batches_and_clocks)
+{
+    serve_up("two-run-stage-reassert.yaml", "stage");
+    live_kubeconfig kc = {.server = url, .context = "t", .origin = "test", .user = ""};
+    live_root_opts o = {.kc = &kc,
+                        .bao_set = true,
+                        .bao = {.addr = url, .token = "bao-secret-1", .token_src = "test"},
+                        .registry = {.url = url},
+                        .talos = {.talosctl = "/nonexistent/talosctl"}};
+    rs_transport *t = NULL;
+    rs_err e;
+    rs_err_clear(&e);
+    ck_assert_msg(live_root_open(&o, &t, &e) == RS_OK, "%s", e.msg);
+    ck_assert_msg(live_root_preflight(t, true, true, &e) == RS_OK, "%s", e.msg);
+    const char *sec[4];
+    ck_assert_int_eq((int)live_root_secrets(t, sec, 4), 1);
+    ck_assert_str_eq(sec[0], "bao-secret-1");
+    /* the machine's clock: epoch milliseconds, a real (short) sleep */
+    int64_t a = t->now_ms(t);
+    ck_assert(a > 1600000000000LL);
+    t->sleep_ms(t, 1);
+    ck_assert(t->now_ms(t) >= a);
+    ck_assert_int_eq(t->pid(t), (int)getpid());
+    ck_assert(t->entropy(t) != t->entropy(t));
+    cJSON *cred = cJSON_Parse("{\"username\":\"deploy-bot\",\"password\":\"wrong\"}");
+    rs_req reqs[5] = {
+        {.op = RS_OP_KUBE_GET, .kind = "Node", .name = "prod-worker-1"},
+        {.op = RS_OP_REGISTRY_TOKEN, .host = "ghcr.io", .target = "devantler-tech/ksail",
+         .body = cred},
+        {.op = RS_OP_TALOS_READ_AUTH, .target = "prod-worker-1", .host = "ghcr.io"},
+        {.op = RS_OP_OPENBAO_READ, .mount = "secret", .target = "infrastructure/ghcr/auth"},
+        {.op = RS_OP_RUN_LIVENESS, .target = "gh1.1"},
+    };
+    rs_resp r[5];
+    t->call_batch(t, reqs, r, 5, 4);
+    ck_assert_int_eq(r[0].status, 200);
+    ck_assert_int_eq(r[1].status, 401);       /* a wrong password: refused */
+    ck_assert(rs_resp_not_sent(&r[2]));       /* talosctl could not start */
+    ck_assert_int_eq(r[3].status, 200);
+    ck_assert_int_ne(r[4].status, 200);       /* no liveness command: refuses */
+    for (int i = 0; i < 5; i++)
+        rs_resp_free(&r[i]);
+    rs_resp one;
+    ck_assert_int_eq(t->call(t, &reqs[1], &one), 401);
+    rs_resp_free(&one);
+    rs_req unknown = {.op = RS_OP_COUNT};
+    ck_assert_int_eq(t->call(t, &unknown, &one), 0);
+    ck_assert(rs_resp_not_sent(&one));
+    rs_resp_free(&one);
+    cJSON_Delete(cred);
+    t->close(t);
+    /* the façade's clock: sim serve's virtual time, which a sleep advances */
+    o.facade_clock = true;
+    o.bao_set = false;
+    ck_assert(live_root_open(&o, &t, &e) == RS_OK);
+    ck_assert_msg(live_root_preflight(t, true, true, &e) == RS_OK, "%s", e.msg);
+    int64_t v = t->now_ms(t);
+    t->sleep_ms(t, 60000);
+    ck_assert(t->now_ms(t) == v + 60000);
+    (void)t->entropy(t);
+    (void)t->pid(t);
+    rs_req bao = {.op = RS_OP_OPENBAO_READ, .mount = "secret", .target = "x"};
+    ck_assert_int_eq(t->call(t, &bao, &one), 0); /* no BAO_ADDR: refused, not sent */
+    ck_assert(rs_resp_not_sent(&one));
+    rs_resp_free(&one);
+    t->call_batch(t, reqs, r, 1, 16);
+    ck_assert_int_eq(r[0].status, 200);
+    rs_resp_free(&r[0]);
+    t->close(t);
+    /* without a kubeconfig (--check-only): kube ops and the façade refuse */
+    o.kc = NULL;
+    ck_assert(live_root_open(&o, &t, &e) == RS_OK);
+    ck_assert(live_root_preflight(t, true, false, &e) == RS_FAILED);
+    ck_assert_int_eq(t->call(t, &reqs[0], &one), 0);
+    rs_resp_free(&one);
+    t->close(t);
+    serve_down();
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("live_kube");
@@ -266,6 +349,7 @@ int main(void)
     tcase_add_test(tc, test_lost_answer_is_sent_and_applied);
     tcase_add_test(tc, test_verbs_and_status_bodies);
     tcase_add_test(tc, test_closed_port_is_not_sent);
+    tcase_add_test(tc, test_root_routes_batches_and_clocks);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
