@@ -107,7 +107,9 @@ static rs_code bao_options(const rs_run_args *a, cli_live *l, live_root_opts *o,
             getenv("BAO_TOKEN") && getenv("BAO_TOKEN")[0] ? "BAO_TOKEN" : "VAULT_TOKEN";
         const char *t = getenv(src);
         if (t && t[0]) l->bao_token = rs_xstrdup(t);
-        o->bao.token_src = src;
+        o->bao.token_src = l->bao_token ? src
+                                        : "nowhere (--openbao-token-file, BAO_TOKEN and "
+                                          "VAULT_TOKEN are all unset)";
     }
     o->bao.token = l->bao_token;
     o->bao.ca_file = env_first("BAO_CACERT", "VAULT_CACERT");

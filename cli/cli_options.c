@@ -15,6 +15,7 @@ const char *const rs_usage_text =
     "                 [--require-auth-proof]\n"
     "                 [--transport live|sim:FILE.db] [--desired NAME (sim transport)]\n"
     "                 [--kubeconfig FILE] [--context NAME] [--talosconfig FILE]\n"
+    "                 [--talosctl PATH] [--liveness-command CMD]\n"
     "                 [--secret-file PATH] [--decrypt-command CMD]\n"
     "                 [--openbao-token-file FILE] [--record CASSETTE]\n"
     "  reassert sim SCENARIO.yaml... [--strategy lazy|eager] [--seed N] [--json]\n"
