@@ -115,6 +115,23 @@ live 1 "expired exec credential" -- --kubeconfig "$tmp/expired"
 has "$tmp/all" "expired" "an expired credential is said"
 has "$tmp/all" "$tmp/expired.sh" "the error names the plugin"
 
+# An exec plugin whose first credential the server refuses (401) is asked
+# again, as client-go asks it; its second credential works.
+cat >"$tmp/rotating.sh" <<EOF
+#!/bin/sh
+if [ -e "$tmp/rotated" ]; then tok=kube-token-err-1; else tok=stale-token; : >"$tmp/rotated"; fi
+printf '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"%s"}}' "\$tok"
+EOF
+chmod 700 "$tmp/rotating.sh"
+kubeconfig "$tmp/rotating" "$url" "{exec: {apiVersion: client.authentication.k8s.io/v1, command: $tmp/rotating.sh, interactiveMode: Never}}"
+live 0 "an exec credential refused once is asked again" -- --kubeconfig "$tmp/rotating" --fences
+[ -e "$tmp/rotated" ] || fail "the rotating plugin never ran"
+printf '#!/bin/sh\nprintf %s\n' "'{\"apiVersion\":\"client.authentication.k8s.io/v1\",\"kind\":\"ExecCredential\",\"status\":{\"token\":\"stale-token\"}}'" >"$tmp/stale.sh"
+chmod 700 "$tmp/stale.sh"
+kubeconfig "$tmp/stale" "$url" "{exec: {apiVersion: client.authentication.k8s.io/v1, command: $tmp/stale.sh, interactiveMode: Never}}"
+live 1 "an exec credential refused twice" -- --kubeconfig "$tmp/stale"
+has "$tmp/all" "refused user bot" "a refused identity names the user"
+
 BAO_TOKEN_T=wrong-token live 1 "OpenBao 403" -- --kubeconfig "$tmp/good"
 has "$tmp/all" "refused the token from BAO_TOKEN" "a refused OpenBao token is said"
 has "$tmp/all" "$url" "the OpenBao error names the address"

@@ -48,6 +48,7 @@ struct live_kube {
     int64_t connect_ms, total_ms;
     char *bearer; /* secret */
     live_exec_cred cred;
+    bool cred_stale; /* a 401 answered the plugin's credential: ask the plugin again */
     char where[640];
 };
 
@@ -125,9 +126,10 @@ static rs_code kube_token_file(live_kube *k, rs_err *e)
 static rs_code kube_exec_refresh(live_kube *k, rs_err *e)
 {
     int64_t now = (int64_t)time(NULL);
-    if (k->bearer || k->cred.cert_pem) {
+    if (!k->cred_stale && (k->bearer || k->cred.cert_pem)) {
         if (!k->cred.expires_unix || now < k->cred.expires_unix) return RS_OK;
     }
+    k->cred_stale = false;
     bool had_cert = k->cred.cert_pem != NULL;
     live_exec_cred_free(&k->cred);
     if (k->bearer) cred_text_wipe_free(k->bearer);
@@ -364,6 +366,9 @@ void live_kube_call_batch(live_kube *k, const rs_req *reqs, rs_resp *resps, size
     }
     if (m) live_http_run_many(k->http, run, m, parallelism);
     for (size_t j = 0; j < m; j++) {
+        /* As client-go does: a 401 makes the next call ask the plugin
+         * again (the request itself is not replayed: the core decides). */
+        if (run[j].status == 401 && k->kc->has_exec) k->cred_stale = true;
         kube_answer(k, &reqs[idx[j]], &run[j], &resps[idx[j]]);
         live_http_call_free(&run[j]);
         kube_prep_free(&ps[idx[j]]);
@@ -396,7 +401,7 @@ cJSON *live_kube_facade(live_kube *k, const char *method, const char *path, cons
     return doc;
 }
 
-rs_code live_kube_probe(live_kube *k, rs_err *e)
+static rs_code kube_probe_once(live_kube *k, long *status, rs_err *e)
 {
     char *url = rs_xasprintf("%s/version", k->kc->server);
     char *auth = k->bearer ? rs_xasprintf("Authorization: Bearer %s", k->bearer) : NULL;
@@ -404,6 +409,7 @@ rs_code live_kube_probe(live_kube *k, rs_err *e)
     c.headers[0] = "Accept: application/json";
     c.headers[1] = auth;
     live_http_run(k->http, &c);
+    *status = c.status;
     rs_code rc = RS_OK;
     if (c.status == 0 && c.tls_failed)
         rc = rs_fail(e, RS_FAILED, "the Kubernetes API server's TLS cannot be trusted (%s): %s",
@@ -423,4 +429,17 @@ rs_code live_kube_probe(live_kube *k, rs_err *e)
     if (auth) cred_text_wipe_free(auth);
     free(url);
     return rc;
+}
+
+rs_code live_kube_probe(live_kube *k, rs_err *e)
+{
+    long status = 0;
+    rs_code rc = kube_probe_once(k, &status, e);
+    if (rc == RS_OK || status != 401 || !k->kc->has_exec) return rc;
+    /* The plugin's credential was refused: ask it once more, as client-go
+     * does, and probe again. */
+    k->cred_stale = true;
+    rs_err_clear(e);
+    rc = kube_exec_refresh(k, e);
+    return rc == RS_OK ? kube_probe_once(k, &status, e) : rc;
 }

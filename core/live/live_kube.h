@@ -16,7 +16,10 @@
  * bearer token (tokenFile wins over token), or an exec plugin run as
  * client.authentication.k8s.io/v1 (or v1beta1) describes: the plugin's
  * ExecCredential is cached until its expirationTimestamp and asked again
- * after; a credential that is already expired when it arrives is an error.
+ * after, or after a 401 (as client-go does: the refused request is not
+ * replayed, the next one carries the new credential; the probe asks once
+ * more and probes again); a credential that is already expired when it
+ * arrives is an error.
  */
 #ifndef CORE_LIVE_KUBE_H
 #define CORE_LIVE_KUBE_H
