@@ -5,7 +5,8 @@
 # (its api_calls counter does not move): a malformed kubeconfig (65), an
 # unknown context (65), an unreachable server (1), a TLS certificate the
 # kubeconfig does not trust (1), an exec plugin whose credential has expired
-# (1), an OpenBao token refused with 403 (1), a decrypt command that fails
+# (1), an OpenBao token refused with 403 (1), a proxy-url that leads nowhere
+# (1: the proxy is honoured), a decrypt command that fails
 # (65; its stderr — which here holds the password and a forged ::error:: —
 # is never repeated), and the usage errors (64). --help documents every flag
 # and environment variable.
@@ -91,6 +92,15 @@ live 1 "unreachable server" -- --kubeconfig "$tmp/down"
 has "$tmp/all" "cannot be reached" "unreachable is said"
 has "$tmp/all" "http://127.0.0.1:1" "the error names the server"
 has "$tmp/all" "context sim" "the error names the context"
+# proxy-url is honoured: a reachable server behind a proxy that is not there.
+cat >"$tmp/proxied" <<EOF
+current-context: p
+clusters: [{name: p, cluster: {server: "$url", proxy-url: "http://127.0.0.1:1"}}]
+users: [{name: bot, user: {tokenFile: $tmp/kube.token}}]
+contexts: [{name: p, context: {cluster: p, user: bot}}]
+EOF
+live 1 "proxy-url" -- --kubeconfig "$tmp/proxied" --fences
+has "$tmp/all" "proxy http://127.0.0.1:1" "the error names the proxy"
 
 # TLS: a server whose certificate no CA of the kubeconfig vouches for.
 (cd "$tmp" && openssl req -x509 -newkey rsa:2048 -nodes -keyout tls.key -out tls.pem -days 2 \
@@ -105,6 +115,23 @@ kubeconfig "$tmp/tls" "$turl" "{token: x}"
 live 1 "TLS mismatch" -- --kubeconfig "$tmp/tls"
 has "$tmp/all" "TLS cannot be trusted" "a TLS mismatch is said"
 has "$tmp/all" "$turl" "the TLS error names the server"
+# The same server trusted three ways: its certificate as the kubeconfig's
+# certificate-authority file (relative to the kubeconfig), or as -data, or
+# insecure-skip-tls-verify — which only the kubeconfig can ask for.
+cat >"$tmp/tls-ca" <<EOF
+current-context: t
+clusters: [{name: t, cluster: {server: "$turl", certificate-authority: tls.pem}}]
+users: [{name: bot, user: {token: x}}]
+contexts: [{name: t, context: {cluster: t, user: bot}}]
+EOF
+live 0 "certificate-authority file" -- --kubeconfig "$tmp/tls-ca" --fences
+cat >"$tmp/tls-insecure" <<EOF
+current-context: t
+clusters: [{name: t, cluster: {server: "$turl", insecure-skip-tls-verify: true}}]
+users: [{name: bot, user: {token: x}}]
+contexts: [{name: t, context: {cluster: t, user: bot}}]
+EOF
+live 0 "insecure-skip-tls-verify" -- --kubeconfig "$tmp/tls-insecure" --fences
 kill "$tpid" 2>/dev/null
 wait "$tpid" 2>/dev/null
 

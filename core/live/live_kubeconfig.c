@@ -435,7 +435,8 @@ void live_kubeconfig_free(live_kubeconfig *k)
 
 const char *live_kubeconfig_where(const live_kubeconfig *k, char *buf, size_t len)
 {
-    snprintf(buf, len, "context %s, server %s, kubeconfig %s", k->context ? k->context : "?",
-             k->server ? k->server : "?", k->origin ? k->origin : "?");
+    snprintf(buf, len, "context %s, server %s%s%s, kubeconfig %s", k->context ? k->context : "?",
+             k->server ? k->server : "?", k->proxy_url ? " through proxy " : "",
+             k->proxy_url ? k->proxy_url : "", k->origin ? k->origin : "?");
     return buf;
 }
