@@ -252,7 +252,7 @@ START_TEST(test_exec_entry_is_read_with_relative_command)
             "config", "current-context: a\ncontexts: [{name: a, context: {cluster: c, user: u}}]\n"
                       "clusters: [{name: c, cluster: {server: 'https://x'}}]\nusers:\n- name: u\n"
                       "  user:\n    exec:\n      command: ./bin/plug\n      args: [get, 7]\n"
-                      "      env: [{name: A, value: b}]\n")};
+                      "      env: [{name: A, value: b}]\n      provideClusterInfo: true\n")};
     live_kubeconfig *k = load_ok(&src);
     ck_assert(k->has_exec);
     char want[256];
@@ -263,6 +263,7 @@ START_TEST(test_exec_entry_is_read_with_relative_command)
     ck_assert_str_eq(k->exec.env[0], "A=b");
     ck_assert_str_eq(k->exec.api_version, "client.authentication.k8s.io/v1");
     ck_assert_str_eq(k->exec.interactive, "IfAvailable");
+    ck_assert(k->exec.provide_cluster_info);
     live_kubeconfig_free(k);
 }
 END_TEST
@@ -328,6 +329,9 @@ START_TEST(test_exec_plugin_runs_with_its_env_and_expiry)
     const char *plug =
         put("plug.sh", "#!/bin/sh\n[ \"$MODE\" = fail ] && { echo secret-ish >&2; exit 2; }\n"
                        "case \"$KUBERNETES_EXEC_INFO\" in *ExecCredential*) ;; *) exit 4;; esac\n"
+                       "case \"$KUBERNETES_EXEC_INFO\" in *'\"server\":\"https://x\"'*) "
+                       "[ \"$WANT_CLUSTER\" = 1 ] || exit 5;; "
+                       "*) [ \"$WANT_CLUSTER\" = 1 ] && exit 6;; esac\n"
                        "printf '{\"apiVersion\":\"" V1 "\",\"kind\":\"ExecCredential\","
                        "\"status\":{\"token\":\"%s\",\"expirationTimestamp\":\"%s\"}}' "
                        "\"$MODE\" \"$EXP\"\n");
@@ -346,6 +350,20 @@ START_TEST(test_exec_plugin_runs_with_its_env_and_expiry)
     ck_assert_msg(live_exec_cred_get(&k, 1000, &c, &e) == RS_OK, "%s", e.msg);
     ck_assert_str_eq(c.token, "tok-1");
     live_exec_cred_free(&c);
+    /* provideClusterInfo: the cluster reaches the plugin in the exec info */
+    k.exec.provide_cluster_info = true;
+    k.exec.env[2] = "WANT_CLUSTER=1";
+    k.exec.n_env = 3;
+    k.ca_pem = (unsigned char *)"pem";
+    k.ca_pem_len = 3;
+    k.tls_server_name = "kube.internal";
+    k.proxy_url = "http://proxy:1";
+    k.insecure = true;
+    ck_assert_msg(live_exec_cred_get(&k, 1000, &c, &e) == RS_OK, "%s", e.msg);
+    live_exec_cred_free(&c);
+    k.exec.provide_cluster_info = false;
+    ck_assert_int_eq(live_exec_cred_get(&k, 1000, &c, &e), RS_FAILED); /* 6: it was there */
+    k.exec.n_env = 2;
     ck_assert_int_eq(live_exec_cred_get(&k, 4000000000LL, &c, &e), RS_FAILED);
     ck_assert_ptr_nonnull(strstr(e.msg, "expired"));
     k.exec.env[0] = "MODE=fail";

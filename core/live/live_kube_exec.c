@@ -100,6 +100,37 @@ rs_code live_exec_cred_parse(const char *text, const char *api_version, live_exe
     return rc;
 }
 
+/* KUBERNETES_EXEC_INFO=<ExecCredential>: spec.interactive false (stdin is
+ * closed), and with provideClusterInfo the cluster the plugin authenticates
+ * to (server, certificate-authority-data, tls-server-name, proxy-url,
+ * insecure-skip-tls-verify), as the contract names the fields. */
+static char *exec_info(const live_kubeconfig *kc)
+{
+    cJSON *d = cJSON_CreateObject();
+    cJSON_AddStringToObject(d, "apiVersion", kc->exec.api_version);
+    cJSON_AddStringToObject(d, "kind", "ExecCredential");
+    cJSON *spec = cJSON_AddObjectToObject(d, "spec");
+    cJSON_AddBoolToObject(spec, "interactive", false);
+    if (kc->exec.provide_cluster_info) {
+        cJSON *cl = cJSON_AddObjectToObject(spec, "cluster");
+        cJSON_AddStringToObject(cl, "server", kc->server ? kc->server : "");
+        if (kc->tls_server_name)
+            cJSON_AddStringToObject(cl, "tls-server-name", kc->tls_server_name);
+        if (kc->proxy_url) cJSON_AddStringToObject(cl, "proxy-url", kc->proxy_url);
+        if (kc->insecure) cJSON_AddBoolToObject(cl, "insecure-skip-tls-verify", true);
+        if (kc->ca_pem) {
+            char *b64 = base64_encode(kc->ca_pem, kc->ca_pem_len);
+            cJSON_AddStringToObject(cl, "certificate-authority-data", b64);
+            free(b64);
+        }
+    }
+    char *text = cJSON_PrintUnformatted(d);
+    cJSON_Delete(d);
+    char *env = rs_xasprintf("KUBERNETES_EXEC_INFO=%s", text);
+    free(text);
+    return env;
+}
+
 rs_code live_exec_cred_get(const live_kubeconfig *kc, int64_t now_unix, live_exec_cred *c,
                            rs_err *e)
 {
@@ -128,9 +159,7 @@ rs_code live_exec_cred_get(const live_kubeconfig *kc, int64_t now_unix, live_exe
     size_t m = 0;
     for (size_t i = 0; i < x->n_env; i++)
         env[m++] = x->env[i];
-    char *info = rs_xasprintf("KUBERNETES_EXEC_INFO={\"apiVersion\":\"%s\",\"kind\":"
-                              "\"ExecCredential\",\"spec\":{\"interactive\":false}}",
-                              x->api_version);
+    char *info = exec_info(kc);
     env[m++] = info;
     env[m] = NULL;
     live_exec_result r;

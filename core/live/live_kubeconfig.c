@@ -245,6 +245,10 @@ static rs_code kc_exec(const kc_file *f, const cJSON *ex, live_kubeconfig *k, rs
     k->exec.command = strchr(cmd, '/') ? kc_path(f, cmd) : rs_xstrdup(cmd);
     k->exec.api_version = rs_xstrdup(api ? api : "client.authentication.k8s.io/v1");
     k->exec.interactive = rs_xstrdup(mode ? mode : "IfAvailable");
+    const cJSON *pci = cJSON_GetObjectItemCaseSensitive(ex, "provideClusterInfo");
+    if (pci && !cJSON_IsBool(pci) && !cJSON_IsNull(pci))
+        return kc_bad(f, pci, "exec.provideClusterInfo", "expected true or false", e);
+    k->exec.provide_cluster_info = cJSON_IsTrue(pci);
     const cJSON *args = cJSON_GetObjectItemCaseSensitive(ex, "args"), *it;
     if (args && !cJSON_IsNull(args)) {
         if (!cJSON_IsArray(args)) return kc_bad(f, args, "exec.args", "expected a list", e);

@@ -48,7 +48,8 @@ typedef struct live_kube_exec {
     char *env[LIVE_KUBECONFIG_EXEC_ARGS_MAX + 1]; /* "NAME=VALUE", NULL-terminated */
     size_t n_env;
     char *api_version;
-    char *interactive; /* Never | IfAvailable | Always */
+    char *interactive;         /* Never | IfAvailable | Always */
+    bool provide_cluster_info; /* spec.cluster in KUBERNETES_EXEC_INFO */
 } live_kube_exec;
 
 typedef struct live_kubeconfig {
