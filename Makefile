@@ -8,7 +8,7 @@ COV_BUILD  ?= build-cov
 FUZZ_SECONDS ?= 60
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all build deps deps-fuzz demo test test-plain test-asan fuzz valgrind bench clean format
+.PHONY: all build deps deps-fuzz demo test test-plain test-asan fuzz valgrind bench bench-live clean format
 .PHONY: coverage deps-coverage install lint deps-lint format-check
 CTEST_FLAGS ?=
 PREFIX     ?= /usr/local
@@ -53,6 +53,11 @@ fuzz: deps deps-fuzz $(FUZZ_BUILD)/CMakeCache.txt
 
 bench: build
 	./$(BUILD)/reassert sim --compare eager,lazy scenarios/*.yaml
+
+# Live mode against sim serve beside the in-process sim, and the registry
+# proof with and without concurrency (build/bench/live.json).
+bench-live: build
+	sh tests/bench_live.sh $(BUILD)/reassert . $(BUILD)/bench/live.json
 
 valgrind: build
 	sh tests/valgrind.sh $(BUILD)

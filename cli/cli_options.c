@@ -15,6 +15,7 @@ const char *const rs_usage_text =
     "                 [--require-auth-proof]\n"
     "                 [--transport live|sim:FILE.db] [--desired NAME (sim transport)]\n"
     "                 [--kubeconfig FILE] [--context NAME] [--talosconfig FILE]\n"
+    "                 [--talosctl PATH] [--liveness-command CMD]\n"
     "                 [--secret-file PATH] [--decrypt-command CMD]\n"
     "                 [--openbao-token-file FILE] [--record CASSETTE]\n"
     "  reassert sim SCENARIO.yaml... [--strategy lazy|eager] [--seed N] [--json]\n"
@@ -33,9 +34,8 @@ const char *const rs_usage_text =
     "Exit codes: 0 success; 1 failed closed; 64 usage error; 65 bad input data;\n"
     "137 recorded for a run ended by a `crash` fault.\n"
     "\n"
-    "Not built yet (they exit 64 saying so): --transport live, --record,\n"
-    "sim --report/--record, sweep, replay. Today runs go through --transport\n"
-    "sim:FILE.db or `reassert sim`.\n";
+    "Not built yet (they exit 64 saying so): --record, sim --report/--record,\n"
+    "sweep, replay. `reassert run --help` lists every flag and environment variable.\n";
 
 const char *const cli_usage_run =
     "usage: reassert [run] [--check-only|--allow-incomplete-fanout|--fences|--recover-fences]\n"
@@ -44,6 +44,7 @@ const char *const cli_usage_run =
     "                [--require-auth-proof]\n"
     "                [--transport live|sim:FILE.db] [--desired NAME (sim transport)]\n"
     "                [--kubeconfig FILE] [--context NAME] [--talosconfig FILE]\n"
+    "                [--talosctl PATH] [--liveness-command CMD]\n"
     "                [--secret-file PATH] [--decrypt-command CMD]\n"
     "                [--openbao-token-file FILE] [--record CASSETTE]\n"
     "\n"
@@ -54,10 +55,55 @@ const char *const cli_usage_run =
     "role) is decided on its annotations alone and listed as annotation_only_nodes;\n"
     "--require-auth-proof fails the run instead, before any Talos write.\n"
     "\n"
-    "Not built yet (exit 64): --transport live (so --kubeconfig, --context,\n"
-    "--talosconfig, --secret-file, --decrypt-command and --openbao-token-file\n"
-    "have nothing to act on) and --record. Today a run needs --transport\n"
-    "sim:FILE.db --desired NAME; build FILE.db with `reassert sim init`.\n";
+    "Modes: (default) repair; --check-only the registry proof alone (no cluster\n"
+    "access); --allow-incomplete-fanout bootstrap paths; --fences report held\n"
+    "fences (read-only); --recover-fences release those of a provably ended run.\n"
+    "--strategy lazy (default: the fence at the first write) or eager.\n"
+    "--config FILE  YAML overriding the production constants (DESIGN.md section 3).\n"
+    "--output json  one result document on stdout, for every outcome.\n"
+    "\n"
+    "--transport live (the default) runs against the cluster:\n"
+    "  --kubeconfig FILE   else KUBECONFIG (':'-separated files merged as kubectl\n"
+    "                      merges them), else ~/.kube/config, else the in-cluster\n"
+    "                      service account (KUBERNETES_SERVICE_HOST/PORT).\n"
+    "  --context NAME      else the kubeconfig's current-context. Honoured: server,\n"
+    "                      certificate-authority(-data), insecure-skip-tls-verify,\n"
+    "                      tls-server-name, proxy-url, client-certificate(-data),\n"
+    "                      client-key(-data), token, tokenFile, exec plugins\n"
+    "                      (client.authentication.k8s.io/v1: expirationTimestamp,\n"
+    "                      provideClusterInfo; asked again after a 401).\n"
+    "  --talosconfig FILE  passed to talosctl (else talosctl reads TALOSCONFIG).\n"
+    "  --talosctl PATH     the talosctl binary (default: talosctl on PATH).\n"
+    "  --liveness-command CMD  for --fences/--recover-fences: a command with {run}\n"
+    "                      and {attempt}, e.g. 'gh run view {run} --attempt {attempt}\n"
+    "                      --json status,conclusion' (no shell).\n"
+    "  --secret-file PATH  the SOPS file (default k8s/bases/bootstrap/secret.enc.yaml);\n"
+    "                      its stringData.ghcr_dockerconfigjson ciphertext is the revision.\n"
+    "  --decrypt-command CMD  prints the Docker config JSON on stdout; {file} is the\n"
+    "                      secret file (appended when absent). Default:\n"
+    "                      sops --decrypt --extract '[\"stringData\"][\"ghcr_dockerconfigjson\"]' {file}\n"
+    "                      Its stderr is never repeated (only its size and exit status).\n"
+    "  --openbao-token-file FILE  the OpenBao token (else BAO_TOKEN, else VAULT_TOKEN).\n"
+    "  Environment: BAO_ADDR (or VAULT_ADDR; required by the lazy repair, which\n"
+    "  reads the seed), BAO_TOKEN/VAULT_TOKEN, BAO_CACERT/VAULT_CACERT,\n"
+    "  BAO_CAPATH/VAULT_CAPATH, BAO_NAMESPACE/VAULT_NAMESPACE; KUBECONFIG, HOME;\n"
+    "  GITHUB_RUN_ID and GITHUB_RUN_ATTEMPT (the run reference in holder\n"
+    "  identities); REASSERT_REGISTRY_URL (the registry's base URL, default\n"
+    "  https://<registry-host>: a mirror or a test server) and\n"
+    "  REASSERT_REGISTRY_CACERT (a CA bundle for it); HTTPS_PROXY/NO_PROXY as\n"
+    "  libcurl reads them when the kubeconfig names no proxy-url.\n"
+    "  Before any write the run proves the API server reachable and trusted, the\n"
+    "  identity accepted, and (lazy repair) the OpenBao token accepted; each\n"
+    "  failure is one error naming the context, server and kubeconfig file or the\n"
+    "  OpenBao address (exit 1; a malformed kubeconfig or unknown context: 65).\n"
+    "  --test-facade-clock  TEST-ONLY: take clock, sleep, entropy and pid from\n"
+    "                      `reassert sim serve` behind the kubeconfig's server, so\n"
+    "                      a run against the facade is deterministic. Never use it\n"
+    "                      against a cluster (it fails at its first clock read).\n"
+    "--transport sim:FILE.db --desired NAME runs against a world built by\n"
+    "`reassert sim init` (NAME: a catalogue credential of that world).\n"
+    "\n"
+    "Not built yet (exit 64): --record.\n";
 
 const char *const cli_usage_sim =
     "usage: reassert sim SCENARIO.yaml... [--strategy lazy|eager] [--seed N] [--json]\n"
@@ -151,7 +197,9 @@ static bool takes_value(const char *flag)
                                          "--secret-file",
                                          "--decrypt-command",
                                          "--openbao-token-file",
-                                         "--record"};
+                                         "--record",
+                                         "--talosctl",
+                                         "--liveness-command"};
     for (size_t i = 0; i < RS_ARRAY_LEN(valued); i++)
         if (strcmp(flag, valued[i]) == 0) return true;
     return false;
@@ -191,6 +239,10 @@ static rs_code set_value(rs_run_args *a, const char *flag, const char *v, rs_err
         a->decrypt_command = v;
     else if (strcmp(flag, "--openbao-token-file") == 0)
         a->openbao_token_file = v;
+    else if (strcmp(flag, "--talosctl") == 0)
+        a->talosctl = v;
+    else if (strcmp(flag, "--liveness-command") == 0)
+        a->liveness_command = v;
     else if (strcmp(flag, "--record") == 0)
         return rs_fail(e, RS_USAGE, "--record: the recorder is not built yet; nothing was run");
     return RS_OK;
@@ -274,6 +326,8 @@ rs_code run_args_parse(int argc, char **argv, rs_run_args *a, rs_err *e)
             a->opt.allow_incomplete_fanout = true;
         else if (strcmp(f, "--require-auth-proof") == 0)
             a->opt.require_auth_proof = true;
+        else if (strcmp(f, "--test-facade-clock") == 0)
+            a->test_facade_clock = true;
         else if (takes_value(f)) {
             if (i + 1 >= argc) return rs_fail(e, RS_USAGE, "%s needs a value", f);
             c = set_value(a, f, argv[++i], e);

@@ -3,9 +3,10 @@
  * (DESIGN.md §7, a contract), and every command's usage text. Usage errors
  * are RS_USAGE (exit 64).
  *
- * This is the only place reassert reads the environment: the run reference
- * (GITHUB_RUN_ID/GITHUB_RUN_ATTEMPT in CI) and the OpenBao address/token
- * variables are looked up here and nowhere else — never in core/.
+ * Here and in cli_live.c (the live run's KUBECONFIG, HOME, the BAO_ and VAULT_ variables,
+ * REASSERT_REGISTRY_*) reassert reads the environment: the run reference
+ * (GITHUB_RUN_ID/GITHUB_RUN_ATTEMPT in CI) is looked up here — never in
+ * core/.
  */
 #ifndef CLI_OPTIONS_H
 #define CLI_OPTIONS_H
@@ -22,6 +23,8 @@ typedef struct rs_run_args {
     const char *kubeconfig, *context, *talosconfig;
     const char *secret_file, *decrypt_command, *openbao_token_file;
     const char *record;
+    const char *talosctl, *liveness_command;
+    bool test_facade_clock; /* TEST-ONLY: clock, sleep, entropy from sim serve */
     char run_ref[96];
 } rs_run_args;
 

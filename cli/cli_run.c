@@ -13,6 +13,8 @@
  */
 #include "cli/cli.h"
 
+#include "cli/cli_live.h"
+
 #include "core/cred/cred.h"
 #include "core/live/live_config.h"
 #include "core/transport/transport_count.h"
@@ -84,19 +86,21 @@ static void run_proof_out(const rs_options *opt, rs_result *res, rs_out *o)
 
 /* Options resolved, the proof read, the transaction run, the proof written,
  * the result printed. */
-static int run_txn(const rs_run_args *args, const sim_run_req *sim, sim_session *root,
+static int run_txn(const rs_run_args *args, const sim_run_req *sim, rs_transport *root,
                    const rs_config *cfg, const rs_desired *d, const char *run_name, FILE *out)
 {
     /* The stack, outermost first: core -> (recorder) -> counting -> root;
      * the sim root applies a scenario run's faults inside its own call. */
-    rs_transport *t = tp_count_open(sim_session_transport(root), cfg);
+    rs_transport *t = tp_count_open(root, cfg);
     rs_options opt = args->opt;
     opt.strategy = args->strategy_name    ? rs_strategy_find(args->strategy_name)
                    : sim && sim->strategy ? sim->strategy
                                           : rs_strategy_default();
     char ref[128];
     snprintf(ref, sizeof ref, "sim.%s", run_name);
-    opt.run_ref = ref;
+    /* A live run is named by its CI run (gh<id>.<attempt>), so --fences can
+     * ask whether it is still alive; a sim run by its scenario run. */
+    opt.run_ref = run_name ? ref : args->run_ref;
     char why[256] = "";
     char *proof_in = NULL;
     if (opt.reuse_proof_path) {
@@ -130,26 +134,18 @@ static int run_txn(const rs_run_args *args, const sim_run_req *sim, sim_session 
     return res.exit;
 }
 
-/* The root named by --transport. Only the sim root exists today. */
-static rs_code run_root_open(const rs_run_args *args, const sim_run_req *sim, const char *run_name,
-                             sim_session **root, rs_err *e)
-{
-    if (sim) return sim_session_open(sim->db_path, run_name, sim->run, sim->unfired_path, root, e);
-    if (!args->transport || strncmp(args->transport, "sim:", 4) != 0)
-        return rs_fail(e, RS_USAGE,
-                       "the live transport is not built yet; use --transport sim:FILE.db");
-    return sim_session_open(args->transport + 4, run_name, NULL, NULL, root, e);
-}
-
-int cli_run_once(const rs_run_args *args, const sim_run_req *sim, FILE *out)
+/* The sim root named by --transport sim:FILE.db (or the scenario runner's). */
+static int run_sim(const rs_run_args *args, const sim_run_req *sim, FILE *out)
 {
     const char *run_name = sim ? sim->run_name : "cli";
     const char *desired = sim ? sim->desired_name : args->desired_name;
     rs_err e;
     rs_err_clear(&e);
     sim_session *root = NULL;
-    if (run_root_open(args, sim, run_name, &root, &e) != RS_OK)
-        return run_fail_early(args, out, &e);
+    rs_code rc =
+        sim ? sim_session_open(sim->db_path, run_name, sim->run, sim->unfired_path, &root, &e)
+            : sim_session_open(args->transport + 4, run_name, NULL, NULL, &root, &e);
+    if (rc != RS_OK) return run_fail_early(args, out, &e);
     rs_config cfg;
     memset(&cfg, 0, sizeof cfg); /* sim_session_config fills it */
     char *text = NULL, *ciphertext = NULL;
@@ -160,13 +156,77 @@ int cli_run_once(const rs_run_args *args, const sim_run_req *sim, FILE *out)
         code = run_fail_early(args, out, &e);
     } else {
         rs_desired d = {.dockerconfigjson = text, .len = strlen(text), .ciphertext = ciphertext};
-        code = run_txn(args, sim, root, &cfg, &d, run_name, out);
+        code = run_txn(args, sim, sim_session_transport(root), &cfg, &d, run_name, out);
     }
     cred_text_wipe_free(text); /* the credential leaves memory with the run */
     free(ciphertext);
     rs_config_free(&cfg);
     sim_session_close(root);
     return code;
+}
+
+static bool env_set(const char *name)
+{
+    const char *v = getenv(name);
+    return v && v[0];
+}
+
+/* What a mode reads: --check-only talks to the registry alone; the lazy
+ * repair reads the OpenBao seed directly (DESIGN §3.5); eager never does. */
+static void run_live_needs(const rs_run_args *args, bool *kube, bool *bao)
+{
+    const rs_strategy *st =
+        args->strategy_name ? rs_strategy_find(args->strategy_name) : rs_strategy_default();
+    *kube = args->opt.mode != RS_MODE_CHECK_ONLY;
+    *bao = args->opt.mode == RS_MODE_REPAIR && st && strcmp(st->name, "lazy") == 0;
+}
+
+/* The live root: kubeconfig, OpenBao, registry, talosctl; the credential
+ * from the SOPS file; every check that can fail before the first write. */
+static int run_live(const rs_run_args *args, FILE *out)
+{
+    rs_err e;
+    rs_err_clear(&e);
+    rs_config cfg;
+    rs_config_defaults(&cfg);
+    cli_live *live = NULL;
+    char *text = NULL, *ciphertext = NULL;
+    bool need_kube = false, need_bao = false;
+    run_live_needs(args, &need_kube, &need_bao);
+    int code = RS_OK;
+    if (args->config_path && live_config_load(args->config_path, &cfg, &e) != RS_OK)
+        code = e.code;
+    else if (need_bao && !env_set("BAO_ADDR") && !env_set("VAULT_ADDR"))
+        code = rs_fail(&e, RS_USAGE,
+                       "the lazy strategy reads the OpenBao seed directly: set "
+                       "BAO_ADDR (or VAULT_ADDR) and a token (--openbao-token-file, BAO_TOKEN)");
+    else if (args->opt.mode != RS_MODE_FENCES && args->opt.mode != RS_MODE_RECOVER_FENCES &&
+             cli_live_credential(args, &text, &ciphertext, &e) != RS_OK)
+        code = e.code;
+    else if (cli_live_open(args, &cfg, need_kube, &live, &e) != RS_OK)
+        code = e.code;
+    else if (live_root_preflight(cli_live_transport(live), need_kube, need_bao, &e) != RS_OK)
+        code = e.code;
+    if (code != RS_OK) {
+        code = run_fail_early(args, out, &e);
+    } else {
+        rs_desired d = {.dockerconfigjson = text ? text : "",
+                        .len = text ? strlen(text) : 0,
+                        .ciphertext = ciphertext};
+        code = run_txn(args, NULL, cli_live_transport(live), &cfg, &d, NULL, out);
+    }
+    if (text) cred_text_wipe_free(text);
+    free(ciphertext);
+    cli_live_close(live);
+    rs_config_free(&cfg);
+    return code;
+}
+
+int cli_run_once(const rs_run_args *args, const sim_run_req *sim, FILE *out)
+{
+    if (sim || (args->transport && strncmp(args->transport, "sim:", 4) == 0))
+        return run_sim(args, sim, out);
+    return run_live(args, out);
 }
 
 int cli_sim_run(const sim_run_req *req, FILE *out)

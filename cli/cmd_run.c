@@ -1,5 +1,5 @@
 /*
- * cmd_run.c — `reassert [run] ...`: parse, refuse what is not built, run once.
+ * cmd_run.c — `reassert [run] ...`: parse, refuse what cannot run, run once.
  *
  * Usage errors exit 64 before anything is opened: in text mode one sentence
  * on stderr, with `--output json` also the one result document on stdout
@@ -36,11 +36,18 @@ int cmd_run(int argc, char **argv)
         rs_fail(&e, RS_USAGE, "--strategy %s is not available in this build", args.strategy_name);
         return run_usage_fail(args.json_output, NULL, &e);
     }
-    if (strncmp(args.transport, "sim:", 4) != 0) {
-        rs_fail(&e, RS_USAGE, "the live transport is not built yet; use --transport sim:FILE.db");
+    bool sim = strncmp(args.transport, "sim:", 4) == 0;
+    if (!sim && args.desired_name) {
+        rs_fail(&e, RS_USAGE,
+                "--desired names a sim catalogue credential; a live run reads "
+                "--secret-file");
         return run_usage_fail(args.json_output, args.strategy_name, &e);
     }
-    if (!args.desired_name) {
+    if (sim && args.test_facade_clock) {
+        rs_fail(&e, RS_USAGE, "--test-facade-clock is for --transport live against sim serve");
+        return run_usage_fail(args.json_output, args.strategy_name, &e);
+    }
+    if (sim && !args.desired_name) {
         rs_fail(&e, RS_USAGE, "--transport sim:FILE.db needs --desired NAME");
         return run_usage_fail(args.json_output, args.strategy_name, &e);
     }

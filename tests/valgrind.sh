@@ -5,6 +5,8 @@
 # with _exit (as a crashed run would) while the parent's frames are still on
 # its stack: those children are silenced (--child-silent-after-fork) and the
 # in-process full transaction is covered by test_core_run instead.
+# REASSERT_E2E_QUICK=1: test_live_e2e runs only its short live runs here
+# (its processes under test are children, which valgrind does not follow).
 set -u
 build=${1:-build}
 src=$(cd "$(dirname "$0")/.." && pwd)
@@ -27,7 +29,7 @@ check() { # check NAME COMMAND...
 }
 for t in "$build"/test_*; do
   [ -x "$t" ] || continue
-  CK_FORK=no REASSERT_SRC="$src" check "$(basename "$t")" "$t"
+  CK_FORK=no REASSERT_SRC="$src" REASSERT_E2E_QUICK=1 check "$(basename "$t")" "$t"
 done
 for scn in two-run-stage-reassert failed-fence-resume; do
   check "reassert sim $scn" "$build/reassert" sim "$src/scenarios/$scn.yaml"

@@ -33,7 +33,7 @@ static const char *const lo_env_extra[] = {
     "GH_REPO",  "GH_CONFIG_DIR", "GITHUB_REPOSITORY",   "GITHUB_SERVER_URL",       "GITHUB_API_URL",
     NULL};
 
-static void lo_words_free(char **w, size_t n)
+void live_words_free(char **w, size_t n)
 {
     for (size_t i = 0; i < n; i++)
         free(w[i]);
@@ -42,7 +42,7 @@ static void lo_words_free(char **w, size_t n)
 
 /* Splits a template into words: blanks separate, '...' is literal, "..."
  * honours \" and \\, a backslash outside quotes takes the next byte. */
-static rs_code lo_split(const char *t, char ***out, size_t *n, rs_err *e)
+rs_code live_words_split(const char *t, const char *what, char ***out, size_t *n, rs_err *e)
 {
     char **w = rs_xcalloc(LO_WORDS_MAX, sizeof *w);
     size_t k = 0, len = strlen(t);
@@ -72,8 +72,8 @@ static rs_code lo_split(const char *t, char ***out, size_t *n, rs_err *e)
         }
         if (k + 1 >= LO_WORDS_MAX) {
             free(buf);
-            lo_words_free(w, k);
-            return rs_fail(e, RS_USAGE, "liveness command: more than %d words", LO_WORDS_MAX - 1);
+            live_words_free(w, k);
+            return rs_fail(e, RS_USAGE, "%s: more than %d words", what, LO_WORDS_MAX - 1);
         }
         w[k++] = rs_xasprintf("%.*s", (int)b, buf);
     }
@@ -83,8 +83,8 @@ static rs_code lo_split(const char *t, char ***out, size_t *n, rs_err *e)
     return RS_OK;
 unbalanced:
     free(buf);
-    lo_words_free(w, k);
-    return rs_fail(e, RS_USAGE, "liveness command: an unbalanced quote");
+    live_words_free(w, k);
+    return rs_fail(e, RS_USAGE, "%s: an unbalanced quote", what);
 }
 
 rs_code live_oracle_open(const live_oracle_opts *o, live_oracle **out, rs_err *e)
@@ -94,7 +94,7 @@ rs_code live_oracle_open(const live_oracle_opts *o, live_oracle **out, rs_err *e
     live_oracle *lo = rs_xcalloc(1, sizeof *lo);
     lo->timeout_ms = o->timeout_ms ? o->timeout_ms : LIVE_ORACLE_TIMEOUT_MS_DEFAULT;
     if (o->command && o->command[0]) {
-        rs_code rc = lo_split(o->command, &lo->words, &lo->n, e);
+        rs_code rc = live_words_split(o->command, "liveness command", &lo->words, &lo->n, e);
         /* H22: a re-run reuses the run id, so a query without the attempt
          * answers for the newest one, which may vouch for a live older one. */
         bool has_run = false, has_attempt = false;
@@ -117,7 +117,7 @@ rs_code live_oracle_open(const live_oracle_opts *o, live_oracle **out, rs_err *e
 void live_oracle_close(live_oracle *o)
 {
     if (!o) return;
-    lo_words_free(o->words, o->n);
+    live_words_free(o->words, o->n);
     free(o);
 }
 
@@ -273,6 +273,6 @@ int live_oracle_call(live_oracle *o, const rs_req *req, rs_resp *resp)
         cJSON_AddBoolToObject(resp->body, "terminal", terminal);
     }
     live_exec_result_free(&x);
-    lo_words_free(argv, o->n);
+    live_words_free(argv, o->n);
     return resp->status;
 }

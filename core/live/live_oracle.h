@@ -49,4 +49,11 @@ void live_oracle_close(live_oracle *o);
  * *terminal set, or RS_FAILED with e naming what was not understood. */
 rs_code live_oracle_parse(const char *text, size_t len, int attempt, bool *terminal, rs_err *e);
 
+/* A command template split into words without a shell: blanks separate,
+ * '...' is literal, "..." honours \" and \\, a backslash outside quotes
+ * takes the next byte. RS_USAGE naming `what` when a quote is unbalanced
+ * or there are too many words. Free with live_words_free. */
+rs_code live_words_split(const char *t, const char *what, char ***out, size_t *n, rs_err *e);
+void live_words_free(char **w, size_t n);
+
 #endif

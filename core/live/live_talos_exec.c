@@ -54,16 +54,33 @@ static bool exec_allowed(const char *entry, const char *const *names)
     return false;
 }
 
-/* The child's environment: the allowed subset of environ (pointers into it). */
-static char **exec_env(const char *const env_extra[])
+/* Whether entry ("NAME=...") names a variable that env_set sets. */
+static bool exec_overridden(const char *entry, const char *const *env_set)
+{
+    size_t n = strcspn(entry, "=");
+    for (size_t i = 0; env_set && env_set[i]; i++)
+        if (strncmp(entry, env_set[i], n) == 0 && env_set[i][n] == '=') return true;
+    return false;
+}
+
+/* The child's environment: the allowed subset of environ, then env_set's
+ * "NAME=VALUE" entries (which replace a parent's variable of that name);
+ * pointers into both. */
+static char **exec_env(const char *const env_extra[], const char *const env_set[])
 {
     size_t n = 0;
     for (char **p = environ; p && *p; p++)
         n++;
+    for (size_t i = 0; env_set && env_set[i]; i++)
+        n++;
     char **env = rs_xcalloc(n + 1, sizeof *env);
     size_t k = 0;
     for (char **p = environ; p && *p; p++)
-        if (exec_allowed(*p, live_exec_env_base) || exec_allowed(*p, env_extra)) env[k++] = *p;
+        if ((exec_allowed(*p, live_exec_env_base) || exec_allowed(*p, env_extra)) &&
+            !exec_overridden(*p, env_set))
+            env[k++] = *p;
+    for (size_t i = 0; env_set && env_set[i]; i++)
+        env[k++] = (char *)env_set[i];
     env[k] = NULL;
     return env;
 }
@@ -236,8 +253,9 @@ static void exec_close_pair(int p[2])
 
 /* Forks one child; RS_OK once its program runs (k filled), RS_FAILED when
  * it could not be started. */
-static rs_code exec_start(char *const argv[], const char *const env_extra[], int64_t timeout_ms,
-                          live_exec_result *r, exec_kid *k, rs_err *e)
+static rs_code exec_start(char *const argv[], const char *const env_extra[],
+                          const char *const env_set[], int64_t timeout_ms, live_exec_result *r,
+                          exec_kid *k, rs_err *e)
 {
     memset(r, 0, sizeof *r);
     r->exit_code = -1;
@@ -254,7 +272,7 @@ static rs_code exec_start(char *const argv[], const char *const env_extra[], int
         exec_close_pair(err_p);
         return rs_fail(e, RS_FAILED, "pipe: %s", strerror(errno));
     }
-    char **env = exec_env(env_extra);
+    char **env = exec_env(env_extra, env_set);
     pid_t pid = fork();
     if (pid == 0) exec_child(argv, env, out_p[1], err_p[1], st_p[1]);
     int fork_errno = errno;
@@ -289,15 +307,15 @@ static rs_code exec_start(char *const argv[], const char *const env_extra[], int
     return RS_OK;
 }
 
-void live_exec_run_many(live_exec_job *jobs, size_t n, const char *const env_extra[],
-                        int64_t timeout_ms, size_t output_max)
+static void exec_run_many(live_exec_job *jobs, size_t n, const char *const env_extra[],
+                          const char *const env_set[], int64_t timeout_ms, size_t output_max)
 {
     exec_kid *kids = rs_xcalloc(n + 1, sizeof *kids);
     size_t nk = 0;
     for (size_t i = 0; i < n; i++) {
         rs_err_clear(&jobs[i].err);
-        jobs[i].rc = exec_start(jobs[i].argv, env_extra, timeout_ms, &jobs[i].result, &kids[nk],
-                                &jobs[i].err);
+        jobs[i].rc = exec_start(jobs[i].argv, env_extra, env_set, timeout_ms, &jobs[i].result,
+                                &kids[nk], &jobs[i].err);
         if (jobs[i].rc == RS_OK) nk++;
     }
     exec_collect(kids, nk, output_max);
@@ -306,11 +324,24 @@ void live_exec_run_many(live_exec_job *jobs, size_t n, const char *const env_ext
     free(kids);
 }
 
+void live_exec_run_many(live_exec_job *jobs, size_t n, const char *const env_extra[],
+                        int64_t timeout_ms, size_t output_max)
+{
+    exec_run_many(jobs, n, env_extra, NULL, timeout_ms, output_max);
+}
+
 rs_code live_exec_run(char *const argv[], const char *const env_extra[], int64_t timeout_ms,
                       size_t output_max, live_exec_result *r, rs_err *e)
 {
+    return live_exec_run_env(argv, env_extra, NULL, timeout_ms, output_max, r, e);
+}
+
+rs_code live_exec_run_env(char *const argv[], const char *const env_extra[],
+                          const char *const env_set[], int64_t timeout_ms, size_t output_max,
+                          live_exec_result *r, rs_err *e)
+{
     live_exec_job job = {.argv = argv};
-    live_exec_run_many(&job, 1, env_extra, timeout_ms, output_max);
+    exec_run_many(&job, 1, env_extra, env_set, timeout_ms, output_max);
     *r = job.result;
     if (job.rc != RS_OK && e) *e = job.err;
     return job.rc;

@@ -38,6 +38,11 @@ extern const char *const live_exec_env_base[];
  * RS_FAILED when it could not be started (r->started false, e says why). */
 rs_code live_exec_run(char *const argv[], const char *const env_extra[], int64_t timeout_ms,
                       size_t output_max, live_exec_result *r, rs_err *e);
+/* The same, with env_set's "NAME=VALUE" entries added to the child's
+ * environment (an exec credential plugin's `env`, KUBERNETES_EXEC_INFO). */
+rs_code live_exec_run_env(char *const argv[], const char *const env_extra[],
+                          const char *const env_set[], int64_t timeout_ms, size_t output_max,
+                          live_exec_result *r, rs_err *e);
 void live_exec_result_free(live_exec_result *r);
 
 /* Several children at once (a batch of independent reads): each job's argv

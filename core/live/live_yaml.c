@@ -28,6 +28,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <libfyaml.h>
+#include <openssl/crypto.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -187,9 +188,32 @@ const char *live_yaml_num_text(const live_yaml_doc *d, const cJSON *node)
     return en ? en->num_text : NULL;
 }
 
+/* Every string value cleansed before the tree is freed: a kubeconfig's
+ * token, a scenario's password and a SOPS file's ciphertext all pass
+ * through here. Iterative (an explicit stack), as deep as the tree. */
+static void ly_wipe(cJSON *root)
+{
+    size_t cap = 64, n = 0;
+    cJSON **st = rs_xmalloc(cap * sizeof *st);
+    if (root) st[n++] = root;
+    while (n) {
+        cJSON *c = st[--n];
+        if (c->valuestring) OPENSSL_cleanse(c->valuestring, strlen(c->valuestring));
+        for (cJSON *k = c->child; k; k = k->next) {
+            if (n == cap) {
+                cap *= 2;
+                st = rs_xrealloc(st, cap * sizeof *st);
+            }
+            st[n++] = k;
+        }
+    }
+    free(st);
+}
+
 void live_yaml_free(live_yaml_doc *d)
 {
     if (!d) return;
+    ly_wipe(d->root);
     for (size_t i = 0; i < d->n_ents; i++)
         free(d->ents[i].num_text);
     free(d->ents);
@@ -523,6 +547,7 @@ rs_code live_yaml_load(const char *path, const char *what, live_yaml_doc **out, 
                   : ly_fail(b, (live_yaml_pos){1, 1}, "", "libfyaml refused the input");
     fy_parser_destroy(p);
     fy_diag_destroy(diag);
+    OPENSSL_cleanse(text, len);
     free(text);
     ly_builder_release(b);
     if (ok)

@@ -1,0 +1,256 @@
+/*
+ * cli_live.c — what `reassert run --transport live` needs from outside the
+ * core: the kubeconfig (flags and KUBECONFIG/HOME), OpenBao's address, token
+ * and CA (BAO_* / VAULT_*), the registry's URL override, talosctl, the
+ * liveness command, and the desired credential — the SOPS file's ciphertext
+ * (the revision) and its plaintext from --decrypt-command (DESIGN §7).
+ *
+ * Like cli_options.c, this file reads the environment; core/ never does.
+ *
+ * The one idea: a secret comes from a file or the environment into memory
+ * and goes nowhere else — the decrypt command's stdout is the credential, so
+ * it is read through a pipe and wiped; its stderr (which can echo a key or a
+ * forged workflow command) is never repeated, only its size and the exit
+ * status are named.
+ */
+#include "cli/cli_live.h"
+
+#include "core/cred/cred.h"
+#include "core/live/live_oracle.h"
+#include "core/live/live_talos_exec.h"
+#include "core/live/live_yaml.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CLI_SECRET_MAX (64u * 1024u)
+#define CLI_DECRYPT_TIMEOUT_MS 120000
+#define CLI_DECRYPT_OUTPUT_MAX (1024u * 1024u)
+
+const char *const cli_live_decrypt_default =
+    "sops --decrypt --extract '[\"stringData\"][\"ghcr_dockerconfigjson\"]' {file}";
+
+/* What the decrypt command may see besides the base allow-list: the keys
+ * sops needs. Never an OpenBao or Kubernetes token. */
+static const char *const decrypt_env[] = {"SOPS_AGE_KEY_FILE",
+                                          "SOPS_AGE_KEY",
+                                          "SOPS_AGE_SSH_PRIVATE_KEY_FILE",
+                                          "GNUPGHOME",
+                                          "SOPS_GPG_EXEC",
+                                          "SOPS_PGP_FP",
+                                          "AWS_PROFILE",
+                                          "AWS_REGION",
+                                          "AWS_ACCESS_KEY_ID",
+                                          "AWS_SECRET_ACCESS_KEY",
+                                          "AWS_SESSION_TOKEN",
+                                          "GOOGLE_APPLICATION_CREDENTIALS",
+                                          "AZURE_CLIENT_ID",
+                                          "AZURE_TENANT_ID",
+                                          "AZURE_CLIENT_SECRET",
+                                          NULL};
+
+struct cli_live {
+    live_kubeconfig *kc;
+    rs_transport *root;
+    char *bao_token;
+};
+
+static const char *env_first(const char *a, const char *b)
+{
+    const char *v = getenv(a);
+    if (v && v[0]) return v;
+    v = b ? getenv(b) : NULL;
+    return v && v[0] ? v : NULL;
+}
+
+/* A token file's text (trimmed), or NULL with e set (65). */
+static char *read_token_file(const char *flag, const char *path, rs_err *e)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        rs_fail(e, RS_DATAERR, "%s %s: %s", flag, path, strerror(errno));
+        return NULL;
+    }
+    char *buf = rs_xmalloc(CLI_SECRET_MAX + 2);
+    size_t n = fread(buf, 1, CLI_SECRET_MAX + 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    const char *why = n > CLI_SECRET_MAX     ? "is too large"
+                      : memchr(buf, '\0', n) ? "has a NUL"
+                                             : NULL;
+    while (!why && n && strchr(" \t\r\n", buf[n - 1]))
+        buf[--n] = '\0';
+    if (!why && !n) why = "is empty";
+    if (why) {
+        rs_fail(e, RS_DATAERR, "%s %s %s", flag, path, why);
+        cred_bytes_wipe_free(buf, CLI_SECRET_MAX + 2);
+        return NULL;
+    }
+    return buf;
+}
+
+/* OpenBao's token: --openbao-token-file, else BAO_TOKEN, else VAULT_TOKEN. */
+static rs_code bao_options(const rs_run_args *a, cli_live *l, live_root_opts *o, rs_err *e)
+{
+    const char *addr = env_first("BAO_ADDR", "VAULT_ADDR");
+    if (!addr) return RS_OK;
+    o->bao_set = true;
+    o->bao.addr = addr;
+    if (a->openbao_token_file) {
+        l->bao_token = read_token_file("--openbao-token-file", a->openbao_token_file, e);
+        if (!l->bao_token) return RS_DATAERR;
+        o->bao.token_src = a->openbao_token_file;
+    } else {
+        const char *src =
+            getenv("BAO_TOKEN") && getenv("BAO_TOKEN")[0] ? "BAO_TOKEN" : "VAULT_TOKEN";
+        const char *t = getenv(src);
+        if (t && t[0]) l->bao_token = rs_xstrdup(t);
+        o->bao.token_src = l->bao_token ? src
+                                        : "nowhere (--openbao-token-file, BAO_TOKEN and "
+                                          "VAULT_TOKEN are all unset)";
+    }
+    o->bao.token = l->bao_token;
+    o->bao.ca_file = env_first("BAO_CACERT", "VAULT_CACERT");
+    o->bao.ca_path = env_first("BAO_CAPATH", "VAULT_CAPATH");
+    o->bao.name_space = env_first("BAO_NAMESPACE", "VAULT_NAMESPACE");
+    return RS_OK;
+}
+
+rs_code cli_live_open(const rs_run_args *a, const rs_config *cfg, bool need_kube, cli_live **out,
+                      rs_err *e)
+{
+    *out = NULL;
+    cli_live *l = rs_xcalloc(1, sizeof *l);
+    live_kubeconfig_src src = {.explicit_path = a->kubeconfig,
+                               .env = getenv("KUBECONFIG"),
+                               .home = getenv("HOME"),
+                               .context = a->context,
+                               .sa_host = getenv("KUBERNETES_SERVICE_HOST"),
+                               .sa_port = getenv("KUBERNETES_SERVICE_PORT")};
+    live_root_opts o = {.registry = {.url = getenv("REASSERT_REGISTRY_URL"),
+                                     .ca_file = getenv("REASSERT_REGISTRY_CACERT")},
+                        .talos = {.talosctl = a->talosctl,
+                                  .talosconfig = a->talosconfig,
+                                  .shape = cfg->talos_auth_shape},
+                        .oracle = {.command = a->liveness_command},
+                        .facade_clock = a->test_facade_clock};
+    rs_code c = need_kube || a->test_facade_clock ? live_kubeconfig_load(&src, &l->kc, e) : RS_OK;
+    if (c == RS_OK) c = bao_options(a, l, &o, e);
+    o.kc = l->kc;
+    if (c == RS_OK) c = live_root_open(&o, &l->root, e);
+    if (c != RS_OK) {
+        cli_live_close(l);
+        return c;
+    }
+    *out = l;
+    return RS_OK;
+}
+
+rs_transport *cli_live_transport(cli_live *l)
+{
+    return l->root;
+}
+
+void cli_live_close(cli_live *l)
+{
+    if (!l) return;
+    if (l->root) l->root->close(l->root);
+    live_kubeconfig_free(l->kc);
+    if (l->bao_token) cred_text_wipe_free(l->bao_token);
+    free(l);
+}
+
+/* ---- the desired credential --------------------------------------------- */
+
+/* The ciphertext scalar stringData.ghcr_dockerconfigjson of the SOPS file. */
+static rs_code secret_ciphertext(const char *path, char **out, rs_err *e)
+{
+    live_yaml_doc *d = NULL;
+    rs_code c = live_yaml_load(path, "secret file", &d, e);
+    if (c != RS_OK) return c;
+    const cJSON *sd = cJSON_GetObjectItemCaseSensitive(live_yaml_root(d), "stringData");
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(sd, "ghcr_dockerconfigjson");
+    if (!cJSON_IsString(v) || !v->valuestring || !v->valuestring[0]) {
+        live_yaml_free(d);
+        return rs_fail(e, RS_DATAERR,
+                       "%s: secret file: stringData.ghcr_dockerconfigjson is "
+                       "missing or not a string",
+                       path);
+    }
+    *out = rs_xstrdup(v->valuestring);
+    live_yaml_free(d);
+    return RS_OK;
+}
+
+/* argv from the template: {file} replaced by the secret file, else the file
+ * appended as the last word. */
+static rs_code decrypt_argv(const char *tmpl, const char *file, char ***argv, size_t *n, rs_err *e)
+{
+    rs_code c = live_words_split(tmpl, "--decrypt-command", argv, n, e);
+    if (c != RS_OK) return c;
+    if (*n == 0) {
+        live_words_free(*argv, *n);
+        return rs_fail(e, RS_USAGE, "--decrypt-command is empty");
+    }
+    bool placed = false;
+    for (size_t i = 0; i < *n; i++) {
+        char *at = strstr((*argv)[i], "{file}");
+        if (!at) continue;
+        char *w = rs_xasprintf("%.*s%s%s", (int)(at - (*argv)[i]), (*argv)[i], file, at + 6);
+        free((*argv)[i]);
+        (*argv)[i] = w;
+        placed = true;
+    }
+    if (!placed) {
+        char **grown = rs_xrealloc(*argv, (*n + 2) * sizeof **argv);
+        grown[(*n)++] = rs_xstrdup(file);
+        grown[*n] = NULL;
+        *argv = grown;
+    }
+    return RS_OK;
+}
+
+rs_code cli_live_credential(const rs_run_args *a, char **text, char **ciphertext, rs_err *e)
+{
+    *text = *ciphertext = NULL;
+    const char *file = a->secret_file;
+    rs_code c = secret_ciphertext(file, ciphertext, e);
+    if (c != RS_OK) return c;
+    char **argv = NULL;
+    size_t n = 0;
+    const char *tmpl = a->decrypt_command ? a->decrypt_command : cli_live_decrypt_default;
+    if ((c = decrypt_argv(tmpl, file, &argv, &n, e)) != RS_OK) goto fail;
+    live_exec_result r;
+    rs_err why;
+    rs_err_clear(&why);
+    c = live_exec_run(argv, decrypt_env, CLI_DECRYPT_TIMEOUT_MS, CLI_DECRYPT_OUTPUT_MAX, &r, &why);
+    if (c != RS_OK) {
+        rs_fail(e, RS_DATAERR, "--decrypt-command: %s", why.msg);
+    } else if (r.timed_out || r.overflow || r.exit_code != 0) {
+        /* Its stderr is not repeated: it can hold key material or text
+         * shaped like a workflow command. */
+        rs_fail(e, RS_DATAERR,
+                "--decrypt-command %s could not decrypt %s: %s (exit %d; its stderr, %zu bytes, "
+                "is not shown)",
+                argv[0], file,
+                r.timed_out  ? "timed out"
+                : r.overflow ? "printed too much"
+                             : "it failed",
+                r.exit_code, r.err_len);
+        c = RS_DATAERR;
+    } else {
+        size_t len = r.out_len;
+        while (len && strchr(" \t\r\n", r.out[len - 1]))
+            len--;
+        *text = rs_xasprintf("%.*s", (int)len, r.out);
+    }
+    live_exec_result_free(&r);
+    live_words_free(argv, n);
+    if (c == RS_OK) return RS_OK;
+fail:
+    free(*ciphertext);
+    *ciphertext = NULL;
+    return c;
+}

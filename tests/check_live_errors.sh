@@ -1,0 +1,197 @@
+#!/bin/sh
+# `reassert run --transport live`: every way its inputs can be wrong is one
+# clear error with the right exit, naming the kubeconfig file, context,
+# server or OpenBao address it came from, and nothing reaches the world
+# (its api_calls counter does not move): a malformed kubeconfig (65), an
+# unknown context (65), an unreachable server (1), a TLS certificate the
+# kubeconfig does not trust (1), an exec plugin whose credential has expired
+# (1), an OpenBao token refused with 403 (1), a proxy-url that leads nowhere
+# (1: the proxy is honoured), a decrypt command that fails
+# (65; its stderr — which here holds the password and a forged ::error:: —
+# is never repeated), and the usage errors (64). --help documents every flag
+# and environment variable.
+set -u
+bin=$1
+src=$2
+tmp=$(mktemp -d)
+spid=
+cleanup() {
+  [ -n "$spid" ] && kill "$spid" 2>/dev/null
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+fails=0
+ok() { :; }
+fail() { echo "FAIL: $1"; fails=$((fails + 1)); }
+has() { grep -qF -- "$2" "$1" && ok || fail "$3: $(basename "$1") lacks '$2': $(head -c 400 "$1")"; }
+lacks() { grep -qF -- "$2" "$1" && fail "$3: $(basename "$1") holds '$2'" || ok; }
+
+w=$tmp/world.db
+"$bin" sim init --scenario "$src/scenarios/two-run-stage-reassert.yaml" --db "$w" >/dev/null || fail "sim init"
+pass=$(sqlite3 "$w" "select password from catalogue where name='current'")
+sqlite3 "$w" "select dockerconfigjson from catalogue where name='current'" >"$tmp/cred.json"
+printf 'stringData:\n  ghcr_dockerconfigjson: "%s"\n' \
+  "$(sqlite3 "$w" "select ciphertext from catalogue where name='current'")" >"$tmp/secret.enc.yaml"
+printf '#!/bin/sh\nexec cat %s/cred.json\n' "$tmp" >"$tmp/decrypt.sh"
+printf '#!/bin/sh\necho "::error::FORGED %s" >&2\nexit 3\n' "$pass" >"$tmp/decrypt-bad.sh"
+chmod 700 "$tmp/decrypt.sh" "$tmp/decrypt-bad.sh"
+printf 'kube-token-err-1\n' >"$tmp/kube.token"
+printf 'bao-token-err-2\n' >"$tmp/bao.token"
+calls() { sqlite3 "$w" "select coalesce((select value from counters where name='api_calls'),0)"; }
+
+mkfifo "$tmp/fifo"
+"$bin" sim serve --db "$w" --listen 127.0.0.1:0 --token-file "$tmp/kube.token" \
+  --openbao-token-file "$tmp/bao.token" >"$tmp/fifo" 2>"$tmp/serve.err" &
+spid=$!
+read -r url <"$tmp/fifo" || true
+
+kubeconfig() { # kubeconfig FILE SERVER USER-YAML
+  cat >"$1" <<EOF
+apiVersion: v1
+kind: Config
+current-context: sim
+clusters:
+- name: sim
+  cluster: {server: "$2"}
+users:
+- name: bot
+  user: $3
+contexts:
+- name: sim
+  context: {cluster: sim, user: bot}
+EOF
+}
+kubeconfig "$tmp/good" "$url" "{tokenFile: $tmp/kube.token}"
+
+# live CODE WHAT -- ARGS...: a live run with the test's environment.
+live() {
+  want=$1; what=$2; shift 3
+  before=$(calls)
+  BAO_ADDR=${BAO_ADDR_T:-$url} BAO_TOKEN=${BAO_TOKEN_T:-bao-token-err-2} REASSERT_REGISTRY_URL=$url \
+    "$bin" run --transport live --secret-file "$tmp/secret.enc.yaml" \
+    --decrypt-command "$tmp/decrypt.sh" --test-facade-clock "$@" >"$tmp/out" 2>"$tmp/err" </dev/null
+  got=$?
+  [ "$got" -eq "$want" ] || fail "$what: expected exit $want, got $got: $(head -c 400 "$tmp/out")"
+  [ "$want" -eq 0 ] || [ "$(calls)" = "$before" ] || fail "$what: a call reached the world before the error"
+  cat "$tmp/out" "$tmp/err" >"$tmp/all"
+  lacks "$tmp/all" "$pass" "$what"
+  lacks "$tmp/all" "kube-token-err-1" "$what"
+  lacks "$tmp/all" "bao-token-err-2" "$what"
+}
+
+printf 'clusters: [\n' >"$tmp/malformed"
+live 65 "malformed kubeconfig" -- --kubeconfig "$tmp/malformed"
+has "$tmp/all" "$tmp/malformed:" "the error names the kubeconfig file and line"
+
+live 65 "unknown context" -- --kubeconfig "$tmp/good" --context nope
+has "$tmp/all" 'context "nope" is not defined' "the error names the context"
+has "$tmp/all" "$tmp/good" "the error names the file"
+
+kubeconfig "$tmp/down" "http://127.0.0.1:1" "{token: x}"
+live 1 "unreachable server" -- --kubeconfig "$tmp/down"
+has "$tmp/all" "cannot be reached" "unreachable is said"
+has "$tmp/all" "http://127.0.0.1:1" "the error names the server"
+has "$tmp/all" "context sim" "the error names the context"
+# proxy-url is honoured: a reachable server behind a proxy that is not there.
+cat >"$tmp/proxied" <<EOF
+current-context: p
+clusters: [{name: p, cluster: {server: "$url", proxy-url: "http://127.0.0.1:1"}}]
+users: [{name: bot, user: {tokenFile: $tmp/kube.token}}]
+contexts: [{name: p, context: {cluster: p, user: bot}}]
+EOF
+live 1 "proxy-url" -- --kubeconfig "$tmp/proxied" --fences
+has "$tmp/all" "proxy http://127.0.0.1:1" "the error names the proxy"
+
+# TLS: a server whose certificate no CA of the kubeconfig vouches for.
+(cd "$tmp" && openssl req -x509 -newkey rsa:2048 -nodes -keyout tls.key -out tls.pem -days 2 \
+  -subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 >/dev/null 2>&1) || fail "openssl"
+mkfifo "$tmp/fifo2"
+"$bin" sim serve --db "$tmp/world2.db" --listen 127.0.0.1:0 --tls-cert "$tmp/tls.pem" \
+  --tls-key "$tmp/tls.key" >"$tmp/fifo2" 2>/dev/null &
+tpid=$!
+cp "$w" "$tmp/world2.db"
+read -r turl <"$tmp/fifo2" || true
+kubeconfig "$tmp/tls" "$turl" "{token: x}"
+live 1 "TLS mismatch" -- --kubeconfig "$tmp/tls"
+has "$tmp/all" "TLS cannot be trusted" "a TLS mismatch is said"
+has "$tmp/all" "$turl" "the TLS error names the server"
+# The same server trusted three ways: its certificate as the kubeconfig's
+# certificate-authority file (relative to the kubeconfig), or as -data, or
+# insecure-skip-tls-verify — which only the kubeconfig can ask for.
+cat >"$tmp/tls-ca" <<EOF
+current-context: t
+clusters: [{name: t, cluster: {server: "$turl", certificate-authority: tls.pem}}]
+users: [{name: bot, user: {token: x}}]
+contexts: [{name: t, context: {cluster: t, user: bot}}]
+EOF
+live 0 "certificate-authority file" -- --kubeconfig "$tmp/tls-ca" --fences
+cat >"$tmp/tls-insecure" <<EOF
+current-context: t
+clusters: [{name: t, cluster: {server: "$turl", insecure-skip-tls-verify: true}}]
+users: [{name: bot, user: {token: x}}]
+contexts: [{name: t, context: {cluster: t, user: bot}}]
+EOF
+live 0 "insecure-skip-tls-verify" -- --kubeconfig "$tmp/tls-insecure" --fences
+kill "$tpid" 2>/dev/null
+wait "$tpid" 2>/dev/null
+
+printf '#!/bin/sh\nprintf %s\n' "'{\"apiVersion\":\"client.authentication.k8s.io/v1\",\"kind\":\"ExecCredential\",\"status\":{\"token\":\"kube-token-err-1\",\"expirationTimestamp\":\"2001-01-01T00:00:00Z\"}}'" >"$tmp/expired.sh"
+chmod 700 "$tmp/expired.sh"
+kubeconfig "$tmp/expired" "$url" "{exec: {apiVersion: client.authentication.k8s.io/v1, command: $tmp/expired.sh, interactiveMode: Never}}"
+live 1 "expired exec credential" -- --kubeconfig "$tmp/expired"
+has "$tmp/all" "expired" "an expired credential is said"
+has "$tmp/all" "$tmp/expired.sh" "the error names the plugin"
+
+# An exec plugin whose first credential the server refuses (401) is asked
+# again, as client-go asks it; its second credential works.
+cat >"$tmp/rotating.sh" <<EOF
+#!/bin/sh
+if [ -e "$tmp/rotated" ]; then tok=kube-token-err-1; else tok=stale-token; : >"$tmp/rotated"; fi
+printf '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"%s"}}' "\$tok"
+EOF
+chmod 700 "$tmp/rotating.sh"
+kubeconfig "$tmp/rotating" "$url" "{exec: {apiVersion: client.authentication.k8s.io/v1, command: $tmp/rotating.sh, interactiveMode: Never}}"
+live 0 "an exec credential refused once is asked again" -- --kubeconfig "$tmp/rotating" --fences
+[ -e "$tmp/rotated" ] || fail "the rotating plugin never ran"
+printf '#!/bin/sh\nprintf %s\n' "'{\"apiVersion\":\"client.authentication.k8s.io/v1\",\"kind\":\"ExecCredential\",\"status\":{\"token\":\"stale-token\"}}'" >"$tmp/stale.sh"
+chmod 700 "$tmp/stale.sh"
+kubeconfig "$tmp/stale" "$url" "{exec: {apiVersion: client.authentication.k8s.io/v1, command: $tmp/stale.sh, interactiveMode: Never}}"
+live 1 "an exec credential refused twice" -- --kubeconfig "$tmp/stale"
+has "$tmp/all" "refused user bot" "a refused identity names the user"
+
+BAO_TOKEN_T=wrong-token live 1 "OpenBao 403" -- --kubeconfig "$tmp/good"
+has "$tmp/all" "refused the token from BAO_TOKEN" "a refused OpenBao token is said"
+has "$tmp/all" "$url" "the OpenBao error names the address"
+
+live 65 "decrypt command fails" -- --kubeconfig "$tmp/good" --decrypt-command "$tmp/decrypt-bad.sh"
+has "$tmp/all" "could not decrypt" "a failed decrypt is said"
+lacks "$tmp/all" "FORGED" "the decrypt command's stderr is not repeated"
+
+printf 'stringData:\n  ghcr_dockerconfigjson: plaintext\n' >"$tmp/plain.yaml"
+live 65 "a plaintext secret file" -- --kubeconfig "$tmp/good" --secret-file "$tmp/plain.yaml"
+live 65 "a secret file without the key" -- --kubeconfig "$tmp/good" --secret-file "$tmp/kube.token"
+
+# Usage errors (64), before anything is read.
+BAO_ADDR= VAULT_ADDR= "$bin" run --transport live --kubeconfig "$tmp/good" >"$tmp/out" 2>&1
+[ $? -eq 64 ] || fail "lazy repair without BAO_ADDR is not 64"
+has "$tmp/out" "BAO_ADDR" "the missing OpenBao address is named"
+"$bin" run --transport "sim:$w" --desired current --test-facade-clock >"$tmp/out" 2>&1
+[ $? -eq 64 ] || fail "--test-facade-clock with the sim transport is not 64"
+"$bin" run --transport live --desired current >"$tmp/out" 2>&1
+[ $? -eq 64 ] || fail "--desired with the live transport is not 64"
+
+# A good run works from here (so the failures above were the inputs).
+live 0 "the good kubeconfig" -- --kubeconfig "$tmp/good" --check-only
+[ "$(calls)" -gt 0 ] || fail "the good --check-only run reached nothing"
+
+"$bin" run --help >"$tmp/help" 2>&1 || fail "run --help"
+for word in --kubeconfig --context --talosconfig --talosctl --liveness-command --secret-file \
+  --decrypt-command --openbao-token-file --test-facade-clock TEST-ONLY KUBECONFIG BAO_ADDR \
+  VAULT_ADDR BAO_TOKEN VAULT_TOKEN BAO_CACERT BAO_CAPATH BAO_NAMESPACE REASSERT_REGISTRY_URL \
+  REASSERT_REGISTRY_CACERT GITHUB_RUN_ID tokenFile exec tls-server-name proxy-url; do
+  has "$tmp/help" "$word" "run --help"
+done
+lacks "$tmp/help" "--transport live (so" "run --help no longer says live is not built"
+
+echo "live errors: $fails failed"
+[ "$fails" -eq 0 ]
