@@ -172,14 +172,15 @@ static rs_code secret_ciphertext(const char *path, char **out, rs_err *e)
     if (c != RS_OK) return c;
     const cJSON *sd = cJSON_GetObjectItemCaseSensitive(live_yaml_root(d), "stringData");
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(sd, "ghcr_dockerconfigjson");
-    if (!cJSON_IsString(v) || !v->valuestring || !v->valuestring[0]) {
+    const char *text = cJSON_GetStringValue(v);
+    if (!text || !text[0]) {
         live_yaml_free(d);
         return rs_fail(e, RS_DATAERR,
                        "%s: secret file: stringData.ghcr_dockerconfigjson is "
                        "missing or not a string",
                        path);
     }
-    *out = rs_xstrdup(v->valuestring);
+    *out = rs_xstrdup(text);
     live_yaml_free(d);
     return RS_OK;
 }

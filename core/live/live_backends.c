@@ -251,7 +251,7 @@ typedef struct reg_prep {
 static const char *body_str(const cJSON *b, const char *k)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(b, k);
-    return cJSON_IsString(v) ? v->valuestring : NULL;
+    return cJSON_GetStringValue(v);
 }
 
 static void reg_prepare(live_registry *r, const rs_req *req, reg_prep *p, live_http_call *c)

@@ -60,7 +60,7 @@ bool live_rfc3339_unix(const char *s, int64_t *out)
 static const char *obj_str(const cJSON *o, const char *k)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-    return cJSON_IsString(v) ? v->valuestring : NULL;
+    return cJSON_GetStringValue(v);
 }
 
 rs_code live_exec_cred_parse(const char *text, const char *api_version, live_exec_cred *c,

@@ -116,8 +116,9 @@ static rs_code kc_str(const kc_file *f, const cJSON *obj, const char *key, const
     *out = NULL;
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
     if (!v || cJSON_IsNull(v)) return RS_OK;
-    if (cJSON_IsString(v) && v->valuestring) {
-        *out = v->valuestring;
+    const char *text = cJSON_GetStringValue(v);
+    if (text) {
+        *out = text;
         return RS_OK;
     }
     const char *num = live_yaml_num_text(f->doc, v);
@@ -254,7 +255,8 @@ static rs_code kc_exec(const kc_file *f, const cJSON *ex, live_kubeconfig *k, rs
         if (!cJSON_IsArray(args)) return kc_bad(f, args, "exec.args", "expected a list", e);
         cJSON_ArrayForEach(it, args)
         {
-            const char *a = cJSON_IsString(it) ? it->valuestring : live_yaml_num_text(f->doc, it);
+            const char *a = cJSON_GetStringValue(it);
+            if (!a) a = live_yaml_num_text(f->doc, it);
             if (!a) return kc_bad(f, it, "exec.args", "expected strings", e);
             if (k->exec.n_args == LIVE_KUBECONFIG_EXEC_ARGS_MAX)
                 return kc_bad(f, it, "exec.args", "too many", e);

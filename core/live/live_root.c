@@ -172,7 +172,8 @@ static uint64_t root_entropy(rs_transport *t)
     if (r->facade) {
         cJSON *d = facade(r, "GET", "/reassert/v1/entropy", NULL);
         const cJSON *s = cJSON_GetObjectItemCaseSensitive(d, "value");
-        if (cJSON_IsString(s) && s->valuestring) v = strtoull(s->valuestring, NULL, 10);
+        const char *text = cJSON_GetStringValue(s);
+        if (text) v = strtoull(text, NULL, 10);
         cJSON_Delete(d);
         return v;
     }
