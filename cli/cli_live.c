@@ -103,8 +103,8 @@ static rs_code bao_options(const rs_run_args *a, cli_live *l, live_root_opts *o,
         if (!l->bao_token) return RS_DATAERR;
         o->bao.token_src = a->openbao_token_file;
     } else {
-        const char *src =
-            getenv("BAO_TOKEN") && getenv("BAO_TOKEN")[0] ? "BAO_TOKEN" : "VAULT_TOKEN";
+        const char *bao = getenv("BAO_TOKEN");
+        const char *src = bao && bao[0] ? "BAO_TOKEN" : "VAULT_TOKEN";
         const char *t = getenv(src);
         if (t && t[0]) l->bao_token = rs_xstrdup(t);
         o->bao.token_src = l->bao_token ? src

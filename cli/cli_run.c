@@ -96,8 +96,8 @@ static int run_txn(const rs_run_args *args, const sim_run_req *sim, rs_transport
     opt.strategy = args->strategy_name    ? rs_strategy_find(args->strategy_name)
                    : sim && sim->strategy ? sim->strategy
                                           : rs_strategy_default();
-    char ref[128];
-    snprintf(ref, sizeof ref, "sim.%s", run_name);
+    char ref[128] = "";
+    if (run_name) snprintf(ref, sizeof ref, "sim.%s", run_name);
     /* A live run is named by its CI run (gh<id>.<attempt>), so --fences can
      * ask whether it is still alive; a sim run by its scenario run. */
     opt.run_ref = run_name ? ref : args->run_ref;

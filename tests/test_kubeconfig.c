@@ -319,6 +319,9 @@ START_TEST(test_rfc3339_offsets_and_garbage)
     ck_assert(!live_rfc3339_unix("1970-01-01T00:00:00Zjunk", &t));
     ck_assert(!live_rfc3339_unix("1970-01-01T00:00:00.Z", &t));
     ck_assert(!live_rfc3339_unix("1970-01-01T00:00:00+1:00", &t));
+    /* a sign or a space where a digit belongs (sscanf's %2d took both) */
+    ck_assert(!live_rfc3339_unix("1970-01-01T00:00:+1Z", &t));
+    ck_assert(!live_rfc3339_unix("1970-01-01T00: 0:01Z", &t));
     ck_assert(!live_rfc3339_unix(NULL, &t));
 }
 END_TEST

@@ -244,7 +244,6 @@ static reg_host *reg_host_of(live_registry *r, const char *host)
 
 typedef struct reg_prep {
     char *url, *auth;
-    const char *user, *pass;
     const char *err;
 } reg_prep;
 

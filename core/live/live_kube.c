@@ -184,7 +184,6 @@ const char *live_kube_bearer(const live_kube *k)
 
 typedef struct kube_prep {
     char *url, *body, *auth;
-    bool ok;
 } kube_prep;
 
 static const char *patch_ctype(rs_patch_type t)

@@ -21,13 +21,29 @@
 #include <string.h>
 #include <time.h>
 
+/* A digit exactly where `shape` has a 9 (no sign or space, unlike %d), its
+ * other characters literally; the numbers between them into f[]. Returns
+ * false when s does not start with that shape. */
+static bool rfc3339_shape(const char *s, const char *shape, int *f)
+{
+    int k = 0;
+    f[0] = 0;
+    for (size_t i = 0; shape[i]; i++) {
+        if (shape[i] != '9' ? s[i] != shape[i] : s[i] < '0' || s[i] > '9') return false;
+        if (shape[i] != '9')
+            f[++k] = 0;
+        else
+            f[k] = f[k] * 10 + (s[i] - '0');
+    }
+    return true;
+}
+
 bool live_rfc3339_unix(const char *s, int64_t *out)
 {
-    int y, mo, d, h, mi, sec, used = 0;
-    if (!s || sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2d%n", &y, &mo, &d, &h, &mi, &sec, &used) != 6 ||
-        used != 19)
-        return false;
-    const char *p = s + used;
+    int f[6];
+    if (!s || !rfc3339_shape(s, "9999-99-99T99:99:99", f)) return false;
+    int y = f[0], mo = f[1], d = f[2], h = f[3], mi = f[4], sec = f[5];
+    const char *p = s + 19;
     if (*p == '.') {
         p++;
         if (*p < '0' || *p > '9') return false;
@@ -38,9 +54,9 @@ bool live_rfc3339_unix(const char *s, int64_t *out)
     if (*p == 'Z' || *p == 'z') {
         p++;
     } else if (*p == '+' || *p == '-') {
-        int oh, om, n2 = 0;
-        if (sscanf(p + 1, "%2d:%2d%n", &oh, &om, &n2) != 2 || n2 != 5 || oh > 23 || om > 59)
-            return false;
+        int g[2];
+        if (!rfc3339_shape(p + 1, "99:99", g) || g[0] > 23 || g[1] > 59) return false;
+        int oh = g[0], om = g[1];
         off = (oh * 3600L + om * 60L) * (*p == '-' ? -1 : 1);
         p += 6;
     } else {
