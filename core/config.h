@@ -38,7 +38,10 @@ typedef struct rs_config_ann {
 /* Which machine-config shape carries the Talos registry auth (DESIGN §3.3
  * r2): the RegistryAuthConfig document (Talos v1.12+), or the legacy
  * machine.registries.config field. */
-typedef enum rs_talos_auth_shape { RS_TALOS_AUTH_DOCUMENT = 0, RS_TALOS_AUTH_LEGACY } rs_talos_auth_shape;
+typedef enum rs_talos_auth_shape {
+    RS_TALOS_AUTH_DOCUMENT = 0,
+    RS_TALOS_AUTH_LEGACY
+} rs_talos_auth_shape;
 
 typedef struct rs_config {
     char *fanout_namespaces[RS_CONFIG_LIST_MAX];

@@ -42,8 +42,10 @@ tx_status fanout_discover(rs_txn *tx, fanout_discovery *d)
     rs_req *reqs = rs_xcalloc(n, sizeof *reqs);
     rs_resp *resps = rs_xcalloc(n, sizeof *resps);
     for (size_t i = 0; i < np; i++)
-        reqs[i] = (rs_req){
-            .op = RS_OP_KUBE_GET, .kind = probes[i].kind, .ns = probes[i].ns, .name = probes[i].name};
+        reqs[i] = (rs_req){.op = RS_OP_KUBE_GET,
+                           .kind = probes[i].kind,
+                           .ns = probes[i].ns,
+                           .name = probes[i].name};
     for (size_t i = 0; i < c->n_fanout; i++)
         reqs[np + i] = (rs_req){.op = RS_OP_KUBE_GET,
                                 .kind = "ExternalSecret",

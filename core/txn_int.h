@@ -60,7 +60,7 @@ struct rs_txn {
     cJSON *proof_nodes; /* names+UIDs of the last target-free inventory */
     char *proof_text;   /* the proof recorded before the last cutover attempt */
     int force_sync_seq;
-    char **drift_seen; /* drift notices already printed (each prints once) */
+    char **drift_seen;      /* drift notices already printed (each prints once) */
     char **annotation_only; /* nodes decided on annotations alone (auth unreadable) */
     size_t n_annotation_only;
     size_t drift_n;
@@ -110,8 +110,7 @@ bool kobj_bool(const cJSON *obj, const char *a, const char *b);
  * is consumed. A lost answer is re-read and adopted when seen says so; with
  * seen NULL it fails closed. */
 kube_cas_end kobj_patch_once(rs_txn *tx, kube_cas_door door, gate_need need, const char *kind,
-                             const char *ns,
-                             const char *name, cJSON *patch,
+                             const char *ns, const char *name, cJSON *patch,
                              kube_cas_seen (*seen)(void *ctx, int status, const cJSON *obj),
                              void *seen_ctx, kube_cas_result *res);
 /* A sentence for a failed call: "HTTP 409 (Conflict: ...)" or the transport error. */

@@ -101,7 +101,8 @@ END_TEST
  * error. Each is exit 65 naming file:line:column and the key. */
 START_TEST(test_config_values_are_refused_never_clamped)
 {
-    expect_error("drain-timeout: 45m --disable-eviction\n", ":1:16: drain-timeout: expected a duration");
+    expect_error("drain-timeout: 45m --disable-eviction\n",
+                 ":1:16: drain-timeout: expected a duration");
     expect_error("sync:\n  attempts: 1\n", ":2:3: sync.attempts: must be at least 2");
     expect_error("sync.attempts: 2\n", ":1:1: sync.attempts: Talos convergence attempts default");
     expect_error("sync.attempts: 2\ntalos: {convergence-attempts: 2}\n",
@@ -109,8 +110,10 @@ START_TEST(test_config_values_are_refused_never_clamped)
     expect_error("lease: {heartbeat-s: 120}\n", ":1:9: lease.heartbeat-s: the heartbeat (120 s)");
     expect_error("lease: {duration-s: 30}\n", ":1:9: lease.duration-s: the heartbeat (30 s)");
     expect_error("lease.name: Ghcr_Lease\n", ":1:13: lease.name: expected a DNS subdomain");
-    expect_error("parent.namespace: flux.system\n", ":1:19: parent.namespace: expected a DNS label");
-    expect_error("fanout-namespaces: [a, b, a]\n", ":1:27: fanout-namespaces: a value is listed twice");
+    expect_error("parent.namespace: flux.system\n",
+                 ":1:19: parent.namespace: expected a DNS label");
+    expect_error("fanout-namespaces: [a, b, a]\n",
+                 ":1:27: fanout-namespaces: a value is listed twice");
     expect_error("fanout-namespaces: [a, B]\n", ":1:24: fanout-namespaces: expected a DNS label");
     expect_error("lease.name: l1\nlease: {name: l2}\n", ":2:9: lease.name: given twice");
 }

@@ -288,7 +288,9 @@ START_TEST(test_root_routes_batches_and_clocks)
     cJSON *cred = cJSON_Parse("{\"username\":\"deploy-bot\",\"password\":\"wrong\"}");
     rs_req reqs[5] = {
         {.op = RS_OP_KUBE_GET, .kind = "Node", .name = "prod-worker-1"},
-        {.op = RS_OP_REGISTRY_TOKEN, .host = "ghcr.io", .target = "devantler-tech/ksail",
+        {.op = RS_OP_REGISTRY_TOKEN,
+         .host = "ghcr.io",
+         .target = "devantler-tech/ksail",
          .body = cred},
         {.op = RS_OP_TALOS_READ_AUTH, .target = "prod-worker-1", .host = "ghcr.io"},
         {.op = RS_OP_OPENBAO_READ, .mount = "secret", .target = "infrastructure/ghcr/auth"},
@@ -297,10 +299,10 @@ START_TEST(test_root_routes_batches_and_clocks)
     rs_resp r[5];
     t->call_batch(t, reqs, r, 5, 4);
     ck_assert_int_eq(r[0].status, 200);
-    ck_assert_int_eq(r[1].status, 401);       /* a wrong password: refused */
-    ck_assert(rs_resp_not_sent(&r[2]));       /* talosctl could not start */
+    ck_assert_int_eq(r[1].status, 401); /* a wrong password: refused */
+    ck_assert(rs_resp_not_sent(&r[2])); /* talosctl could not start */
     ck_assert_int_eq(r[3].status, 200);
-    ck_assert_int_ne(r[4].status, 200);       /* no liveness command: refuses */
+    ck_assert_int_ne(r[4].status, 200); /* no liveness command: refuses */
     for (int i = 0; i < 5; i++)
         rs_resp_free(&r[i]);
     rs_resp one;

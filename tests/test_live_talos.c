@@ -99,7 +99,8 @@ START_TEST(test_legacy_shape_only_on_request)
     free(text);
     /* A malformed intent is refused, never half-built. */
     cJSON_DeleteItemFromObjectCaseSensitive(
-        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(i, "registry-auth"), "auth"),
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(i, "registry-auth"),
+                                         "auth"),
         "password");
     ck_assert_ptr_null(live_talos_auth_patch(i, RS_TALOS_AUTH_DOCUMENT, &e));
     ck_assert_int_eq(e.code, RS_DATAERR);

@@ -598,9 +598,8 @@ START_TEST(test_secret_string_data_is_merged_into_data)
     ck_assert_ptr_null(cJSON_GetObjectItemCaseSensitive(out, "stringData"));
     cJSON_Delete(out);
     /* On a patch too. */
-    ck_assert_int_eq(patch("Secret", "ns", "s", RS_PATCH_MERGE, "{\"stringData\":{\"z\":\"zz\"}}",
-                           &out),
-                     200);
+    ck_assert_int_eq(
+        patch("Secret", "ns", "s", RS_PATCH_MERGE, "{\"stringData\":{\"z\":\"zz\"}}", &out), 200);
     data = cJSON_GetObjectItemCaseSensitive(out, "data");
     ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(data, "z")->valuestring, "eno=");
     ck_assert_ptr_null(cJSON_GetObjectItemCaseSensitive(out, "stringData"));

@@ -477,8 +477,7 @@ static kube_cas_step fence_resume_plan(void *ctx, const kube_cas_view *v, kube_c
     kobj_patch_op(patch, "test", "/metadata/uid", cJSON_CreateString(uid));
     /* And the resourceVersion it was judged on: a change in between is
      * re-read and judged again (issue 9 item 7). */
-    kobj_patch_op(patch, "test", "/metadata/resourceVersion",
-                  cJSON_CreateString(kobj_rv(v->cur)));
+    kobj_patch_op(patch, "test", "/metadata/resourceVersion", cJSON_CreateString(kobj_rv(v->cur)));
     char *owner = kube_pointer_annotation(k->owner_key);
     kobj_patch_op(patch, "test", owner, cJSON_CreateString(f->who));
     char *rec = kube_pointer_annotation(k->reconcile_key);

@@ -270,8 +270,7 @@ static rs_code cf_validate(const char *path, const rs_config *c, const cf_seen *
                        "must be at least 2 (two identical fence observations need two reads)");
     if (rs_config_talos_attempts(c) < 3) {
         bool own = cf_pos(seen, "talos.convergence-attempts").line > 0;
-        return cf_fail(e, path,
-                       cf_pos(seen, own ? "talos.convergence-attempts" : "sync.attempts"),
+        return cf_fail(e, path, cf_pos(seen, own ? "talos.convergence-attempts" : "sync.attempts"),
                        own ? "talos.convergence-attempts" : "sync.attempts",
                        own ? "must be at least 3 (a target pass and two clean inventories)"
                            : "Talos convergence attempts default to sync.attempts and must be at "

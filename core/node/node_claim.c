@@ -271,7 +271,8 @@ static tx_status node_claim_patch(rs_txn *tx, const char *name, bool release, bo
         if (release) {
             kobj_patch_op(patch, "remove", po, NULL);
             kobj_patch_op(patch, "remove", pp, NULL);
-            if (uncordon) kobj_patch_op(patch, "replace", "/spec/unschedulable", cJSON_CreateFalse());
+            if (uncordon)
+                kobj_patch_op(patch, "replace", "/spec/unschedulable", cJSON_CreateFalse());
         } else {
             kobj_patch_op(patch, "test", pp, cJSON_CreateString("claimed"));
             kobj_patch_op(patch, "replace", pp, cJSON_CreateString("mutating"));

@@ -44,8 +44,8 @@ static void check_policy(sim_world *w, const char *ns, const char *name, const c
     if (inv_holder_of_run(owner, rep->run->name)) {
         char *ref = rs_xasprintf("%s/%s", ns, name);
         if (!named_in_errors(rep->run->output, ref))
-            inv_report_add(rep, 7, "Kustomization %s is still fenced by this run and no error names it",
-                           ref);
+            inv_report_add(
+                rep, 7, "Kustomization %s is still fenced by this run and no error names it", ref);
         free(ref);
     }
     cJSON_Delete(ks);
@@ -79,7 +79,8 @@ static void check_nodes(sim_world *w, inv_report *rep)
     {
         const char *path[] = {"metadata", "name"};
         const char *name = simw_json_str(node, path, 2);
-        if (!name || !inv_holder_of_run(simw_annotation(node, w->cfg.ann.drain_owner), rep->run->name))
+        if (!name ||
+            !inv_holder_of_run(simw_annotation(node, w->cfg.ann.drain_owner), rep->run->name))
             continue;
         if (!named_in_errors(rep->run->output, name))
             inv_report_add(rep, 7, "Node %s still carries this run's fence and no error names it",

@@ -348,10 +348,9 @@ static void print_scenario_text(const cJSON *s)
     printf(" (");
     runner_actions_escape(stdout, cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(s, "file")),
                           false);
-    printf("): %s\n",
-           cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(s, "all_skipped")) ? "SKIPPED"
-           : cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(s, "passed"))    ? "PASS"
-                                                                             : "FAIL");
+    printf("): %s\n", cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(s, "all_skipped")) ? "SKIPPED"
+                      : cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(s, "passed"))    ? "PASS"
+                                                                                       : "FAIL");
     printf("  %-6s %-16s %4s %8s %8s %7s %6s %6s %7s %9s %11s\n", "strat", "run", "exit",
            "restarts", "lease_w", "writes", "fences", "pauses", "reboots", "api_calls",
            "virtual_s");

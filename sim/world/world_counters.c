@@ -90,9 +90,10 @@ bool cnt_fence_held(sim_world *w, const char *restarted_at_by_run)
     cJSON *lease = simw_get(w, "Lease", c->lease_ns, c->lease_name);
     const char *path[] = {"spec", "holderIdentity"};
     const char *holder = simw_json_str(lease, path, 2);
-    bool held = holder && holder[0] &&
-                ks_fenced(w, c->parent_ns, c->parent_name, w->cfg.ann.parent_owner, holder, false) &&
-                ks_fenced(w, c->child_ns, c->child_name, w->cfg.ann.child_owner, holder, true);
+    bool held =
+        holder && holder[0] &&
+        ks_fenced(w, c->parent_ns, c->parent_name, w->cfg.ann.parent_owner, holder, false) &&
+        ks_fenced(w, c->child_ns, c->child_name, w->cfg.ann.child_owner, holder, true);
     cJSON_Delete(lease);
     if (!held) return false;
     cJSON *dep = simw_get(w, "Deployment", c->controller_ns, c->controller_name);

@@ -184,9 +184,9 @@ static rs_code ev_runs_terminal(sim_world *w, const sc_event *ev, rs_err *e)
         /* A scenario run is "sim.<name>"; a CI run reference (gh<id>.<attempt>)
          * is taken as it is. */
         bool ci = strncmp(it->valuestring, "gh", 2) == 0 && strchr(it->valuestring, '.');
-        char *key = rs_xasprintf("%s.%s%s",
-                                 strcmp(ev->kind, "runs.silent") == 0 ? "silent" : "terminal",
-                                 ci ? "" : "sim.", it->valuestring);
+        char *key =
+            rs_xasprintf("%s.%s%s", strcmp(ev->kind, "runs.silent") == 0 ? "silent" : "terminal",
+                         ci ? "" : "sim.", it->valuestring);
         simw_meta_set(w, key, "1");
         free(key);
     }
@@ -242,7 +242,7 @@ static rs_code ev_next_reboot(sim_world *w, const sc_event *ev, rs_err *e)
     const char *node = ev_node(w, ev, arg_str(ev, "node"), e);
     if (!node) return RS_DATAERR;
     const char *mode = arg_str(ev, "mode");
-    int m = !mode                         ? -1
+    int m = !mode                          ? -1
             : strcmp(mode, "fast") == 0    ? SIMW_REBOOT_FAST
             : strcmp(mode, "stuck") == 0   ? SIMW_REBOOT_STUCK
             : strcmp(mode, "ignored") == 0 ? SIMW_REBOOT_IGNORED

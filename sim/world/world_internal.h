@@ -38,7 +38,7 @@
 #define SIMW_REBOOT_IGNORED 3 /* accepted, never happens */
 #define SIMW_TAINT_NOT_READY "node.kubernetes.io/not-ready"
 #define SIMW_TAINT_CILIUM "node.cilium.io/agent-not-ready"
-#define SIMW_UNTAINT_MS 5000        /* not-ready taint cleared after Ready */
+#define SIMW_UNTAINT_MS 5000         /* not-ready taint cleared after Ready */
 #define SIMW_CILIUM_STARTUP_MS 20000 /* Cilium's startup taint lingers after Ready */
 
 /* The taints this world puts on a node that is not ready for work yet: the
