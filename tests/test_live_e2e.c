@@ -183,8 +183,9 @@ static void live_files(e2e *x)
     free(t);
     snprintf(p, sizeof p, "%s/talosconfig", x->dir);
     t = rs_xasprintf("{\"context\":\"sim\",\"contexts\":{\"sim\":{\"endpoints\":[\"%s\"],"
-                     "\"reassert-stub\":{\"record\":\"%s/talos.rec\"}}}}\n",
-                     x->url, x->dir);
+                     "\"reassert-stub\":{\"record\":\"%s/talos.rec\","
+                     "\"token-file\":\"%s/kube.token\"}}}}\n",
+                     x->url, x->dir, x->dir);
     write_file(p, t, 0600);
     free(t);
     if (x->v == V_BEARER) {

@@ -483,7 +483,7 @@ static void seed_pods(void)
            "{\"metadata\":{\"name\":\"web-2\",\"labels\":{\"app\":\"web\"}},"
            "\"spec\":{\"nodeName\":\"w2\"}}");
     create("Pod", "a",
-           "{\"metadata\":{\"name\":\"Db\",\"labels\":{\"app\":\"db\",\"tier\":\"be\"}},"
+           "{\"metadata\":{\"name\":\"db\",\"labels\":{\"app\":\"db\",\"tier\":\"be\"}},"
            "\"spec\":{\"nodeName\":\"w1\",\"priority\":7}}");
     create("Pod", "a", "{\"metadata\":{\"name\":\"pending\"},\"spec\":{}}");
 }
@@ -493,8 +493,8 @@ START_TEST(test_list_is_sorted_by_namespace_then_name)
     seed_pods();
     char buf[256];
     ck_assert_str_eq(list_names("Pod", NULL, NULL, NULL, buf, sizeof buf),
-                     "Db,pending,web-2,web-1");
-    ck_assert_str_eq(list_names("Pod", "", "", "", buf, sizeof buf), "Db,pending,web-2,web-1");
+                     "db,pending,web-2,web-1");
+    ck_assert_str_eq(list_names("Pod", "", "", "", buf, sizeof buf), "db,pending,web-2,web-1");
     ck_assert_str_eq(list_names("Pod", "b", NULL, NULL, buf, sizeof buf), "web-1");
     ck_assert_str_eq(list_names("Secret", NULL, NULL, NULL, buf, sizeof buf), "");
     cJSON *out = NULL;
@@ -512,13 +512,13 @@ START_TEST(test_label_selectors)
     char buf[256];
     ck_assert_str_eq(list_names("Pod", NULL, "app=web", NULL, buf, sizeof buf), "web-2,web-1");
     ck_assert_str_eq(list_names("Pod", NULL, "app==web", NULL, buf, sizeof buf), "web-2,web-1");
-    ck_assert_str_eq(list_names("Pod", NULL, "app!=web", NULL, buf, sizeof buf), "Db,pending");
-    ck_assert_str_eq(list_names("Pod", NULL, "tier", NULL, buf, sizeof buf), "Db,web-1");
+    ck_assert_str_eq(list_names("Pod", NULL, "app!=web", NULL, buf, sizeof buf), "db,pending");
+    ck_assert_str_eq(list_names("Pod", NULL, "tier", NULL, buf, sizeof buf), "db,web-1");
     ck_assert_str_eq(list_names("Pod", NULL, "!tier", NULL, buf, sizeof buf), "pending,web-2");
     ck_assert_str_eq(list_names("Pod", NULL, "app in (db, web),tier", NULL, buf, sizeof buf),
-                     "Db,web-1");
+                     "db,web-1");
     ck_assert_str_eq(list_names("Pod", NULL, "tier notin (fe)", NULL, buf, sizeof buf),
-                     "Db,pending,web-2");
+                     "db,pending,web-2");
     ck_assert_str_eq(list_names("Pod", NULL, " app = web , tier!=fe ", NULL, buf, sizeof buf),
                      "web-2");
     ck_assert_str_eq(list_names("Pod", NULL, "app=", NULL, buf, sizeof buf), "");
@@ -533,22 +533,39 @@ START_TEST(test_field_selectors)
     create("Node", NULL, "{\"metadata\":{\"name\":\"w2\"},\"spec\":{}}");
     char buf[256];
     ck_assert_str_eq(list_names("Pod", NULL, NULL, "spec.nodeName=w1", buf, sizeof buf),
-                     "Db,web-1");
+                     "db,web-1");
     ck_assert_str_eq(
         list_names("Pod", NULL, NULL, "spec.nodeName==w1,metadata.namespace=a", buf, sizeof buf),
-        "Db");
-    ck_assert_str_eq(list_names("Pod", NULL, NULL, "metadata.name!=Db", buf, sizeof buf),
+        "db");
+    ck_assert_str_eq(list_names("Pod", NULL, NULL, "metadata.name!=db", buf, sizeof buf),
                      "pending,web-2,web-1");
     ck_assert_str_eq(list_names("Pod", NULL, NULL, "spec.nodeName=", buf, sizeof buf), "pending");
-    ck_assert_str_eq(list_names("Pod", NULL, NULL, "spec.priority=7", buf, sizeof buf), "Db");
     ck_assert_str_eq(list_names("Pod", NULL, "app=web", "spec.nodeName=w1", buf, sizeof buf),
                      "web-1");
     ck_assert_str_eq(list_names("Node", NULL, NULL, "spec.unschedulable=true", buf, sizeof buf),
                      "w1");
     ck_assert_str_eq(list_names("Node", NULL, NULL, "spec.unschedulable!=true", buf, sizeof buf),
                      "w2");
-    ck_assert_str_eq(list_names("Node", NULL, NULL, "spec!=x", buf, sizeof buf), "w1,w2");
-    ck_assert_str_eq(list_names("Node", NULL, NULL, "spec=x", buf, sizeof buf), "");
+    ck_assert_str_eq(list_names("Secret", NULL, NULL, "type!=Opaque", buf, sizeof buf), "");
+    /* Only the fields the API server indexes for a kind: any other field
+     * (even one every object has) is 400 "field label not supported". */
+    static const struct {
+        const char *kind, *sel;
+    } unsupported[] = {{"Pod", "spec.priority=7"},          {"Node", "spec!=x"},
+                       {"Node", "spec=x"},                   {"Node", "spec.nodeName=w1"},
+                       {"ConfigMap", "data.a=1"},            {"Pod", "metadata.name=db,spec.x=1"},
+                       {"Lease", "spec.holderIdentity=me"}, {"Secret", "metadata.labels=x"}};
+    for (size_t i = 0; i < sizeof unsupported / sizeof unsupported[0]; i++) {
+        cJSON *out = NULL;
+        ck_assert_msg(store_list(db, unsupported[i].kind, NULL, NULL, unsupported[i].sel, &out) ==
+                          400,
+                      "%s field selector \"%s\" was accepted", unsupported[i].kind,
+                      unsupported[i].sel);
+        const char *msg = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(out, "message"));
+        ck_assert_ptr_nonnull(msg);
+        ck_assert_ptr_nonnull(strstr(msg, "field label not supported"));
+        assert_status(out, 400, "BadRequest");
+    }
 }
 END_TEST
 

@@ -76,10 +76,37 @@ void serve_answer_resp(serve_answer *a, rs_resp *resp)
     rs_resp_free(resp);
 }
 
+/* Walks the body's JSON strings (a lexer's view only: quotes, escapes).
+ * A raw byte below 0x20 inside a string is malformed JSON anyway (RFC 8259
+ * §7); the escape \u0000 is valid JSON that cJSON cannot hold. */
+bool serve_body_has_nul(const serve_http *h)
+{
+    const char *p = h->body, *end = h->body ? h->body + h->body_len : NULL;
+    bool in_string = false;
+    for (; p && p < end; p++) {
+        unsigned char c = (unsigned char)*p;
+        if (!in_string) {
+            in_string = c == '"';
+        } else if (c == '"') {
+            in_string = false;
+        } else if (c < 0x20) {
+            return true;
+        } else if (c == '\\' && p + 1 < end) {
+            p++;
+            if (*p == 'u' && end - p > 4 && memcmp(p + 1, "0000", 4) == 0) return true;
+        }
+    }
+    return false;
+}
+
 cJSON *serve_body_json(const serve_http *h, bool *malformed)
 {
     *malformed = false;
     if (!h->body || h->body_len == 0) return NULL;
+    if (serve_body_has_nul(h)) {
+        *malformed = true;
+        return NULL;
+    }
     const char *end = NULL;
     cJSON *j = cJSON_ParseWithLengthOpts(h->body, h->body_len, &end, false);
     /* Trailing bytes other than blanks are a malformed body, not ignored. */
@@ -100,6 +127,13 @@ bool serve_secret_eq(const char *want, const char *got)
     return strlen(got) == n && CRYPTO_memcmp(want, got, n) == 0;
 }
 
+bool serve_bearer_ok(const serve_server *s, const serve_http *h)
+{
+    if (!s->kube_token) return true;
+    const char *auth = serve_header(h, "Authorization");
+    return auth && strncmp(auth, "Bearer ", 7) == 0 && serve_secret_eq(s->kube_token, auth + 7);
+}
+
 /* ---- routing ------------------------------------------------------------ */
 
 static bool path_under(const char *path, const char *prefix, const char **rest)
@@ -111,11 +145,20 @@ static bool path_under(const char *path, const char *prefix, const char **rest)
 }
 
 /* The test-only Talos endpoints (serve_talos.c) answer through the same
- * door, so a batch of per-node auth reads is costed as in-process. */
+ * door, so a batch of per-node auth reads is costed as in-process. They read
+ * and write the registry credential, so with --token-file they need the
+ * same bearer as the Kubernetes paths (a real Talos API needs its client
+ * certificate). */
 static void serve_talos(serve_server *s, const serve_http *h, const char *rest, serve_answer *a)
 {
     int status = 500;
     char *out = NULL;
+    if (!serve_bearer_ok(s, h)) {
+        cJSON *b = cJSON_CreateObject();
+        cJSON_AddStringToObject(b, "error", "Unauthorized: the talos endpoints need the bearer token");
+        serve_answer_json(a, 401, b);
+        return;
+    }
     if (serve_talos_handle(&s->door, h->method, rest, h->body ? h->body : "", h->body_len, &status,
                            &out) != 0) {
         free(out);
@@ -223,7 +266,7 @@ static enum MHD_Result serve_on_request(void *cls, struct MHD_Connection *conn, 
     serve_answer a = {.status = 500};
     if (c->too_large)
         serve_answer_status(&a, 413, "RequestEntityTooLarge",
-                            "the request body is larger than %u bytes", SERVE_BODY_MAX);
+                            "Request entity too large: limit is %u", SERVE_BODY_MAX);
     else
         serve_route(s, &h, &a);
     enum MHD_Result ok = a.status == 0 ? MHD_NO : serve_queue(conn, &a);

@@ -23,7 +23,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define SERVE_BODY_MAX (8u << 20)  /* a request body's bound (413 beyond) */
+#define SERVE_BODY_MAX (3u << 20)  /* the API server's MaxRequestBodyBytes (413 beyond) */
 #define SERVE_BATCH_MAX (1L << 20) /* calls one batch may announce */
 #define SERVE_SLEEP_MAX_MS (366LL * 24 * 3600 * 1000)
 
@@ -87,6 +87,14 @@ void serve_answer_resp(serve_answer *a, rs_resp *resp);
 cJSON *serve_body_json(const serve_http *h, bool *malformed);
 /* A secret compared in constant time; false when either is NULL. */
 bool serve_secret_eq(const char *want, const char *got);
+/* True when the request may pass the bearer check: no --token-file, or
+ * `Authorization: Bearer <token>` with the token. */
+bool serve_bearer_ok(const serve_server *s, const serve_http *h);
+/* True when a JSON string in the body holds U+0000 (the escape, or a raw
+ * control byte): cJSON would end the string there, and a Secret's
+ * stringData would be stored truncated. serve_body_json refuses such a
+ * body as malformed. */
+bool serve_body_has_nul(const serve_http *h);
 
 /* serve_http.c: the daemon (struct MHD_Daemon *) answering on listen_fd
  * (bound, listening; the daemon closes it when stopped) on a thread of its

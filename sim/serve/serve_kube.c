@@ -81,13 +81,6 @@ static bool kube_parse(const char *const *seg, size_t nseg, kube_path *p)
     return true;
 }
 
-static bool kube_authorized(serve_server *s, const serve_http *h)
-{
-    if (!s->kube_token) return true;
-    const char *auth = serve_header(h, "Authorization");
-    return auth && strncmp(auth, "Bearer ", 7) == 0 && serve_secret_eq(s->kube_token, auth + 7);
-}
-
 static bool media_is(const char *ct, size_t n, const char *want)
 {
     return n == strlen(want) && strncmp(ct, want, n) == 0;
@@ -147,9 +140,16 @@ static bool kube_create_ok(const kube_path *p, const cJSON *obj, serve_answer *a
     return true;
 }
 
-static bool kube_malformed(serve_answer *a)
+static bool kube_malformed(const serve_http *h, serve_answer *a)
 {
-    serve_answer_status(a, 400, "BadRequest", "the request body is not valid JSON");
+    if (serve_body_has_nul(h))
+        /* An API server would store the NUL; cJSON would cut the string
+         * there, so the sim refuses rather than store another value. */
+        serve_answer_status(a, 400, "BadRequest",
+                            "the request body holds a control character or U+0000 in a string, "
+                            "which the sim cannot store exactly");
+    else
+        serve_answer_status(a, 400, "BadRequest", "the request body is not valid JSON");
     return false;
 }
 
@@ -188,7 +188,7 @@ static bool kube_request(const serve_http *h, const kube_path *p, cJSON *body, b
                                 "media types include: application/json");
             return false;
         }
-        if (malformed) return kube_malformed(a);
+        if (malformed) return kube_malformed(h, a);
         req->op = RS_OP_KUBE_EVICT;
         req->body = body;
     } else if (post && !p->name) {
@@ -200,7 +200,7 @@ static bool kube_request(const serve_http *h, const kube_path *p, cJSON *body, b
                                 "media types include: application/json");
             return false;
         }
-        if (malformed) return kube_malformed(a);
+        if (malformed) return kube_malformed(h, a);
         if (!cJSON_IsObject(body)) {
             serve_answer_status(a, 400, "BadRequest", "the object to create must be a JSON object");
             return false;
@@ -219,7 +219,7 @@ static bool kube_request(const serve_http *h, const kube_path *p, cJSON *body, b
                                 "application/strategic-merge-patch+json");
             return false;
         }
-        if (malformed) return kube_malformed(a);
+        if (malformed) return kube_malformed(h, a);
         if (!body) {
             serve_answer_status(a, 400, "BadRequest", "the patch is empty");
             return false;
@@ -264,7 +264,7 @@ static void kube_resource(serve_server *s, const serve_http *h, const kube_path 
 
 void serve_kube(serve_server *s, const serve_http *h, serve_answer *a)
 {
-    if (!kube_authorized(s, h)) {
+    if (!serve_bearer_ok(s, h)) {
         serve_answer_status(a, 401, "Unauthorized", "Unauthorized");
         return;
     }

@@ -21,9 +21,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A patch longer than this is refused rather than applied: no client of the
- * fake cluster sends more than a handful of operations. */
-#define JP_OPS_MAX 10000
 /* A decoded reference token longer than this cannot name a Kubernetes field. */
 #define JP_TOKEN_MAX 1024
 
@@ -34,6 +31,7 @@ typedef struct jp_op {
     const char *path;
     char *err;
     size_t errlen;
+    long copied; /* bytes copied by `copy` so far in this patch */
 } jp_op;
 
 static jp_result jp_fail(const jp_op *o, jp_result r, const char *what)
@@ -98,9 +96,69 @@ static void jp_array_insert(cJSON *arr, int idx, int size, cJSON *value)
     cJSON_Delete(tail);
 }
 
+/* A value's nesting (containers on its deepest branch: a scalar is 0, {} is
+ * 1) and its size in bytes as compact JSON, roughly (every node counts at
+ * least 2, so walking a value costs no more than its size). Iterative: the
+ * value may come from an untrusted patch. */
+static void jp_measure(const cJSON *v, int *depth, long *bytes)
+{
+    typedef struct frame {
+        const cJSON *node;
+        int level; /* containers from v down to node, node included */
+    } frame;
+    size_t cap = 64, n = 0;
+    frame *stack = rs_xmalloc(cap * sizeof *stack);
+    *depth = 0;
+    *bytes = 0;
+    stack[n++] = (frame){v, 1};
+    while (n > 0) {
+        frame f = stack[--n];
+        const cJSON *x = f.node;
+        long b = 2;
+        if (x->string) b += (long)strlen(x->string) + 3;
+        if (cJSON_IsString(x) && x->valuestring) b += (long)strlen(x->valuestring);
+        if (cJSON_IsNumber(x)) b += 24;
+        *bytes += b;
+        if (!(cJSON_IsObject(x) || cJSON_IsArray(x))) continue;
+        if (f.level > *depth) *depth = f.level;
+        for (const cJSON *c = x->child; c; c = c->next) {
+            if (n == cap) stack = rs_xrealloc(stack, (cap *= 2) * sizeof *stack);
+            stack[n++] = (frame){c, f.level + 1};
+        }
+    }
+    free(stack);
+}
+
+/* Tokens of a pointer: the nesting level its value lands on, under the root. */
+static int jp_path_depth(const char *path)
+{
+    int d = 0;
+    for (const char *p = path; *p; p++)
+        d += *p == '/';
+    return d;
+}
+
+/* Refuses a value that would sit deeper than JP_DEPTH_MAX at path. */
+static jp_result jp_depth_check(const jp_op *o, const char *path, const cJSON *value)
+{
+    int depth = 0;
+    long bytes = 0;
+    jp_measure(value, &depth, &bytes);
+    if (jp_path_depth(path) + depth > JP_DEPTH_MAX) {
+        char why[96];
+        snprintf(why, sizeof why, "the result would nest deeper than %d levels", JP_DEPTH_MAX);
+        return jp_fail(o, JP_INVALID, why);
+    }
+    return JP_OK;
+}
+
 /* Adds value (consumed) at path; path "" replaces the whole document. */
 static jp_result jp_add(const jp_op *o, cJSON **doc, const char *path, cJSON *value)
 {
+    if (jp_depth_check(o, path, value) != JP_OK) {
+        cJSON_Delete(value);
+        return JP_INVALID;
+    }
     if (path[0] == '\0') {
         cJSON_Delete(*doc);
         *doc = value;
@@ -171,6 +229,7 @@ static jp_result jp_replace(const jp_op *o, cJSON **doc, const char *path, const
     char tok[JP_TOKEN_MAX];
     const char *why = NULL;
     if (!jp_locate(*doc, path, &parent, tok, &why)) return jp_fail(o, JP_INVALID, why);
+    if (jp_depth_check(o, path, value) != JP_OK) return JP_INVALID;
     if (cJSON_IsObject(parent)) {
         if (!cJSON_GetObjectItemCaseSensitive(parent, tok))
             return jp_fail(o, JP_INVALID, "the path does not exist");
@@ -201,10 +260,25 @@ static jp_result jp_move(const jp_op *o, cJSON **doc, const char *from, const ch
     return jp_add(o, doc, path, v);
 }
 
-static jp_result jp_copy(const jp_op *o, cJSON **doc, const char *from, const char *path)
+/* A copy is the one operation whose cost is not in the request: repeated,
+ * it doubles the object each time. Its bytes are counted against the API
+ * server's JSONPatchMaxCopyBytes before anything is duplicated. */
+static jp_result jp_copy(jp_op *o, cJSON **doc, const char *from, const char *path)
 {
     const cJSON *src = jsonpointer_get(*doc, from);
     if (!src) return jp_fail(o, JP_INVALID, "the \"from\" location does not exist");
+    int depth = 0;
+    long bytes = 0;
+    jp_measure(src, &depth, &bytes);
+    if (bytes > JP_COPY_BYTES_MAX - o->copied) {
+        char why[160];
+        snprintf(why, sizeof why,
+                 "Unable to copy, the accumulated size increase of copy is %ld, exceeding the "
+                 "limit %ld",
+                 o->copied + bytes, JP_COPY_BYTES_MAX);
+        return jp_fail(o, JP_INVALID, why);
+    }
+    o->copied += bytes;
     return jp_add(o, doc, path, cJSON_Duplicate(src, true));
 }
 
@@ -263,15 +337,17 @@ static jp_result jp_apply_one(jp_op *o, cJSON **doc, const cJSON *op)
 jp_result jsonpatch_apply(cJSON **doc, const cJSON *patch, char *err, size_t errlen)
 {
     if (err && errlen) err[0] = '\0';
-    jp_op o = {.index = 0, .op = NULL, .path = NULL, .err = err, .errlen = errlen};
+    jp_op o = {.index = 0, .op = NULL, .path = NULL, .err = err, .errlen = errlen, .copied = 0};
     if (!doc || !*doc || !cJSON_IsArray(patch)) {
         if (err && errlen) snprintf(err, errlen, "A JSON patch must be an array of operations.");
         return JP_INVALID;
     }
-    if (cJSON_GetArraySize(patch) > JP_OPS_MAX) {
+    int nops = cJSON_GetArraySize(patch);
+    if (nops > JP_OPS_MAX) {
         if (err && errlen)
-            snprintf(err, errlen, "A JSON patch may hold at most %d operations.", JP_OPS_MAX);
-        return JP_INVALID;
+            snprintf(err, errlen, "The allowed maximum operations in a JSON patch is %d, got %d",
+                     JP_OPS_MAX, nops);
+        return JP_TOO_LARGE;
     }
     cJSON *work = cJSON_Duplicate(*doc, true);
     for (const cJSON *op = patch->child; op; op = op->next) {

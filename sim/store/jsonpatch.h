@@ -16,7 +16,17 @@ typedef enum jp_result {
     JP_OK = 0,
     JP_TEST_FAILED = 1, /* a `test` op did not match: the API server answers 422 */
     JP_INVALID = 2,     /* malformed patch, bad pointer, missing path: 422 (or 400) */
+    JP_TOO_LARGE = 3,   /* more operations than the API server takes: 413 */
 } jp_result;
+
+/* The API server's bounds on one JSON Patch: at most JP_OPS_MAX operations
+ * (413), at most JP_COPY_BYTES_MAX bytes copied by `copy` in total (its
+ * JSONPatchMaxCopyBytes; 422). JP_DEPTH_MAX: no operation may put a value
+ * deeper than this many nested containers (422), so a stored object can
+ * always be parsed again (cJSON's own nesting limit is 1000). */
+#define JP_OPS_MAX 10000
+#define JP_COPY_BYTES_MAX (3L * 1024 * 1024)
+#define JP_DEPTH_MAX 1000
 
 /*
  * Applies an RFC 6902 patch (a JSON array of operations) to *doc. On success

@@ -135,8 +135,9 @@ int store_list(sqlite3 *db, const char *kind, const char *ns, const char *label_
     store_selector *labels = store_selector_parse_labels(label_selector, why, sizeof why);
     if (!labels) return store_bad_request(out, why);
     store_selector *fields = store_selector_parse_fields(field_selector, why, sizeof why);
-    if (!fields) {
+    if (!fields || !store_selector_fields_supported(fields, kind, why, sizeof why)) {
         store_selector_free(labels);
+        store_selector_free(fields);
         return store_bad_request(out, why);
     }
     const char *want_ns = store_ns(ki, ns);
@@ -188,6 +189,8 @@ int store_create(sqlite3 *db, const char *kind, const char *ns, const cJSON *obj
     const char *name = store_meta_str(obj, "name");
     if (!name || !name[0])
         return store_invalid(out, ki, "", "metadata.name: Required value: name is required");
+    int bad_name = store_admit_name(ki, name, out);
+    if (bad_name) return bad_name;
     const char *obj_ns = store_meta_str(obj, "namespace");
     const char *want_ns = store_ns(ki, ns && ns[0] ? ns : obj_ns);
     if (!ki->cluster_scoped && !want_ns[0])
@@ -336,9 +339,10 @@ static int store_patch_apply(const store_kind_info *ki, const char *name, const 
             return store_bad_request(out, "a JSON patch must be a JSON array of operations");
         cJSON *doc = cJSON_Duplicate(old, true);
         char err[512];
-        if (jsonpatch_apply(&doc, patch, err, sizeof err) != JP_OK) {
+        jp_result r = jsonpatch_apply(&doc, patch, err, sizeof err);
+        if (r != JP_OK) {
             cJSON_Delete(doc);
-            return store_invalid(out, ki, name, err);
+            return r == JP_TOO_LARGE ? store_too_large(out, err) : store_invalid(out, ki, name, err);
         }
         *result = doc;
         return 0;

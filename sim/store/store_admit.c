@@ -8,6 +8,11 @@
  *     totals more than 1 MiB is rejected (422), as etcd's limit makes it.
  *   - Lease: `acquireTime` and `renewTime` are MicroTime: RFC 3339 with
  *     exactly six fractional digits and `Z` (H4); anything else is a 400.
+ *   - Secret `data` values are standard base64 (400 otherwise: the API
+ *     server cannot decode them into bytes).
+ *   - Every kind: annotations total at most 256 KiB (422); the stored
+ *     object at most etcd's 1.5 MiB (413); a created name is a DNS-1123
+ *     subdomain, or a label for a Namespace (422).
  *
  * The one idea: the sim refuses what a cluster refuses, so a core that
  * would break on a real API server breaks in a scenario first.
@@ -20,7 +25,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define STORE_SECRET_MAX (1024 * 1024) /* bytes of decoded data */
+#define STORE_SECRET_MAX (1024 * 1024)       /* bytes of decoded data */
+#define STORE_ANNOTATIONS_MAX (256 * 1024)   /* keys + values, as the API server sums them */
+#define STORE_OBJECT_MAX (1536 * 1024)       /* etcd's default --max-request-bytes */
+#define STORE_NAME_MAX 253                   /* a DNS-1123 subdomain */
+#define STORE_LABEL_MAX 63                   /* a DNS-1123 label */
 
 static int admit_secret(const store_kind_info *ki, const char *name, cJSON *obj, cJSON **out)
 {
@@ -53,11 +62,19 @@ static int admit_secret(const store_kind_info *ki, const char *name, cJSON *obj,
     const cJSON *v;
     cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(obj, "data"))
     {
-        if (!cJSON_IsString(v)) continue;
         size_t len = 0;
-        unsigned char *raw = base64_decode(v->valuestring, &len);
-        free(raw);
-        total += raw ? len : strlen(v->valuestring);
+        unsigned char *raw = cJSON_IsString(v) ? base64_decode(v->valuestring, &len) : NULL;
+        if (!raw) {
+            char why[192];
+            snprintf(why, sizeof why,
+                     "Secret in version \"v1\" cannot be handled as a Secret: data[\"%.64s\"]: "
+                     "%s",
+                     v->string ? v->string : "", cJSON_IsString(v) ? "illegal base64 data"
+                                                                  : "expected a base64 string");
+            return store_bad_request(out, why);
+        }
+        cred_bytes_wipe_free(raw, len + 1);
+        total += len;
     }
     if (total > STORE_SECRET_MAX) {
         char why[128];
@@ -98,9 +115,96 @@ static int admit_lease(const cJSON *obj, cJSON **out)
     return 0;
 }
 
+/* The API server sums every annotation's key and value. */
+static int admit_annotations(const store_kind_info *ki, const char *name, const cJSON *obj,
+                             cJSON **out)
+{
+    const cJSON *meta = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
+    size_t total = 0;
+    const cJSON *a;
+    cJSON_ArrayForEach(a, cJSON_GetObjectItemCaseSensitive(meta, "annotations"))
+    {
+        total += a->string ? strlen(a->string) : 0;
+        total += cJSON_IsString(a) ? strlen(a->valuestring) : 0;
+    }
+    if (total <= STORE_ANNOTATIONS_MAX) return 0;
+    char why[96];
+    snprintf(why, sizeof why, "metadata.annotations: Too long: must have at most %d bytes",
+             STORE_ANNOTATIONS_MAX);
+    return store_invalid(out, ki, name, why);
+}
+
+/* etcd refuses a value over its request limit; the API server answers 413.
+ * Bounding every write here also bounds what a patch can grow an object to. */
+static int admit_size(const cJSON *obj, cJSON **out)
+{
+    char *text = cJSON_PrintUnformatted(obj);
+    size_t len = text ? strlen(text) : 0;
+    cred_text_wipe_free(text); /* a Secret's text */
+    if (len <= STORE_OBJECT_MAX) return 0;
+    return store_too_large(out, "etcdserver: request is too large");
+}
+
 int store_admit(const store_kind_info *ki, const char *name, cJSON *obj, cJSON **out)
 {
-    if (strcmp(ki->kind, "Secret") == 0) return admit_secret(ki, name, obj, out);
-    if (strcmp(ki->kind, "Lease") == 0) return admit_lease(obj, out);
-    return 0;
+    int code = 0;
+    if (strcmp(ki->kind, "Secret") == 0) code = admit_secret(ki, name, obj, out);
+    if (strcmp(ki->kind, "Lease") == 0) code = admit_lease(obj, out);
+    if (!code) code = admit_annotations(ki, name, obj, out);
+    if (!code) code = admit_size(obj, out);
+    return code;
+}
+
+/* [a-z0-9]([-a-z0-9]*[a-z0-9])? per label; dots between labels only when
+ * dots are allowed (a subdomain). */
+static bool dns1123(const char *s, bool dots)
+{
+    bool start = true; /* at the start of a label */
+    char prev = 0;
+    for (const char *p = s; *p; p++) {
+        char c = *p;
+        bool alnum = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+        if (c == '.' && dots) {
+            if (start || prev == '-') return false;
+            start = true;
+        } else if (c == '-') {
+            if (start) return false;
+            start = false;
+        } else if (alnum) {
+            start = false;
+        } else {
+            return false;
+        }
+        prev = c;
+    }
+    return !start && prev != '-';
+}
+
+int store_admit_name(const store_kind_info *ki, const char *name, cJSON **out)
+{
+    bool label = strcmp(ki->kind, "Namespace") == 0;
+    size_t max = label ? STORE_LABEL_MAX : STORE_NAME_MAX;
+    char why[640];
+    if (strlen(name) > max) {
+        snprintf(why, sizeof why,
+                 "metadata.name: Invalid value: \"%.64s...\": must be no more than %zu characters",
+                 name, max);
+        return store_invalid(out, ki, name, why);
+    }
+    if (dns1123(name, !label)) return 0;
+    if (label)
+        snprintf(why, sizeof why,
+                 "metadata.name: Invalid value: \"%s\": a lowercase RFC 1123 label must consist "
+                 "of lower case alphanumeric characters or '-', and must start and end with an "
+                 "alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for "
+                 "validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')",
+                 name);
+    else
+        snprintf(why, sizeof why,
+                 "metadata.name: Invalid value: \"%s\": a lowercase RFC 1123 subdomain must "
+                 "consist of lower case alphanumeric characters, '-' or '.', and must start and "
+                 "end with an alphanumeric character (e.g. 'example.com', regex used for "
+                 "validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')",
+                 name);
+    return store_invalid(out, ki, name, why);
 }

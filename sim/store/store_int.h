@@ -40,9 +40,16 @@ int store_unknown_kind(cJSON **out, const char *kind);
 int store_conflict(cJSON **out, const store_kind_info *ki, const char *name);
 int store_invalid(cJSON **out, const store_kind_info *ki, const char *name, const char *why);
 int store_bad_request(cJSON **out, const char *why);
+/* 413 RequestEntityTooLarge, "Request entity too large: <why>". */
+int store_too_large(cJSON **out, const char *why);
+/* store_admit.c: a create's name must be what the API server accepts (a
+ * DNS-1123 subdomain; a label for a Namespace). 0, or 422 with *out set. */
+int store_admit_name(const store_kind_info *ki, const char *name, cJSON **out);
 /* store_admit.c: what the API server does to obj before storing it (merges
- * a Secret's stringData, refuses an over-large Secret or a Lease time that
- * is not MicroTime). Returns 0, or the failure code with *out set. */
+ * a Secret's stringData, refuses Secret data that is not base64 or over
+ * 1 MiB, a Lease time that is not MicroTime, annotations over 256 KiB in
+ * total, an object over etcd's 1.5 MiB). 0, or the failure code with *out
+ * set. */
 int store_admit(const store_kind_info *ki, const char *name, cJSON *obj, cJSON **out);
 int store_internal(cJSON **out, sqlite3 *db);
 

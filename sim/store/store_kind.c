@@ -132,6 +132,12 @@ int store_invalid(cJSON **out, const store_kind_info *ki, const char *name, cons
     return store_fail_obj(out, 422, "Invalid", ki, name, msg);
 }
 
+int store_too_large(cJSON **out, const char *why)
+{
+    *out = store_status(413, "RequestEntityTooLarge", "Request entity too large: %s", why);
+    return 413;
+}
+
 int store_bad_request(cJSON **out, const char *why)
 {
     *out = store_status(400, "BadRequest", "%s", why);

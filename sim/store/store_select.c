@@ -262,6 +262,53 @@ store_selector *store_selector_parse_fields(const char *text, char *why, size_t 
     return sel_parse(text, true, sel_parse_field_req, why, whylen);
 }
 
+/* The fields the API server indexes per kind (its field label conversion
+ * functions); every kind also takes metadata.name and metadata.namespace.
+ * Any other field is refused, as a cluster refuses it, so a list the core
+ * ships cannot work only in the sim. */
+static const struct sel_kind_fields {
+    const char *kind;
+    const char *fields[10];
+} sel_kind_fields[] = {
+    {"Pod",
+     {"spec.nodeName", "spec.restartPolicy", "spec.schedulerName", "spec.serviceAccountName",
+      "spec.hostNetwork", "status.phase", "status.podIP", "status.podIPs",
+      "status.nominatedNodeName", NULL}},
+    {"Node", {"spec.unschedulable", NULL}},
+    {"Secret", {"type", NULL}},
+    {"Namespace", {"status.phase", NULL}},
+    {"ReplicaSet", {"status.replicas", NULL}},
+    {"Event",
+     {"involvedObject.kind", "involvedObject.namespace", "involvedObject.name",
+      "involvedObject.uid", "involvedObject.apiVersion", "involvedObject.resourceVersion",
+      "involvedObject.fieldPath", "reason", "source", "type"}},
+};
+
+static bool sel_field_supported(const char *kind, sel_str key)
+{
+    if (sel_eq(key, "metadata.name") || sel_eq(key, "metadata.namespace")) return true;
+    for (size_t i = 0; i < RS_ARRAY_LEN(sel_kind_fields); i++) {
+        if (strcmp(sel_kind_fields[i].kind, kind) != 0) continue;
+        for (size_t j = 0; j < RS_ARRAY_LEN(sel_kind_fields[i].fields); j++)
+            if (sel_eq(key, sel_kind_fields[i].fields[j])) return true;
+    }
+    return false;
+}
+
+bool store_selector_fields_supported(const store_selector *s, const char *kind, char *why,
+                                     size_t whylen)
+{
+    for (size_t i = 0; s && s->fields && i < s->n; i++) {
+        if (sel_field_supported(kind, s->reqs[i].key)) continue;
+        if (why && whylen)
+            snprintf(why, whylen, "field label not supported: %.*s",
+                     (int)(s->reqs[i].key.len > 128 ? 128 : s->reqs[i].key.len),
+                     s->reqs[i].key.s);
+        return false;
+    }
+    return true;
+}
+
 void store_selector_free(store_selector *s)
 {
     if (!s) return;

@@ -18,9 +18,15 @@ typedef struct store_selector store_selector;
  * with a sentence in why on a malformed selector. Caller frees. */
 store_selector *store_selector_parse_labels(const char *text, char *why, size_t whylen);
 
-/* Parses a field selector: "metadata.name=x,spec.unschedulable!=true" (any
- * dotted path into the object; =, ==, !=). Same contract as above. */
+/* Parses a field selector: "metadata.name=x,spec.unschedulable!=true" (a
+ * dotted path; =, ==, !=). Same contract as above; which paths a kind
+ * supports is store_selector_fields_supported's question. */
 store_selector *store_selector_parse_fields(const char *text, char *why, size_t whylen);
+
+/* False (with "field label not supported: <field>" in why) when a field
+ * selector names a field the API server does not index for kind. */
+bool store_selector_fields_supported(const store_selector *s, const char *kind, char *why,
+                                     size_t whylen);
 
 /* True when obj satisfies every requirement. Field values compare as
  * strings: booleans as "true"/"false", numbers as printed, absent or null
