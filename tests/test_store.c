@@ -551,16 +551,19 @@ START_TEST(test_field_selectors)
      * (even one every object has) is 400 "field label not supported". */
     static const struct {
         const char *kind, *sel;
-    } unsupported[] = {{"Pod", "spec.priority=7"},          {"Node", "spec!=x"},
-                       {"Node", "spec=x"},                   {"Node", "spec.nodeName=w1"},
-                       {"ConfigMap", "data.a=1"},            {"Pod", "metadata.name=db,spec.x=1"},
-                       {"Lease", "spec.holderIdentity=me"}, {"Secret", "metadata.labels=x"}};
+    } unsupported[] = {{"Pod", "spec.priority=7"},
+                       {"Node", "spec!=x"},
+                       {"Node", "spec=x"},
+                       {"Node", "spec.nodeName=w1"},
+                       {"ConfigMap", "data.a=1"},
+                       {"Pod", "metadata.name=db,spec.x=1"},
+                       {"Lease", "spec.holderIdentity=me"},
+                       {"Secret", "metadata.labels=x"}};
     for (size_t i = 0; i < sizeof unsupported / sizeof unsupported[0]; i++) {
         cJSON *out = NULL;
-        ck_assert_msg(store_list(db, unsupported[i].kind, NULL, NULL, unsupported[i].sel, &out) ==
-                          400,
-                      "%s field selector \"%s\" was accepted", unsupported[i].kind,
-                      unsupported[i].sel);
+        ck_assert_msg(
+            store_list(db, unsupported[i].kind, NULL, NULL, unsupported[i].sel, &out) == 400,
+            "%s field selector \"%s\" was accepted", unsupported[i].kind, unsupported[i].sel);
         const char *msg = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(out, "message"));
         ck_assert_ptr_nonnull(msg);
         ck_assert_ptr_nonnull(strstr(msg, "field label not supported"));

@@ -155,7 +155,8 @@ static void serve_talos(serve_server *s, const serve_http *h, const char *rest, 
     char *out = NULL;
     if (!serve_bearer_ok(s, h)) {
         cJSON *b = cJSON_CreateObject();
-        cJSON_AddStringToObject(b, "error", "Unauthorized: the talos endpoints need the bearer token");
+        cJSON_AddStringToObject(b, "error",
+                                "Unauthorized: the talos endpoints need the bearer token");
         serve_answer_json(a, 401, b);
         return;
     }

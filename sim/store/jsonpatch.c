@@ -36,9 +36,9 @@ typedef struct jp_op {
 
 static jp_result jp_fail(const jp_op *o, jp_result r, const char *what)
 {
-    if (o->err && o->errlen)
-        snprintf(o->err, o->errlen, "JSON patch operation %d (%s) at path \"%s\": %s.", o->index,
-                 o->op ? o->op : "?", o->path ? o->path : "", what);
+    if (o->err && o->errlen) /* The path is the client's and may be long: the reason must fit. */
+        snprintf(o->err, o->errlen, "JSON patch operation %d (%.16s) at path \"%.128s\": %s.",
+                 o->index, o->op ? o->op : "?", o->path ? o->path : "", what);
     return r;
 }
 

@@ -342,7 +342,8 @@ static int store_patch_apply(const store_kind_info *ki, const char *name, const 
         jp_result r = jsonpatch_apply(&doc, patch, err, sizeof err);
         if (r != JP_OK) {
             cJSON_Delete(doc);
-            return r == JP_TOO_LARGE ? store_too_large(out, err) : store_invalid(out, ki, name, err);
+            return r == JP_TOO_LARGE ? store_too_large(out, err)
+                                     : store_invalid(out, ki, name, err);
         }
         *result = doc;
         return 0;

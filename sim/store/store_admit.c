@@ -25,11 +25,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define STORE_SECRET_MAX (1024 * 1024)       /* bytes of decoded data */
-#define STORE_ANNOTATIONS_MAX (256 * 1024)   /* keys + values, as the API server sums them */
-#define STORE_OBJECT_MAX (1536 * 1024)       /* etcd's default --max-request-bytes */
-#define STORE_NAME_MAX 253                   /* a DNS-1123 subdomain */
-#define STORE_LABEL_MAX 63                   /* a DNS-1123 label */
+#define STORE_SECRET_MAX (1024 * 1024)     /* bytes of decoded data */
+#define STORE_ANNOTATIONS_MAX (256 * 1024) /* keys + values, as the API server sums them */
+#define STORE_OBJECT_MAX (1536 * 1024)     /* etcd's default --max-request-bytes */
+#define STORE_NAME_MAX 253                 /* a DNS-1123 subdomain */
+#define STORE_LABEL_MAX 63                 /* a DNS-1123 label */
 
 static int admit_secret(const store_kind_info *ki, const char *name, cJSON *obj, cJSON **out)
 {
@@ -69,8 +69,8 @@ static int admit_secret(const store_kind_info *ki, const char *name, cJSON *obj,
             snprintf(why, sizeof why,
                      "Secret in version \"v1\" cannot be handled as a Secret: data[\"%.64s\"]: "
                      "%s",
-                     v->string ? v->string : "", cJSON_IsString(v) ? "illegal base64 data"
-                                                                  : "expected a base64 string");
+                     v->string ? v->string : "",
+                     cJSON_IsString(v) ? "illegal base64 data" : "expected a base64 string");
             return store_bad_request(out, why);
         }
         cred_bytes_wipe_free(raw, len + 1);
@@ -200,11 +200,12 @@ int store_admit_name(const store_kind_info *ki, const char *name, cJSON **out)
                  "validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')",
                  name);
     else
-        snprintf(why, sizeof why,
-                 "metadata.name: Invalid value: \"%s\": a lowercase RFC 1123 subdomain must "
-                 "consist of lower case alphanumeric characters, '-' or '.', and must start and "
-                 "end with an alphanumeric character (e.g. 'example.com', regex used for "
-                 "validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')",
-                 name);
+        snprintf(
+            why, sizeof why,
+            "metadata.name: Invalid value: \"%s\": a lowercase RFC 1123 subdomain must "
+            "consist of lower case alphanumeric characters, '-' or '.', and must start and "
+            "end with an alphanumeric character (e.g. 'example.com', regex used for "
+            "validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')",
+            name);
     return store_invalid(out, ki, name, why);
 }

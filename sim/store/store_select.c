@@ -302,8 +302,7 @@ bool store_selector_fields_supported(const store_selector *s, const char *kind, 
         if (sel_field_supported(kind, s->reqs[i].key)) continue;
         if (why && whylen)
             snprintf(why, whylen, "field label not supported: %.*s",
-                     (int)(s->reqs[i].key.len > 128 ? 128 : s->reqs[i].key.len),
-                     s->reqs[i].key.s);
+                     (int)(s->reqs[i].key.len > 128 ? 128 : s->reqs[i].key.len), s->reqs[i].key.s);
         return false;
     }
     return true;
