@@ -20,7 +20,7 @@
 
 typedef struct serve_args {
     const char *db, *scenario, *run, *listen;
-    const char *tls_cert, *tls_key, *token_file, *bao_token_file;
+    const char *tls_cert, *tls_key, *token_file, *bao_token_file, *bao_namespace;
 } serve_args;
 
 static int serve_args_parse(int argc, char **argv, serve_args *a)
@@ -36,6 +36,7 @@ static int serve_args_parse(int argc, char **argv, serve_args *a)
                             : strcmp(f, "--tls-key") == 0            ? &a->tls_key
                             : strcmp(f, "--token-file") == 0         ? &a->token_file
                             : strcmp(f, "--openbao-token-file") == 0 ? &a->bao_token_file
+                            : strcmp(f, "--openbao-namespace") == 0  ? &a->bao_namespace
                                                                      : NULL;
         if (!slot) {
             char *arg = out_escape(f, false);
@@ -148,7 +149,10 @@ int cmd_serve(int argc, char **argv)
     serve_args a;
     int code = serve_args_parse(argc, argv, &a);
     if (code != RS_OK) return code;
-    serve_config cfg = {.db_path = a.db, .scenario_path = a.scenario, .run_name = a.run};
+    serve_config cfg = {.db_path = a.db,
+                        .scenario_path = a.scenario,
+                        .run_name = a.run,
+                        .bao_namespace = a.bao_namespace};
     char host[64];
     rs_err e;
     rs_err_clear(&e);

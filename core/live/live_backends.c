@@ -23,11 +23,25 @@ struct live_bao {
     char *addr, *token, *token_src, *name_space;
 };
 
+static bool bao_has_control(const char *s)
+{
+    for (const unsigned char *p = (const unsigned char *)s; p && *p; p++)
+        if (*p < 0x20 || *p == 0x7f) return true;
+    return false;
+}
+
 rs_code live_bao_open(const live_bao_opts *o, live_bao **out, rs_err *e)
 {
     *out = NULL;
     if (!o->addr || (strncmp(o->addr, "https://", 8) != 0 && strncmp(o->addr, "http://", 7) != 0))
         return rs_fail(e, RS_USAGE, "BAO_ADDR (or VAULT_ADDR) must be an http:// or https:// URL");
+    /* Each goes into a header line: a CR or LF would end it and start
+     * another (header injection), so any control byte is refused. */
+    if (bao_has_control(o->name_space))
+        return rs_fail(e, RS_USAGE, "BAO_NAMESPACE holds a control character");
+    if (bao_has_control(o->token))
+        return rs_fail(e, RS_DATAERR, "the OpenBao token from %s holds a control character",
+                       o->token_src ? o->token_src : "its source");
     live_bao *b = rs_xcalloc(1, sizeof *b);
     live_http_conf conf = {.ca_file = o->ca_file, .ca_path = o->ca_path};
     rs_code c = live_http_open(&conf, &b->http, e);
@@ -137,8 +151,10 @@ rs_code live_bao_probe(live_bao *b, rs_err *e)
     else if (c.status == 403 || c.status == 401)
         rc = rs_fail(e, RS_FAILED,
                      "OpenBao at %s refused the token from %s (HTTP %ld: permission "
-                     "denied)",
-                     b->addr, b->token_src, c.status);
+                     "denied%s%s)",
+                     b->addr, b->token_src, c.status,
+                     b->name_space ? "; in the namespace of BAO_NAMESPACE, " : "",
+                     b->name_space ? b->name_space : "");
     else if (c.status != 200)
         rc = rs_fail(e, RS_FAILED, "OpenBao at %s answered the token lookup with HTTP %ld", b->addr,
                      c.status);

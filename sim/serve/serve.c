@@ -111,6 +111,7 @@ static void serve_free(serve_server *s)
     free(s->registry_host);
     if (s->kube_token) cred_text_wipe_free(s->kube_token);
     if (s->bao_token) cred_text_wipe_free(s->bao_token);
+    free(s->bao_namespace);
     free(s);
 }
 
@@ -158,6 +159,7 @@ rs_code serve_start(const serve_config *cfg, serve_server **out, rs_err *e)
     serve_server *s = rs_xcalloc(1, sizeof *s);
     s->kube_token = cfg->kube_token ? rs_xstrdup(cfg->kube_token) : NULL;
     s->bao_token = cfg->bao_token ? rs_xstrdup(cfg->bao_token) : NULL;
+    s->bao_namespace = cfg->bao_namespace ? rs_xstrdup(cfg->bao_namespace) : NULL;
     bool tls = cfg->tls_cert_pem != NULL;
     if (serve_open_run(s, cfg, e) != RS_OK) {
         serve_free(s);

@@ -33,6 +33,10 @@ typedef struct serve_config {
     const char *tls_key_pem;
     const char *kube_token; /* NULL: the Kubernetes API takes any bearer */
     const char *bao_token;  /* NULL: OpenBao takes any X-Vault-Token */
+    /* NULL: OpenBao's root namespace. Else every OpenBao request must name
+     * this namespace in X-Vault-Namespace (403 otherwise), as a token
+     * issued in a namespace is valid only there. */
+    const char *bao_namespace;
 } serve_config;
 
 typedef struct serve_server serve_server;

@@ -24,8 +24,27 @@
 
 /* ---- OpenBao ------------------------------------------------------------ */
 
+/* The namespace a request names, as OpenBao reads X-Vault-Namespace: no
+ * leading or trailing '/'. True when it is the one served. */
+static bool serve_bao_namespace_ok(const serve_server *s, const serve_http *h)
+{
+    const char *got = serve_header(h, "X-Vault-Namespace");
+    if (!s->bao_namespace) return !got || strspn(got, "/") == strlen(got);
+    if (!got) return false;
+    got += strspn(got, "/");
+    size_t n = strlen(got);
+    while (n > 0 && got[n - 1] == '/')
+        n--;
+    return n == strlen(s->bao_namespace) && strncmp(got, s->bao_namespace, n) == 0;
+}
+
 void serve_openbao(serve_server *s, const serve_http *h, const char *rest, serve_answer *a)
 {
+    /* A token lives in its namespace: named wrongly, it is not valid. */
+    if (!serve_bao_namespace_ok(s, h)) {
+        serve_answer_errors(a, 403, "permission denied");
+        return;
+    }
     if (s->bao_token && !serve_secret_eq(s->bao_token, serve_header(h, "X-Vault-Token"))) {
         serve_answer_errors(a, 403, "permission denied");
         return;

@@ -45,6 +45,7 @@ struct serve_server {
     rs_transport door; /* what every handler calls: sim, batch-aware */
     serve_batch batch;
     char *kube_token, *bao_token;
+    char *bao_namespace; /* NULL: the root namespace */
     char *url;
     char *registry_host;
     void *daemon; /* struct MHD_Daemon */
