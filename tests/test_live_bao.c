@@ -135,7 +135,7 @@ static rs_code probe_and_read(const char *ns, const char *ca_dir, int *read, cha
 
 START_TEST(test_namespace_is_sent_as_x_vault_namespace)
 {
-    char msg[512];
+    char msg[1100];
     int read = 0;
     ck_assert_msg(probe_and_read("team-a", "capath", &read, msg, sizeof msg) == RS_OK, "%s", msg);
     ck_assert_int_eq(read, 200);
@@ -152,7 +152,7 @@ END_TEST
 
 START_TEST(test_capath_trusts_only_its_certificates)
 {
-    char msg[512];
+    char msg[1100];
     int read = 0;
     ck_assert_int_eq(probe_and_read("team-a", "empty", &read, msg, sizeof msg), RS_FAILED);
     ck_assert_int_eq(read, 0); /* not trusted: nothing sent */
