@@ -9,7 +9,9 @@
  *     trusts the server; a directory without it does not (a TLS failure,
  *     nothing sent);
  *   - a namespace or token holding CR/LF is refused before any request
- *     (it would start another header line).
+ *     (it would start another header line);
+ *   - the client offers HTTP/2 over TLS first (ALPN h2, CURL_HTTP_VERSION_
+ *     2TLS), shown by a TLS server offering h2 and http/1.1.
  * The same client against the same server without TLS is test_live_kube.c's.
  */
 #include "core/live/live_backends.h"
@@ -184,6 +186,68 @@ START_TEST(test_control_characters_never_reach_a_header)
 }
 END_TEST
 
+/* A TLS server offering h2 and http/1.1 by ALPN that writes the protocol
+ * the handshake chose to a file, then closes: what a client that prefers
+ * HTTP/2 over TLS gets is "h2". */
+static const char alpn_server[] = "import socket, ssl, sys\n"
+                                  "d = sys.argv[1]\n"
+                                  "ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)\n"
+                                  "ctx.load_cert_chain(d + '/server.pem', d + '/server.key')\n"
+                                  "ctx.set_alpn_protocols(['h2', 'http/1.1'])\n"
+                                  "ls = socket.socket()\n"
+                                  "ls.bind(('127.0.0.1', 0))\n"
+                                  "ls.listen(1)\n"
+                                  "print(ls.getsockname()[1], flush=True)\n"
+                                  "c, _ = ls.accept()\n"
+                                  "t = ctx.wrap_socket(c, server_side=True)\n"
+                                  "open(d + '/alpn', 'w').write(str(t.selected_alpn_protocol()))\n"
+                                  "t.close()\n";
+
+START_TEST(test_http2_is_preferred_over_tls)
+{
+    char script[256], port[32], ca[256], addr[64], got[32] = "";
+    snprintf(script, sizeof script, "%s/alpn.py", dir);
+    FILE *f = fopen(script, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs(alpn_server, f);
+    fclose(f);
+    int p[2];
+    ck_assert_int_eq(pipe(p), 0);
+    pid_t pid = fork();
+    if (pid == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGTERM);
+        dup2(p[1], 1);
+        close(p[0]);
+        close(p[1]);
+        execlp("python3", "python3", script, dir, (char *)NULL);
+        _exit(127);
+    }
+    close(p[1]);
+    f = fdopen(p[0], "r");
+    ck_assert_ptr_nonnull(fgets(port, sizeof port, f));
+    fclose(f);
+    port[strcspn(port, "\n")] = '\0';
+    snprintf(addr, sizeof addr, "https://127.0.0.1:%s", port);
+    snprintf(ca, sizeof ca, "%s/ca.pem", dir);
+    live_bao_opts o = {.addr = addr, .token = "t", .token_src = "test", .ca_file = ca};
+    live_bao *b = NULL;
+    rs_err e;
+    rs_err_clear(&e);
+    ck_assert_int_eq(live_bao_open(&o, &b, &e), RS_OK);
+    (void)live_bao_probe(b, &e); /* the server closes after the handshake */
+    live_bao_close(b);
+    int st = 0;
+    waitpid(pid, &st, 0);
+    char path[256];
+    snprintf(path, sizeof path, "%s/alpn", dir);
+    f = fopen(path, "r");
+    ck_assert_msg(f != NULL, "the TLS server saw no handshake");
+    ck_assert_ptr_nonnull(fgets(got, sizeof got, f));
+    fclose(f);
+    ck_assert_str_eq(got, "h2");
+}
+END_TEST
+
 static Suite *live_bao_suite(void)
 {
     Suite *s = suite_create("live_bao");
@@ -193,6 +257,7 @@ static Suite *live_bao_suite(void)
     tcase_add_test(tc, test_namespace_is_sent_as_x_vault_namespace);
     tcase_add_test(tc, test_capath_trusts_only_its_certificates);
     tcase_add_test(tc, test_control_characters_never_reach_a_header);
+    tcase_add_test(tc, test_http2_is_preferred_over_tls);
     suite_add_tcase(s, tc);
     return s;
 }
