@@ -354,6 +354,23 @@ static rs_code lease_renew(rs_txn *tx, rs_err *e)
 
 #define LEASE_READ_ATTEMPTS 3
 
+/* The judgement of a read that showed the Lease readable: ours (renewed
+ * when the heartbeat is due) or not ours any more (dropped from the books). */
+static rs_code lease_assert_seen(rs_txn *tx, lease_seen seen, rs_err *e)
+{
+    if (seen != LEASE_OURS) {
+        lease_drop(tx);
+        return rs_fail(e, RS_FAILED,
+                       "Lease %s/%s is no longer held by this run (it is %s); refusing to write "
+                       "(inspect what is held with `reassert --fences`)",
+                       tx->cfg->lease_ns, tx->cfg->lease_name,
+                       seen == LEASE_FREE ? "free" : "held by another run");
+    }
+    int64_t heartbeat_ms = (int64_t)tx->cfg->lease_heartbeat_s * 1000;
+    if (gate_now_ms(tx->gate) - tx->lease_renewed_ms >= heartbeat_ms) return lease_renew(tx, e);
+    return RS_OK;
+}
+
 /* Before every mutation: the Lease must still be ours. A read that fails is
  * retried within a small budget (H6) and said so; only a read showing
  * another holder (or none) drops the Lease from this run's books. */
@@ -375,16 +392,21 @@ rs_code lease_assert_held(rs_txn *tx, rs_err *e)
                        "Lease %s/%s could not be read (HTTP %d, %d attempts); refusing to write "
                        "while its holder is unproven",
                        tx->cfg->lease_ns, tx->cfg->lease_name, st, LEASE_READ_ATTEMPTS);
-    if (seen != LEASE_OURS) {
-        lease_drop(tx);
-        return rs_fail(e, RS_FAILED,
-                       "Lease %s/%s is no longer held by this run (it is %s); refusing to write",
-                       tx->cfg->lease_ns, tx->cfg->lease_name,
-                       seen == LEASE_FREE ? "free" : "held by another run");
+    return lease_assert_seen(tx, seen, e);
+}
+
+rs_code lease_assert_read(rs_txn *tx, int status, const cJSON *body, bool *unreadable, rs_err *e)
+{
+    *unreadable = false;
+    if (!tx->lease_held)
+        return rs_fail(e, RS_FAILED, "Lease %s/%s is not held by this run", tx->cfg->lease_ns,
+                       tx->cfg->lease_name);
+    lease_seen seen = lease_judge(tx, status, body);
+    if (seen == LEASE_UNREADABLE) {
+        *unreadable = true;
+        return RS_OK;
     }
-    int64_t heartbeat_ms = (int64_t)tx->cfg->lease_heartbeat_s * 1000;
-    if (gate_now_ms(tx->gate) - tx->lease_renewed_ms >= heartbeat_ms) return lease_renew(tx, e);
-    return RS_OK;
+    return lease_assert_seen(tx, seen, e);
 }
 
 rs_code lease_take_over(rs_txn *tx, const char *holder, const char *rv, rs_err *e)

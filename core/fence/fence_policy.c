@@ -187,7 +187,7 @@ static tx_status fence_pause(rs_txn *tx, const fence_ks *k, bool *unconfirmed)
     if (end == KUBE_CAS_FAILED)
         rs_fail(&tx->err, RS_FAILED, "pausing Kustomization %s/%s failed (HTTP %d)", k->ns, k->name,
                 res.status);
-    else if (end != KUBE_CAS_REFUSED)
+    else if (end != KUBE_CAS_REFUSED && end != KUBE_CAS_GATE_FAILED) /* the gate said why */
         rs_fail(&tx->err, RS_FAILED,
                 "pausing Kustomization %s/%s: still contended after %d attempts", k->ns, k->name,
                 TX_CAS_ATTEMPTS_MAX);
