@@ -40,11 +40,10 @@ static int lease_get(rs_txn *tx, rs_resp *r)
 /* What a read of the Lease shows about this run's hold on it. */
 typedef enum lease_seen { LEASE_OURS, LEASE_FREE, LEASE_OTHER, LEASE_UNREADABLE } lease_seen;
 
-/* The Lease is no longer this run's: nothing may reuse a proof of it. */
+/* The Lease is no longer this run's. */
 static void lease_drop(rs_txn *tx)
 {
     tx->lease_held = false;
-    gate_lease_proof(tx->gate, false);
 }
 
 /* What a read (status, object) shows about this run's hold on the Lease;
@@ -306,7 +305,6 @@ static kube_cas_end lease_cas(lease_write *l, kube_cas_result *res, rs_err *e)
     if (kube_cas_ok(end) && l->purpose != LEASE_RELEASE) {
         tx->lease_held = true;
         tx->lease_renewed_ms = gate_now_ms(tx->gate);
-        gate_lease_proof(tx->gate, true);
     }
     if (kube_cas_ok(end) && l->purpose == LEASE_RELEASE) lease_drop(tx);
     return end;
