@@ -86,8 +86,8 @@ rs_code fence_assert_held(rs_txn *tx, rs_err *e)
     if (!tx->fence_taken || !tx->parent_held || !tx->child_held) return lease_assert_held(tx, e);
     const rs_config *c = tx->cfg;
     rs_req reqs[3];
-    reqs[0] = (rs_req){
-        .op = RS_OP_KUBE_GET, .kind = "Lease", .ns = c->lease_ns, .name = c->lease_name};
+    reqs[0] =
+        (rs_req){.op = RS_OP_KUBE_GET, .kind = "Lease", .ns = c->lease_ns, .name = c->lease_name};
     policy_reqs(c, &reqs[1]);
     rs_resp resps[3];
     gate_read_batch(tx->gate, reqs, resps, 3, c->transport_parallelism);
