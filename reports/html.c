@@ -36,7 +36,8 @@ static const char *const css =
     "padding:2px 8px;text-align:left}th{background:#f0f3f6}"
     "td.n{text-align:right;font-variant-numeric:tabular-nums}"
     ".badge{display:inline-block;padding:0 8px;border-radius:10px;color:#fff;font-size:12px}"
-    ".PASS{background:#1a7f37}.FAIL{background:#cf222e}.SKIPPED{background:#6e7781}"
+    ".badge.PASS{background:#1a7f37}.badge.FAIL{background:#cf222e}"
+    ".badge.SKIPPED{background:#6e7781}table.counters{font-size:12px}"
     "section.scenario{border:1px solid #d0d7de;border-radius:6px;padding:12px;margin:16px 0}"
     "section.FAIL{border-color:#cf222e}article.run{margin:8px 0 16px}"
     "ul.failures{color:#a40e26}p.file,p.note{color:#57606a;margin:0}"
@@ -192,21 +193,35 @@ static void html_timeline(FILE *f, const cJSON *tl)
     if (dropped > 0) fprintf(f, "<p class=\"note\">%.0f more writes not drawn.</p>\n", dropped);
 }
 
-/* The run's counter deltas, every key the runner reported. */
+/* The run's counter deltas, every key the runner reported, a few pairs to
+ * a row. */
+#define COUNTERS_PER_ROW 4
 static void html_counters(FILE *f, const cJSON *run)
 {
     const cJSON *d = cJSON_GetObjectItemCaseSensitive(run, "delta");
     if (!cJSON_IsObject(d)) return;
-    fputs("<table class=\"counters\"><tr><th>counter (this run)</th><th>value</th></tr>\n", f);
+    fputs("<table class=\"counters\"><tr>", f);
+    for (int i = 0; i < COUNTERS_PER_ROW; i++)
+        fputs("<th>counter (this run)</th><th>value</th>", f);
+    fputs("</tr>\n", f);
     const cJSON *c;
+    int in_row = 0; /* cells in the open row; 0: no row open */
     cJSON_ArrayForEach(c, d)
     {
-        fputs("<tr><td>", f);
+        /* writes_by_kind is long: a row of its own. */
+        bool wide = cJSON_IsObject(c);
+        if (in_row > 0 && (wide || in_row == COUNTERS_PER_ROW)) {
+            fputs("</tr>\n", f);
+            in_row = 0;
+        }
+        fputs(in_row == 0 ? "<tr><td>" : "<td>", f);
         rep_html(f, c->string);
-        fputs("</td><td class=\"n\">", f);
+        fprintf(f, "</td><td class=\"n\"%s>", wide ? " colspan=\"7\"" : "");
         rep_html_value(f, c);
-        fputs("</td></tr>\n", f);
+        fputs("</td>", f);
+        in_row = wide ? COUNTERS_PER_ROW : in_row + 1;
     }
+    if (in_row > 0) fputs("</tr>\n", f);
     fputs("</table>\n", f);
 }
 
@@ -284,8 +299,7 @@ static void html_index(FILE *f, const cJSON *scenarios)
         const char *v = rep_verdict(s);
         n[strcmp(v, "PASS") == 0 ? 0 : strcmp(v, "FAIL") == 0 ? 1 : 2]++;
     }
-    fprintf(f, "<p class=\"summary\">%zu passed, %zu failed, %zu skipped</p>\n", n[0], n[1],
-            n[2]);
+    fprintf(f, "<p class=\"summary\">%zu passed, %zu failed, %zu skipped</p>\n", n[0], n[1], n[2]);
     fputs("<table class=\"index\"><tr><th>scenario</th><th>result</th><th>runs</th></tr>\n", f);
     /* Failures first: the reader came for them. */
     for (int pass = 0; pass < 2; pass++) {
@@ -296,8 +310,9 @@ static void html_index(FILE *f, const cJSON *scenarios)
             if (failed == (pass == 0)) {
                 fprintf(f, "<tr><td><a href=\"#s%zu\">", si);
                 rep_html(f, rep_str(s, "name"));
-                fprintf(f, "</a></td><td><span class=\"badge %s\">%s</span></td><td class=\"n\">%d"
-                           "</td></tr>\n",
+                fprintf(f,
+                        "</a></td><td><span class=\"badge %s\">%s</span></td><td class=\"n\">%d"
+                        "</td></tr>\n",
                         rep_verdict(s), rep_verdict(s),
                         cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(s, "runs")));
             }
@@ -326,7 +341,7 @@ rs_code reports_html_write(const char *dir, const cJSON *scenarios, rs_err *e)
 {
     if (rep_mkdirs(dir) != 0)
         return rs_fail(e, RS_FAILED, "--report %s: cannot create the directory: %s", dir,
-                          strerror(errno));
+                       strerror(errno));
     char *tmp = rs_xasprintf("%s/.index.html.tmp", dir);
     char *path = rs_xasprintf("%s/index.html", dir);
     FILE *f = fopen(tmp, "w");

@@ -46,11 +46,21 @@ void rep_html(FILE *f, const char *s)
 {
     for (const unsigned char *p = (const unsigned char *)s; p && *p; p++) {
         switch (*p) {
-        case '&': fputs("&amp;", f); break;
-        case '<': fputs("&lt;", f); break;
-        case '>': fputs("&gt;", f); break;
-        case '"': fputs("&quot;", f); break;
-        case '\'': fputs("&#39;", f); break;
+        case '&':
+            fputs("&amp;", f);
+            break;
+        case '<':
+            fputs("&lt;", f);
+            break;
+        case '>':
+            fputs("&gt;", f);
+            break;
+        case '"':
+            fputs("&quot;", f);
+            break;
+        case '\'':
+            fputs("&#39;", f);
+            break;
         default:
             if ((*p < 0x20 && *p != '\n' && *p != '\t') || *p == 0x7f)
                 fputs("&#xFFFD;", f);
@@ -95,18 +105,40 @@ void rep_md(FILE *f, const char *s)
 {
     for (const unsigned char *p = (const unsigned char *)s; p && *p; p++) {
         switch (*p) {
-        case '|': fputs("&#124;", f); break;
-        case '`': fputs("&#96;", f); break;
+        case '|':
+            fputs("&#124;", f);
+            break;
+        case '`':
+            fputs("&#96;", f);
+            break;
         case '\n':
-        case '\r': fputc(' ', f); break;
-        case '&': fputs("&amp;", f); break;
-        case '<': fputs("&lt;", f); break;
-        case '>': fputs("&gt;", f); break;
-        case '*': fputs("\\*", f); break;
-        case '_': fputs("\\_", f); break;
-        case '[': fputs("\\[", f); break;
-        case ']': fputs("\\]", f); break;
-        case '\\': fputs("\\\\", f); break;
+        case '\r':
+            fputc(' ', f);
+            break;
+        case '&':
+            fputs("&amp;", f);
+            break;
+        case '<':
+            fputs("&lt;", f);
+            break;
+        case '>':
+            fputs("&gt;", f);
+            break;
+        case '*':
+            fputs("\\*", f);
+            break;
+        case '_':
+            fputs("\\_", f);
+            break;
+        case '[':
+            fputs("\\[", f);
+            break;
+        case ']':
+            fputs("\\]", f);
+            break;
+        case '\\':
+            fputs("\\\\", f);
+            break;
         default:
             if (*p < 0x20 || *p == 0x7f)
                 fputc(' ', f);
@@ -134,8 +166,8 @@ void html_compare(FILE *f, const cJSON *s)
     cJSON_ArrayForEach(l, cJSON_GetObjectItemCaseSensitive(s, "runs"))
     {
         const char *st = rep_str(l, "strategy"), *name = rep_str(l, "name");
-        const cJSON *eg = st && name && strcmp(st, "lazy") == 0 ? rep_run_of(s, "eager", name)
-                                                                : NULL;
+        const cJSON *eg =
+            st && name && strcmp(st, "lazy") == 0 ? rep_run_of(s, "eager", name) : NULL;
         if (!eg) continue;
         if (!any) {
             fputs("<table class=\"compare\"><tr><th>run: eager → lazy</th>", f);

@@ -24,8 +24,7 @@
 static const struct {
     int bit;
     const char *lane;
-} tl_fences[] = {
-    {INV_HELD_LEASE, "lease"}, {INV_HELD_PARENT, "parent"}, {INV_HELD_CHILD, "child"}};
+} tl_fences[] = {{INV_HELD_LEASE, "lease"}, {INV_HELD_PARENT, "parent"}, {INV_HELD_CHILD, "child"}};
 #define TL_FENCES (sizeof tl_fences / sizeof tl_fences[0])
 
 typedef struct tl_span {
@@ -36,15 +35,15 @@ typedef struct tl_span {
 
 typedef struct tl_state {
     cJSON *spans, *marks;
-    int64_t prev_vt;         /* the previous call's time (the run's start before any) */
+    int64_t prev_vt; /* the previous call's time (the run's start before any) */
     int64_t fence_from[TL_FENCES], fence_last[TL_FENCES];
     bool fence_open[TL_FENCES];
     tl_span claim, drain, reboot;
     int dropped;
 } tl_state;
 
-static void tl_span_add(cJSON *spans, const char *lane, int64_t from, int64_t to,
-                        const char *label, bool open)
+static void tl_span_add(cJSON *spans, const char *lane, int64_t from, int64_t to, const char *label,
+                        bool open)
 {
     cJSON *s = cJSON_CreateObject();
     cJSON_AddStringToObject(s, "lane", lane);
@@ -119,8 +118,8 @@ static const char *tl_node_of(const char *op, const char *target, bool write)
  * to its last one before another node's; a drain from the first eviction to
  * the next node write (the reboot); a reboot until the next write on that
  * node (Lease renewals while it boots are not its end). */
-static void tl_nodes_step(tl_state *t, const char *op, const char *target, bool applied,
-                          bool write, int64_t vt)
+static void tl_nodes_step(tl_state *t, const char *op, const char *target, bool applied, bool write,
+                          int64_t vt)
 {
     if (strcmp(op, "kube.evict") == 0) {
         if (!t->drain.open) tl_begin(&t->drain, vt, t->claim.label);
@@ -175,8 +174,8 @@ static void tl_finish(tl_state *t, sim_world *w, const char *run_name, int64_t t
     for (size_t i = 0; i < TL_FENCES; i++) {
         if (!t->fence_open[i]) continue;
         bool still = (end_mask & tl_fences[i].bit) != 0;
-        tl_span_add(t->spans, tl_fences[i].lane, t->fence_from[i],
-                    still ? to_ms : t->fence_last[i], NULL, still);
+        tl_span_add(t->spans, tl_fences[i].lane, t->fence_from[i], still ? to_ms : t->fence_last[i],
+                    NULL, still);
     }
     if (t->drain.open) tl_close(t, &t->drain, "drain", false);
     if (t->reboot.open) {
