@@ -17,8 +17,10 @@
 
 #include "core/cred/cred.h"
 #include "core/live/live_config.h"
+#include "core/live/live_root.h"
 #include "core/transport/transport_count.h"
 #include "core/txn.h"
+#include "recorder/recorder.h"
 #include "sim/runner/runner_session.h"
 
 #include <stdlib.h>
@@ -86,8 +88,44 @@ static void run_proof_out(const rs_options *opt, rs_result *res, rs_out *o)
 
 /* Options resolved, the proof read, the transaction run, the proof written,
  * the result printed. */
+/* The recorder on top of the stack when --record (or sim --record) asks for
+ * it; NULL otherwise, or with *e set when the cassette cannot be made. */
+static rs_transport *run_recorder(const rs_run_args *args, const sim_run_req *sim,
+                                  rs_transport *t, const rs_config *cfg, const rs_options *opt,
+                                  const rs_desired *d, const char *const *known, rs_err *e)
+{
+    const char *path = sim && sim->record_path ? sim->record_path : args->record;
+    if (!path) return NULL;
+    rec_run_info info = {.transport = sim || strncmp(args->transport, "sim:", 4) == 0 ? "sim"
+                                                                                      : "live",
+                         .cfg = cfg,
+                         .opt = opt,
+                         .desired = d,
+                         .scenario = sim ? sim->scenario_name : NULL,
+                         .run = sim ? sim->run_name : NULL,
+                         .argc = sim ? sim->argc : 0,
+                         .argv = sim ? sim->argv : NULL};
+    return rec_shim_open(t, path, sim && sim->record_path, &info, known, e);
+}
+
+/* The cassette's counters; a cassette that could not be written fails a
+ * run that otherwise succeeded (the incident record is part of the job). */
+static void run_recorder_finish(rs_transport *rec, rs_transport *count, rs_result *res,
+                                rs_out *o)
+{
+    cJSON *counters = tp_count_counters(count);
+    rs_err e;
+    rs_err_clear(&e);
+    if (rec_shim_finish(rec, counters, &e) != RS_OK) {
+        out_error(o, "%s (the run itself ended with exit %d)", e.msg, res->exit);
+        if (res->exit == RS_OK) res->exit = RS_FAILED;
+    }
+    cJSON_Delete(counters);
+}
+
 static int run_txn(const rs_run_args *args, const sim_run_req *sim, rs_transport *root,
-                   const rs_config *cfg, const rs_desired *d, const char *run_name, FILE *out)
+                   const rs_config *cfg, const rs_desired *d, const char *run_name,
+                   const char *const *known, FILE *out)
 {
     /* The stack, outermost first: core -> (recorder) -> counting -> root;
      * the sim root applies a scenario run's faults inside its own call. */
@@ -115,11 +153,16 @@ static int run_txn(const rs_run_args *args, const sim_run_req *sim, rs_transport
     rs_err_clear(&e);
     /* Refused before the first call: the run would otherwise converge the
      * cluster and only then find it cannot leave its proof behind. */
+    rs_transport *rec = NULL;
     if (opt.record_proof_path && cli_proof_check_absent(opt.record_proof_path, &e) != RS_OK) {
         out_error(&o, "%s", e.msg);
+    } else if (!(rec = run_recorder(args, sim, t, cfg, &opt, d, known, &e)) && e.code != RS_OK) {
+        out_error(&o, "%s", e.msg);
+        res.exit = e.code;
     } else {
-        txn_run(t, cfg, &opt, d, &o, &res);
+        txn_run(rec ? rec : t, cfg, &opt, d, &o, &res);
         run_proof_out(&opt, &res, &o);
+        if (rec) run_recorder_finish(rec, t, &res, &o);
     }
     if (args->json_output) run_print_json(out, &res, &opt, &o, tp_count_counters(t));
     if (fflush(out) != 0 || ferror(out)) {
@@ -127,6 +170,7 @@ static int run_txn(const rs_run_args *args, const sim_run_req *sim, rs_transport
         fputs("reassert: writing the result to standard output failed\n", stderr);
         if (res.exit == RS_OK) res.exit = RS_FAILED;
     }
+    if (rec) rec->close(rec);
     t->close(t);
     out_free(&o);
     free(proof_in);
@@ -156,7 +200,10 @@ static int run_sim(const rs_run_args *args, const sim_run_req *sim, FILE *out)
         code = run_fail_early(args, out, &e);
     } else {
         rs_desired d = {.dockerconfigjson = text, .len = strlen(text), .ciphertext = ciphertext};
-        code = run_txn(args, sim, sim_session_transport(root), &cfg, &d, run_name, out);
+        char **known = sim_session_secrets(root);
+        code = run_txn(args, sim, sim_session_transport(root), &cfg, &d, run_name,
+                       (const char *const *)known, out);
+        sim_session_secrets_free(known);
     }
     cred_text_wipe_free(text); /* the credential leaves memory with the run */
     free(ciphertext);
@@ -213,7 +260,9 @@ static int run_live(const rs_run_args *args, FILE *out)
         rs_desired d = {.dockerconfigjson = text ? text : "",
                         .len = text ? strlen(text) : 0,
                         .ciphertext = ciphertext};
-        code = run_txn(args, NULL, cli_live_transport(live), &cfg, &d, NULL, out);
+        const char *known[8] = {NULL};
+        live_root_secrets(cli_live_transport(live), known, RS_ARRAY_LEN(known) - 1);
+        code = run_txn(args, NULL, cli_live_transport(live), &cfg, &d, NULL, known, out);
     }
     if (text) cred_text_wipe_free(text);
     free(ciphertext);

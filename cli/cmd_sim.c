@@ -42,8 +42,14 @@ static int sim_value_option(const char *a, const char *v, sim_opts *o)
         o->seed_set = true;
     } else if (strcmp(a, "--junit") == 0) {
         o->junit = v;
+    } else if (strcmp(a, "--record") == 0) {
+        /* One cassette per run in DIR (made here when missing). */
+        struct stat st;
+        if (mkdir(v, 0700) != 0 && (errno != EEXIST || stat(v, &st) != 0 || !S_ISDIR(st.st_mode)))
+            return sim_usage_error("--record DIR: cannot use the directory given");
+        o->record_dir = v;
     } else {
-        /* Reports and cassettes arrive with the recorder. */
+        /* Reports arrive with the report writer. */
         fprintf(stderr, "reassert sim: %s is not available in this build yet\n", a);
         return RS_USAGE;
     }
