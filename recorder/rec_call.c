@@ -11,6 +11,7 @@
 #include "core/rs.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 static const char *rec_patch_name(rs_patch_type p)
 {
@@ -42,9 +43,47 @@ static char *rec_doc_text(rec_redactor *r, cJSON *doc, const rs_secret_marks *ma
     return s;
 }
 
+/* A JSON patch of a Secret is marked "/STAR/value" (every op's value). Only
+ * the ops on /data and /stringData carry the secret; the others (the
+ * resourceVersion a `test` op pins) are public, and fingerprinting them
+ * would make a replayed request differ where the core sent the same thing. */
+static bool rec_patch_op_secret(const cJSON *op)
+{
+    const char *path = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(op, "path"));
+    return !path || strncmp(path, "/data", 5) == 0 || strncmp(path, "/stringData", 11) == 0;
+}
+
+static bool rec_is_json_patch(const rs_req *req)
+{
+    return req->op == RS_OP_KUBE_PATCH && req->patch_type == RS_PATCH_JSON &&
+           cJSON_IsArray(req->body);
+}
+
+static void rec_patch_marked(rec_redactor *r, cJSON *body, bool learn)
+{
+    static const rs_secret_marks value = {{"/value", NULL}};
+    cJSON *op;
+    cJSON_ArrayForEach(op, body)
+    {
+        if (!rec_patch_op_secret(op)) continue;
+        if (learn)
+            rec_redactor_learn_marked(r, op, &value);
+        else
+            rec_redact_marked(r, op, &value);
+    }
+}
+
+void rec_call_learn(rec_redactor *r, const rs_req *req)
+{
+    if (rec_is_json_patch(req))
+        rec_patch_marked(r, (cJSON *)req->body, true);
+    else
+        rec_redactor_learn_marked(r, (cJSON *)req->body, &req->secret);
+}
+
 char *rec_call_request(rec_redactor *r, const rs_req *req)
 {
-    rec_redactor_learn_marked(r, (cJSON *)req->body, &req->secret);
+    rec_call_learn(r, req);
     cJSON *o = cJSON_CreateObject();
     rec_add_str(o, "kind", req->kind);
     rec_add_str(o, "ns", req->ns);
@@ -57,7 +96,11 @@ char *rec_call_request(rec_redactor *r, const rs_req *req)
     rec_add_str(o, "host", req->host);
     if (req->body) cJSON_AddItemToObject(o, "body", cJSON_Duplicate(req->body, 1));
     rec_redact_json(r, o);
-    rec_redact_marked(r, cJSON_GetObjectItemCaseSensitive(o, "body"), &req->secret);
+    cJSON *body = cJSON_GetObjectItemCaseSensitive(o, "body");
+    if (rec_is_json_patch(req))
+        rec_patch_marked(r, body, false);
+    else
+        rec_redact_marked(r, body, &req->secret);
     char *s = cJSON_PrintUnformatted(o);
     cred_json_wipe_delete(o);
     return s;

@@ -10,6 +10,9 @@
 #include "core/transport/transport.h"
 #include "recorder/rec_redact.h"
 
+/* Learns the secrets req marks (a JSON patch: the values of its ops on
+ * /data and /stringData only). */
+void rec_call_learn(rec_redactor *r, const rs_req *req);
 /* The request as a JSON object text (kind, ns, name, selectors, patch
  * type, mount, host, body), the secrets it marks learnt first. Caller frees. */
 char *rec_call_request(rec_redactor *r, const rs_req *req);

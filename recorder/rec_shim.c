@@ -75,7 +75,7 @@ static int rec_call(rs_transport *t, const rs_req *req, rs_resp *resp)
     rec_shim *s = rec_of(t);
     /* Learnt before the call: a secret this request carries is an atom by
      * the time any answer or error quoting it is redacted. */
-    rec_redactor_learn_marked(s->red, (cJSON *)req->body, &req->secret);
+    rec_call_learn(s->red, req);
     int status = s->inner->call(s->inner, req, resp);
     rec_record_call(s, req, resp, 0);
     return status;
@@ -86,7 +86,7 @@ static void rec_call_batch(rs_transport *t, const rs_req *reqs, rs_resp *resps, 
 {
     rec_shim *s = rec_of(t);
     for (size_t i = 0; i < n; i++)
-        rec_redactor_learn_marked(s->red, (cJSON *)reqs[i].body, &reqs[i].secret);
+        rec_call_learn(s->red, &reqs[i]);
     tp_batch_forward(s->inner, reqs, resps, n, parallelism);
     int64_t batch = ++s->batch;
     for (size_t i = 0; i < n; i++)
