@@ -90,14 +90,14 @@ static void run_proof_out(const rs_options *opt, rs_result *res, rs_out *o)
  * the result printed. */
 /* The recorder on top of the stack when --record (or sim --record) asks for
  * it; NULL otherwise, or with *e set when the cassette cannot be made. */
-static rs_transport *run_recorder(const rs_run_args *args, const sim_run_req *sim,
-                                  rs_transport *t, const rs_config *cfg, const rs_options *opt,
-                                  const rs_desired *d, const char *const *known, rs_err *e)
+static rs_transport *run_recorder(const rs_run_args *args, const sim_run_req *sim, rs_transport *t,
+                                  const rs_config *cfg, const rs_options *opt, const rs_desired *d,
+                                  const char *const *known, rs_err *e)
 {
     const char *path = sim && sim->record_path ? sim->record_path : args->record;
     if (!path) return NULL;
-    rec_run_info info = {.transport = sim || strncmp(args->transport, "sim:", 4) == 0 ? "sim"
-                                                                                      : "live",
+    rec_run_info info = {.transport =
+                             sim || strncmp(args->transport, "sim:", 4) == 0 ? "sim" : "live",
                          .cfg = cfg,
                          .opt = opt,
                          .desired = d,
@@ -110,8 +110,7 @@ static rs_transport *run_recorder(const rs_run_args *args, const sim_run_req *si
 
 /* The cassette's counters; a cassette that could not be written fails a
  * run that otherwise succeeded (the incident record is part of the job). */
-static void run_recorder_finish(rs_transport *rec, rs_transport *count, rs_result *res,
-                                rs_out *o)
+static void run_recorder_finish(rs_transport *rec, rs_transport *count, rs_result *res, rs_out *o)
 {
     cJSON *counters = tp_count_counters(count);
     rs_err e;

@@ -171,7 +171,8 @@ static int replay_strict(const rec_tape *t, bool json)
         FILE *sink = fopen("/dev/null", "w");
         rs_out o;
         out_init(&o, cli_out_file(sink ? sink : stderr), false);
-        rs_desired d = {.dockerconfigjson = desired, .len = strlen(desired), .ciphertext = ciphertext};
+        rs_desired d = {
+            .dockerconfigjson = desired, .len = strlen(desired), .ciphertext = ciphertext};
         rs_result res = {.exit = RS_FAILED, .outcome = "failed"};
         txn_run(check, &cfg, &opt, &d, &o, &res);
         rec_replay_finish(rp);

@@ -136,8 +136,8 @@ rs_code rec_cassette_counters(rec_cassette *c, const cJSON *counters, rs_err *e)
 {
     sqlite3_stmt *st = NULL;
     if (sqlite3_exec(c->db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK ||
-        sqlite3_prepare_v2(c->db, "INSERT OR REPLACE INTO counters(name, value) VALUES (?, ?)",
-                           -1, &st, NULL) != SQLITE_OK) {
+        sqlite3_prepare_v2(c->db, "INSERT OR REPLACE INTO counters(name, value) VALUES (?, ?)", -1,
+                           &st, NULL) != SQLITE_OK) {
         sqlite3_finalize(st);
         return rec_sql_fail(c, e, "writing the counters");
     }
@@ -225,7 +225,8 @@ static rs_code rec_load_meta(sqlite3 *db, rec_tape *t, rs_err *e)
             cJSON_AddStringToObject(t->meta, k, v ? v : "");
     }
     sqlite3_finalize(st);
-    if (rc != SQLITE_DONE) return rec_bad(e, t->path, "not a readable cassette (%s)", sqlite3_errmsg(db));
+    if (rc != SQLITE_DONE)
+        return rec_bad(e, t->path, "not a readable cassette (%s)", sqlite3_errmsg(db));
     const char *v = rec_tape_meta(t, "format_version");
     if (!v) return rec_bad(e, t->path, "not a cassette (meta has no format_version)%s", NULL);
     char *end = NULL;
@@ -322,7 +323,8 @@ static rs_code rec_load_rows(sqlite3 *db, rec_tape *t, rs_err *e)
             code = rec_bad(e, t->path, "more calls than any run makes%s", NULL);
             break;
         }
-        if (t->n_rows == cap) t->rows = rs_xrealloc(t->rows, (cap = cap ? 2 * cap : 256) * sizeof *t->rows);
+        if (t->n_rows == cap)
+            t->rows = rs_xrealloc(t->rows, (cap = cap ? 2 * cap : 256) * sizeof *t->rows);
         rec_row *r = &t->rows[t->n_rows++];
         memset(r, 0, sizeof *r);
         r->seq = sqlite3_column_int64(st, 0);

@@ -12,31 +12,52 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define REC_F(name) {#name, offsetof(rs_config, name)}
+#define REC_F(name)                                                                                \
+    {                                                                                              \
+#name, offsetof(rs_config, name)                                                           \
+    }
 typedef struct rec_field {
     const char *name;
     size_t off;
 } rec_field;
 
-static const rec_field rec_strs[] = {
-    REC_F(lease_ns),        REC_F(lease_name),          REC_F(parent_ns),
-    REC_F(parent_name),     REC_F(child_ns),            REC_F(child_name),
-    REC_F(controller_ns),   REC_F(controller_name),     REC_F(controller_selector),
-    REC_F(operator_image),  REC_F(registry_host),       REC_F(openbao_mount),
-    REC_F(openbao_path),    REC_F(openbao_property),    REC_F(variables_ns),
-    REC_F(variables_name),  REC_F(variables_key),       REC_F(pushsecret_ns),
-    REC_F(pushsecret_name), REC_F(externalsecret_name), REC_F(consumer_name),
-    REC_F(consumer_key),    REC_F(root_ns),             REC_F(root_name),
-    REC_F(root_key)};
-static const rec_field rec_ints[] = {
-    REC_F(lease_duration_s), REC_F(lease_heartbeat_s), REC_F(rollout_timeout_s),
-    REC_F(sync_attempts),    REC_F(talos_attempts),    REC_F(sync_interval_ms),
-    REC_F(transport_parallelism)};
-#define REC_A(name) {#name, offsetof(rs_config_ann, name)}
+static const rec_field rec_strs[] = {REC_F(lease_ns),
+                                     REC_F(lease_name),
+                                     REC_F(parent_ns),
+                                     REC_F(parent_name),
+                                     REC_F(child_ns),
+                                     REC_F(child_name),
+                                     REC_F(controller_ns),
+                                     REC_F(controller_name),
+                                     REC_F(controller_selector),
+                                     REC_F(operator_image),
+                                     REC_F(registry_host),
+                                     REC_F(openbao_mount),
+                                     REC_F(openbao_path),
+                                     REC_F(openbao_property),
+                                     REC_F(variables_ns),
+                                     REC_F(variables_name),
+                                     REC_F(variables_key),
+                                     REC_F(pushsecret_ns),
+                                     REC_F(pushsecret_name),
+                                     REC_F(externalsecret_name),
+                                     REC_F(consumer_name),
+                                     REC_F(consumer_key),
+                                     REC_F(root_ns),
+                                     REC_F(root_name),
+                                     REC_F(root_key)};
+static const rec_field rec_ints[] = {REC_F(lease_duration_s),     REC_F(lease_heartbeat_s),
+                                     REC_F(rollout_timeout_s),    REC_F(sync_attempts),
+                                     REC_F(talos_attempts),       REC_F(sync_interval_ms),
+                                     REC_F(transport_parallelism)};
+#define REC_A(name)                                                                                \
+    {                                                                                              \
+#name, offsetof(rs_config_ann, name)                                                       \
+    }
 static const rec_field rec_anns[] = {
-    REC_A(revision),      REC_A(image),       REC_A(drain_owner),  REC_A(drain_journal),
-    REC_A(drain_phase),   REC_A(parent_owner), REC_A(child_owner), REC_A(reconcile),
-    REC_A(restarted_at),  REC_A(force_sync),   REC_A(requested_at), REC_A(config_mirror)};
+    REC_A(revision),     REC_A(image),        REC_A(drain_owner),  REC_A(drain_journal),
+    REC_A(drain_phase),  REC_A(parent_owner), REC_A(child_owner),  REC_A(reconcile),
+    REC_A(restarted_at), REC_A(force_sync),   REC_A(requested_at), REC_A(config_mirror)};
 
 typedef struct rec_list {
     const char *name;
@@ -84,8 +105,7 @@ rs_code rec_config_load(const cJSON *o, rs_config *cfg, const char *path, rs_err
         return rs_fail(e, RS_DATAERR, "cassette %s: meta config is not a JSON object", path);
     char *base = (char *)cfg;
     for (size_t i = 0; i < RS_ARRAY_LEN(rec_strs); i++) {
-        const char *v =
-            cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, rec_strs[i].name));
+        const char *v = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, rec_strs[i].name));
         if (v) rs_config_set_str((char **)(base + rec_strs[i].off), v);
     }
     for (size_t i = 0; i < RS_ARRAY_LEN(rec_ints); i++) {

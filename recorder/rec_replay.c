@@ -291,8 +291,8 @@ static cJSON *rp_meta_doc(rec_replay *rp, const char *key, rs_err *e)
     return doc;
 }
 
-rs_code rec_replay_inputs(rec_replay *rp, rs_config *cfg, rs_options *opt,
-                          const char **desired, const char **ciphertext, rs_err *e)
+rs_code rec_replay_inputs(rec_replay *rp, rs_config *cfg, rs_options *opt, const char **desired,
+                          const char **ciphertext, rs_err *e)
 {
     memset(opt, 0, sizeof *opt);
     rs_config_defaults(cfg);
@@ -317,7 +317,8 @@ rs_code rec_replay_inputs(rec_replay *rp, rs_config *cfg, rs_options *opt,
         cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "allow_incomplete_fanout"));
     opt->require_auth_proof =
         cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "require_auth_proof"));
-    const char *proof = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "reuse_proof_text"));
+    const char *proof =
+        cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "reuse_proof_text"));
     if (proof) rp->proof_text = rs_xstrdup(proof);
     /* Paths and the proof's error are only named in messages; they live in
      * config_doc's sibling o, kept as strings of the meta instead. */

@@ -37,8 +37,8 @@ void rec_replay_free(rec_replay *rp);
  * fingerprints: configuration, options (strategy, mode, run reference,
  * proof), the desired credential's text and ciphertext (owned by rp).
  * RS_DATAERR naming the cassette when meta lacks or garbles one. */
-rs_code rec_replay_inputs(rec_replay *rp, rs_config *cfg, rs_options *opt,
-                          const char **desired, const char **ciphertext, rs_err *e);
+rs_code rec_replay_inputs(rec_replay *rp, rs_config *cfg, rs_options *opt, const char **desired,
+                          const char **ciphertext, rs_err *e);
 
 /* The answering root (owned by rp; its close does nothing). */
 rs_transport *rec_replay_root(rec_replay *rp);

@@ -93,8 +93,7 @@ static void rec_call_batch(rs_transport *t, const rs_req *reqs, rs_resp *resps, 
         rec_record_call(s, &reqs[i], &resps[i], batch);
 }
 
-static void rec_record_clock(rec_shim *s, const char *op, const char *request,
-                             const char *response)
+static void rec_record_clock(rec_shim *s, const char *op, const char *request, const char *response)
 {
     rec_row row = {.op = (char *)op,
                    .request = (char *)request,

@@ -99,8 +99,7 @@ static char *untmp(char *text, const char *tmp)
  * signal; 0 when it exited). */
 static int run_child(const char *db, const sc_scenario *sc, const sc_run *run,
                      const rs_strategy *strategy, const char *tmp, const char *out_path,
-                     const char *unfired_path, const char *record_path, sim_run_fn run_fn,
-                     int *sig)
+                     const char *unfired_path, const char *record_path, sim_run_fn run_fn, int *sig)
 {
     *sig = 0;
     fflush(stdout);
@@ -223,8 +222,7 @@ static bool run_one(const sc_scenario *sc, const sc_run *run, const rs_strategy 
     snprintf(unfired_path, sizeof unfired_path, "%s/%s.unfired", tmp, run->name);
     int sig = 0;
     char *record = record_dir ? run_record_path(record_dir, sc, run) : NULL;
-    int code =
-        run_child(db, sc, run, strategy, tmp, out_path, unfired_path, record, run_fn, &sig);
+    int code = run_child(db, sc, run, strategy, tmp, out_path, unfired_path, record, run_fn, &sig);
     free(record);
     fail_if_killed(sig, failures);
     char *output = untmp(read_file(out_path), tmp);
@@ -311,10 +309,9 @@ static bool scenario_strategy(const sc_scenario *sc, const rs_strategy *strategy
         passed = false;
     } else {
         for (size_t i = 0; i < sc->n_runs; i++)
-            passed =
-                run_one(sc, &sc->runs[i], strategy, expect_as, tmp, db, run_fn, record_dir,
-                        redact, runs) &&
-                passed;
+            passed = run_one(sc, &sc->runs[i], strategy, expect_as, tmp, db, run_fn, record_dir,
+                             redact, runs) &&
+                     passed;
     }
     cred_redact_free(redact);
     nftw(tmp, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
@@ -415,8 +412,8 @@ static cJSON *scenario_run(sc_scenario *sc, const sim_opts *c)
         }
         /* Both strategies record the same run names: each gets its folder. */
         char *rdir = c->record_dir && !c->strategy ? rs_xasprintf("%s/%s", c->record_dir, st)
-                     : c->record_dir                ? rs_xstrdup(c->record_dir)
-                                                    : NULL;
+                     : c->record_dir               ? rs_xstrdup(c->record_dir)
+                                                   : NULL;
         if (rdir) (void)mkdir(rdir, 0700);
         passed = scenario_strategy(sc, rs_strategy_find(st), st, c->run, rdir, runs) && passed;
         free(rdir);

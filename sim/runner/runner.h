@@ -29,7 +29,7 @@ typedef struct sim_run_req {
     const char *desired_name;    /* the catalogue credential to deploy */
     int argc;                    /* the run's args, {tmp} substituted */
     char **argv;
-    const char *unfired_path; /* faults/during that never fired, one per line; may be NULL */
+    const char *unfired_path;  /* faults/during that never fired, one per line; may be NULL */
     const char *scenario_name; /* the scenario's name (cassette meta) */
     const char *record_path;   /* sim --record: this run's cassette; NULL for none */
 } sim_run_req;
