@@ -57,11 +57,11 @@ static void rp_diverge(rec_replay *rp, const char *replayed_line)
     rp->stopped = true;
     const rec_tape *t = rp->tape;
     if (rp->cursor >= t->n_rows && !t->counters) return; /* the recorded run ended here */
-    if (rp->cursor < t->n_rows) {
+    if (t->rows && rp->cursor < t->n_rows) {
         rp->diverged_at = t->rows[rp->cursor].seq;
         rp->recorded = rp_row_line(&t->rows[rp->cursor]);
     } else {
-        rp->diverged_at = t->n_rows ? t->rows[t->n_rows - 1].seq + 1 : 1;
+        rp->diverged_at = t->rows && t->n_rows ? t->rows[t->n_rows - 1].seq + 1 : 1;
         rp->recorded = rs_xstrdup("(the recording ends here)");
     }
     rp->replayed = rs_xstrdup(replayed_line);
