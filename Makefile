@@ -9,6 +9,7 @@ FUZZ_SECONDS ?= 60
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 
 .PHONY: all build deps deps-fuzz demo test test-plain test-asan fuzz valgrind bench bench-live clean format
+.PHONY: bench-record
 .PHONY: coverage deps-coverage install lint deps-lint format-check
 CTEST_FLAGS ?=
 PREFIX     ?= /usr/local
@@ -58,6 +59,12 @@ bench: build
 # proof with and without concurrency (build/bench/live.json).
 bench-live: build
 	sh tests/bench_live.sh $(BUILD)/reassert . $(BUILD)/bench/live.json
+
+# Recording and strict replay overhead per call (build/bench/record.json).
+bench-record: build
+	cmake --build $(BUILD) --target bench_record -j $(JOBS)
+	mkdir -p $(BUILD)/bench
+	./$(BUILD)/bench_record . $(BUILD)/bench/record.json
 
 valgrind: build
 	sh tests/valgrind.sh $(BUILD)
