@@ -14,9 +14,6 @@ struct rs_gate {
     void *owner;
     gate_need held;
     bool restart_on_fence;
-    /* The Lease was proven ours since the last wait: the fence door reuses
-     * that proof instead of reading the Lease again. */
-    bool lease_proven;
     int writes;  /* writes performed through the gate (incl. fence writes) */
     int changes; /* gated (non-fence) writes the cluster accepted: the run changed the world */
 };
@@ -79,9 +76,7 @@ void gate_read_batch(rs_gate *g, const rs_req *reqs, rs_resp *resps, size_t n, i
 static rs_code gate_check(rs_gate *g, rs_err *e)
 {
     if (!g->ops.check) return RS_OK;
-    rs_code c = g->ops.check(g->owner, e);
-    g->lease_proven = c == RS_OK;
-    return c;
+    return g->ops.check(g->owner, e);
 }
 
 gate_result gate_write(rs_gate *g, gate_need need, const rs_req *req, rs_resp *resp, rs_err *e)
@@ -105,7 +100,9 @@ gate_result gate_fence_write(rs_gate *g, const rs_req *req, rs_resp *resp, rs_er
 {
     assert(rs_op_is_write(req->op));
     rs_resp_init(resp);
-    if (!g->lease_proven && gate_check(g, e) != RS_OK) return GATE_FAILED;
+    /* Proven now, never on an earlier proof: another actor can take the
+     * Lease between two fence writes (scenario lease-taken-during-fence-take). */
+    if (gate_check(g, e) != RS_OK) return GATE_FAILED;
     g->writes++;
     tp_call(g->t, req, resp);
     return GATE_WRITTEN;
@@ -117,11 +114,6 @@ int gate_release_write(rs_gate *g, const rs_req *req, rs_resp *resp)
     rs_resp_init(resp);
     g->writes++;
     return tp_call(g->t, req, resp);
-}
-
-void gate_lease_proof(rs_gate *g, bool proven)
-{
-    g->lease_proven = proven;
 }
 
 gate_need gate_held(const rs_gate *g)
@@ -148,8 +140,6 @@ void gate_sleep_ms(rs_gate *g, int64_t ms)
 {
     if (g->ops.heartbeat && g->held != GATE_NEED_NONE) g->ops.heartbeat(g->owner);
     g->t->sleep_ms(g->t, ms);
-    /* Time passed: the Lease may have been lost meanwhile. */
-    g->lease_proven = false;
 }
 
 uint64_t gate_entropy(rs_gate *g)

@@ -15,10 +15,11 @@
  * the fence is made of:
  *   gate_fence_write   takes or advances a fence under the Lease (policy
  *                      pauses, the controller restart, a node's phase): it
- *                      asserts the Lease like gate_write does, reusing a
- *                      proof of the Lease made since the last wait (a
- *                      check, an acquire or a renewal), so it costs a read
- *                      only when time has passed;
+ *                      asserts the Lease like gate_write does, at every
+ *                      write and never on an earlier proof (another actor
+ *                      can take the Lease between two fence writes); once
+ *                      the policy fences are held the Lease read rides in
+ *                      their batch, one round trip;
  *   gate_release_write the Lease's own writes (it cannot assert what it is
  *                      acquiring) and the CAS releases of fences this run —
  *                      or a provably terminal one — holds, which must work
@@ -69,10 +70,6 @@ gate_result gate_write(rs_gate *g, gate_need need, const rs_req *req, rs_resp *r
 /* GATE_WRITTEN or GATE_FAILED (the Lease could not be asserted; see e). */
 gate_result gate_fence_write(rs_gate *g, const rs_req *req, rs_resp *resp, rs_err *e);
 int gate_release_write(rs_gate *g, const rs_req *req, rs_resp *resp);
-
-/* The owner says the Lease was just proven ours (acquired, renewed) or is
- * no longer (released, lost). */
-void gate_lease_proof(rs_gate *g, bool proven);
 
 gate_need gate_held(const rs_gate *g);
 int gate_writes(const rs_gate *g);  /* writes performed through the gate (incl. fence writes) */

@@ -77,8 +77,7 @@ static rs_code txn_fence_take(void *owner, gate_need need, rs_err *e)
 static rs_code txn_fence_check(void *owner, rs_err *e)
 {
     rs_txn *tx = owner;
-    rs_code c = lease_assert_held(tx, e);
-    return c == RS_OK ? fence_policy_assert_held(tx, e) : c;
+    return fence_assert_held(tx, e);
 }
 
 static void txn_fence_heartbeat(void *owner)

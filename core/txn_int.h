@@ -119,6 +119,10 @@ void kobj_describe(const rs_resp *r, char *buf, size_t len);
 /* lease.c */
 rs_code lease_acquire(rs_txn *tx, rs_err *e);
 rs_code lease_assert_held(rs_txn *tx, rs_err *e);
+/* lease_assert_held on a read of the Lease already made (the batch of
+ * fence_assert_held). A read that shows nothing sets *unreadable and judges
+ * nothing: the caller re-proves with lease_assert_held (its retries). */
+rs_code lease_assert_read(rs_txn *tx, int status, const cJSON *body, bool *unreadable, rs_err *e);
 rs_code lease_release(rs_txn *tx, rs_err *e);
 /* Recovery: takes the Lease over from a provably terminal holder by CAS on
  * that holder and the resourceVersion read when its liveness was judged. */
@@ -133,6 +137,9 @@ void fence_policy_release(rs_txn *tx, rs_result *res);
 /* Before a normal-path write: both policy fences still carry this run's
  * tuple (fence_held.c). Only when the full fence is held; one batched read. */
 rs_code fence_policy_assert_held(rs_txn *tx, rs_err *e);
+/* Before every write through the gate: the Lease and, once taken, both
+ * policy fences — read in one batch, one round trip. */
+rs_code fence_assert_held(rs_txn *tx, rs_err *e);
 rs_code fence_policy_recover(rs_txn *tx, bool child, const char *who, rs_err *e);
 /* Reads both Kustomizations: RS_OK with `what` empty (free) or naming the
  * first residual fence; a failed read is an error, never a residual fence. */

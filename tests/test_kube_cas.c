@@ -331,7 +331,10 @@ static rs_code check_lease(void *owner, rs_err *e)
     return lease_ours ? RS_OK : rs_fail(e, RS_FAILED, "Lease lost");
 }
 
-START_TEST(test_kube_cas_fence_door_asserts_the_lease_and_reuses_a_fresh_proof)
+/* Every fence write is proven under the Lease as it goes out, never on an
+ * earlier proof: another actor can take the Lease between the parent pause
+ * and the child pause (H9; scenario lease-taken-during-fence-take). */
+START_TEST(test_kube_cas_fence_door_proves_the_lease_at_every_write)
 {
     cas_case c;
     case_init(&c, (int[]){200, 200}, 2, GATE_NEED_NONE);
@@ -348,17 +351,19 @@ START_TEST(test_kube_cas_fence_door_asserts_the_lease_and_reuses_a_fresh_proof)
     ck_assert_int_eq(checks, 2);
     fake_set(&c.f, "old");
     ck_assert_int_eq(kube_cas_write(c.g, &c.ops, &c.res, &c.e), KUBE_CAS_WRITTEN);
-    ck_assert_int_eq(checks, 2); /* proven since the last wait: reused */
-    gate_lease_proof(c.g, false);
+    ck_assert_int_eq(checks, 3); /* proven again: no wait in between, still read */
+    /* Lost right after a proven write, with no wait: the next one is refused. */
     fake_set(&c.f, "old");
     lease_ours = false;
+    int writes = c.f.writes;
     ck_assert_int_eq(kube_cas_write(c.g, &c.ops, &c.res, &c.e), KUBE_CAS_GATE_FAILED);
-    ck_assert_int_eq(checks, 3);
+    ck_assert_int_eq(checks, 4);
+    ck_assert_int_eq(c.f.writes, writes);
     /* The release door never asserts: a release must work with the Lease lost. */
     c.ops.door = KUBE_CAS_RELEASE;
     c.f.script[c.f.writes] = 200;
     ck_assert_int_eq(kube_cas_write(c.g, &c.ops, &c.res, &c.e), KUBE_CAS_WRITTEN);
-    ck_assert_int_eq(checks, 3);
+    ck_assert_int_eq(checks, 4);
     gate_free(c.g);
 }
 END_TEST
@@ -379,7 +384,7 @@ int main(void)
     tcase_add_test(tc, test_kube_cas_plan_done_sends_nothing);
     tcase_add_test(tc, test_kube_cas_gated_write_restarts_when_the_gate_takes_the_fence);
     tcase_add_test(tc, test_kube_cas_other_error_is_final);
-    tcase_add_test(tc, test_kube_cas_fence_door_asserts_the_lease_and_reuses_a_fresh_proof);
+    tcase_add_test(tc, test_kube_cas_fence_door_proves_the_lease_at_every_write);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

@@ -25,16 +25,10 @@ static bool held_tuple(rs_txn *tx, const cJSON *obj, const char *owner_key, bool
            (!child || (rec && strcmp(rec, "disabled") == 0));
 }
 
-rs_code fence_policy_assert_held(rs_txn *tx, rs_err *e)
+/* Judges the two Kustomizations read in resps (parent, child). */
+static rs_code policy_judge(rs_txn *tx, const rs_req *reqs, const rs_resp *resps, rs_err *e)
 {
-    if (!tx->fence_taken || !tx->parent_held || !tx->child_held) return RS_OK;
     const rs_config *c = tx->cfg;
-    rs_req reqs[2] = {
-        {.op = RS_OP_KUBE_GET, .kind = "Kustomization", .ns = c->parent_ns, .name = c->parent_name},
-        {.op = RS_OP_KUBE_GET, .kind = "Kustomization", .ns = c->child_ns, .name = c->child_name},
-    };
-    rs_resp resps[2];
-    gate_read_batch(tx->gate, reqs, resps, 2, c->transport_parallelism);
     rs_code rc = RS_OK;
     for (int i = 0; i < 2 && rc == RS_OK; i++) {
         bool child = i == 1;
@@ -57,7 +51,55 @@ rs_code fence_policy_assert_held(rs_txn *tx, rs_err *e)
                          reqs[i].ns, reqs[i].name);
         }
     }
+    return rc;
+}
+
+static void policy_reqs(const rs_config *c, rs_req reqs[2])
+{
+    reqs[0] = (rs_req){
+        .op = RS_OP_KUBE_GET, .kind = "Kustomization", .ns = c->parent_ns, .name = c->parent_name};
+    reqs[1] = (rs_req){
+        .op = RS_OP_KUBE_GET, .kind = "Kustomization", .ns = c->child_ns, .name = c->child_name};
+}
+
+rs_code fence_policy_assert_held(rs_txn *tx, rs_err *e)
+{
+    if (!tx->fence_taken || !tx->parent_held || !tx->child_held) return RS_OK;
+    rs_req reqs[2];
+    policy_reqs(tx->cfg, reqs);
+    rs_resp resps[2];
+    gate_read_batch(tx->gate, reqs, resps, 2, tx->cfg->transport_parallelism);
+    rs_code rc = policy_judge(tx, reqs, resps, e);
     rs_resp_free(&resps[0]);
     rs_resp_free(&resps[1]);
+    return rc;
+}
+
+/* Every write is proven to happen under the Lease at the moment it goes
+ * out — never on an earlier proof: another actor can take the Lease between
+ * two writes (found by the perturbation sweep: the child fence and the
+ * controller restart once went out on the parent pause's proof). Once the
+ * policy fences are held the Lease rides in their batch, so the proof costs
+ * no extra round trip. */
+rs_code fence_assert_held(rs_txn *tx, rs_err *e)
+{
+    if (!tx->fence_taken || !tx->parent_held || !tx->child_held) return lease_assert_held(tx, e);
+    const rs_config *c = tx->cfg;
+    rs_req reqs[3];
+    reqs[0] =
+        (rs_req){.op = RS_OP_KUBE_GET, .kind = "Lease", .ns = c->lease_ns, .name = c->lease_name};
+    policy_reqs(c, &reqs[1]);
+    rs_resp resps[3];
+    gate_read_batch(tx->gate, reqs, resps, 3, c->transport_parallelism);
+    bool unreadable = false;
+    rs_code rc = lease_assert_read(tx, resps[0].status, resps[0].body, &unreadable, e);
+    if (rc == RS_OK && unreadable) {
+        /* The Lease read failed: re-prove it with lease_assert_held's
+         * bounded retries, then the policy fences from this batch. */
+        rc = lease_assert_held(tx, e);
+    }
+    if (rc == RS_OK) rc = policy_judge(tx, &reqs[1], &resps[1], e);
+    for (int i = 0; i < 3; i++)
+        rs_resp_free(&resps[i]);
     return rc;
 }

@@ -40,11 +40,10 @@ static int lease_get(rs_txn *tx, rs_resp *r)
 /* What a read of the Lease shows about this run's hold on it. */
 typedef enum lease_seen { LEASE_OURS, LEASE_FREE, LEASE_OTHER, LEASE_UNREADABLE } lease_seen;
 
-/* The Lease is no longer this run's: nothing may reuse a proof of it. */
+/* The Lease is no longer this run's. */
 static void lease_drop(rs_txn *tx)
 {
     tx->lease_held = false;
-    gate_lease_proof(tx->gate, false);
 }
 
 /* What a read (status, object) shows about this run's hold on the Lease;
@@ -306,7 +305,6 @@ static kube_cas_end lease_cas(lease_write *l, kube_cas_result *res, rs_err *e)
     if (kube_cas_ok(end) && l->purpose != LEASE_RELEASE) {
         tx->lease_held = true;
         tx->lease_renewed_ms = gate_now_ms(tx->gate);
-        gate_lease_proof(tx->gate, true);
     }
     if (kube_cas_ok(end) && l->purpose == LEASE_RELEASE) lease_drop(tx);
     return end;
@@ -354,6 +352,23 @@ static rs_code lease_renew(rs_txn *tx, rs_err *e)
 
 #define LEASE_READ_ATTEMPTS 3
 
+/* The judgement of a read that showed the Lease readable: ours (renewed
+ * when the heartbeat is due) or not ours any more (dropped from the books). */
+static rs_code lease_assert_seen(rs_txn *tx, lease_seen seen, rs_err *e)
+{
+    if (seen != LEASE_OURS) {
+        lease_drop(tx);
+        return rs_fail(e, RS_FAILED,
+                       "Lease %s/%s is no longer held by this run (it is %s); refusing to write "
+                       "(inspect what is held with `reassert --fences`)",
+                       tx->cfg->lease_ns, tx->cfg->lease_name,
+                       seen == LEASE_FREE ? "free" : "held by another run");
+    }
+    int64_t heartbeat_ms = (int64_t)tx->cfg->lease_heartbeat_s * 1000;
+    if (gate_now_ms(tx->gate) - tx->lease_renewed_ms >= heartbeat_ms) return lease_renew(tx, e);
+    return RS_OK;
+}
+
 /* Before every mutation: the Lease must still be ours. A read that fails is
  * retried within a small budget (H6) and said so; only a read showing
  * another holder (or none) drops the Lease from this run's books. */
@@ -375,16 +390,21 @@ rs_code lease_assert_held(rs_txn *tx, rs_err *e)
                        "Lease %s/%s could not be read (HTTP %d, %d attempts); refusing to write "
                        "while its holder is unproven",
                        tx->cfg->lease_ns, tx->cfg->lease_name, st, LEASE_READ_ATTEMPTS);
-    if (seen != LEASE_OURS) {
-        lease_drop(tx);
-        return rs_fail(e, RS_FAILED,
-                       "Lease %s/%s is no longer held by this run (it is %s); refusing to write",
-                       tx->cfg->lease_ns, tx->cfg->lease_name,
-                       seen == LEASE_FREE ? "free" : "held by another run");
+    return lease_assert_seen(tx, seen, e);
+}
+
+rs_code lease_assert_read(rs_txn *tx, int status, const cJSON *body, bool *unreadable, rs_err *e)
+{
+    *unreadable = false;
+    if (!tx->lease_held)
+        return rs_fail(e, RS_FAILED, "Lease %s/%s is not held by this run", tx->cfg->lease_ns,
+                       tx->cfg->lease_name);
+    lease_seen seen = lease_judge(tx, status, body);
+    if (seen == LEASE_UNREADABLE) {
+        *unreadable = true;
+        return RS_OK;
     }
-    int64_t heartbeat_ms = (int64_t)tx->cfg->lease_heartbeat_s * 1000;
-    if (gate_now_ms(tx->gate) - tx->lease_renewed_ms >= heartbeat_ms) return lease_renew(tx, e);
-    return RS_OK;
+    return lease_assert_seen(tx, seen, e);
 }
 
 rs_code lease_take_over(rs_txn *tx, const char *holder, const char *rv, rs_err *e)

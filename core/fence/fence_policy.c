@@ -187,7 +187,7 @@ static tx_status fence_pause(rs_txn *tx, const fence_ks *k, bool *unconfirmed)
     if (end == KUBE_CAS_FAILED)
         rs_fail(&tx->err, RS_FAILED, "pausing Kustomization %s/%s failed (HTTP %d)", k->ns, k->name,
                 res.status);
-    else if (end != KUBE_CAS_REFUSED)
+    else if (end != KUBE_CAS_REFUSED && end != KUBE_CAS_GATE_FAILED) /* the gate said why */
         rs_fail(&tx->err, RS_FAILED,
                 "pausing Kustomization %s/%s: still contended after %d attempts", k->ns, k->name,
                 TX_CAS_ATTEMPTS_MAX);
@@ -343,7 +343,7 @@ static tx_status restart_deployment(rs_txn *tx, int *want)
     kube_cas_result res;
     kube_cas_end end = kube_cas_write(tx->gate, &ops, &res, &tx->err);
     if (kube_cas_ok(end)) return TX_OK;
-    if (end != KUBE_CAS_REFUSED)
+    if (end != KUBE_CAS_REFUSED && end != KUBE_CAS_GATE_FAILED) /* the gate said why */
         rs_fail(&tx->err, RS_FAILED, "restarting Deployment %s/%s failed (HTTP %d)",
                 c->controller_ns, c->controller_name, res.status);
     return TX_FAIL;

@@ -289,6 +289,9 @@ static tx_status node_claim_patch(rs_txn *tx, const char *name, bool release, bo
             kobj_patch_once(tx, release ? KUBE_CAS_RELEASE : KUBE_CAS_FENCE, GATE_NEED_NONE, "Node",
                             NULL, name, patch, node_left_seen, &left, &res);
         if (kube_cas_ok(end)) return TX_OK;
+        /* The gate refused the advance (the Lease is no longer proven): it
+         * said why, and nothing went out. */
+        if (end == KUBE_CAS_GATE_FAILED) return TX_FAIL;
         /* Only "not applied" (the re-read showed the old phase) goes round. */
         if (end != KUBE_CAS_CONTENDED || res.status != 0) break;
     }

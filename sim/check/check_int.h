@@ -49,6 +49,9 @@ void inv_check_named(sim_world *w, inv_report *rep);
 
 /* ---- check_stamp.c ---- */
 bool inv_node_unschedulable(const cJSON *node);
+/* Whether call seq of run_name released one of its own fences (recorded
+ * at call time by inv_at_kube_write). */
+bool inv_was_release(sim_world *w, const char *run_name, long long seq);
 /* Whether run_name turned node unschedulable (recorded at call time). */
 bool inv_cordon_is_ours(sim_world *w, const char *run_name, const char *node);
 

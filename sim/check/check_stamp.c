@@ -199,3 +199,43 @@ void inv_at_image_work(sim_world *w, const char *run_name, const char *node)
     }
     cJSON_Delete(obj);
 }
+
+/* The owner annotation a kind's fence carries, NULL for other kinds. */
+static const char *owner_key(sim_world *w, const char *kind, const cJSON *obj, const char **second)
+{
+    *second = NULL;
+    if (kind && strcmp(kind, "Node") == 0) return w->cfg.ann.drain_owner;
+    if (!kind || strcmp(kind, "Kustomization") != 0 || !obj) return NULL;
+    *second = w->cfg.ann.child_owner;
+    return w->cfg.ann.parent_owner;
+}
+
+void inv_at_kube_write(sim_world *w, const char *run_name, const char *kind, const cJSON *before,
+                       const cJSON *after)
+{
+    const char *second = NULL;
+    const char *key = owner_key(w, kind, before, &second);
+    if (!key || !before) return;
+    bool released = false;
+    const char *keys[] = {key, second};
+    for (size_t i = 0; i < 2; i++)
+        if (keys[i] && inv_holder_of_run(simw_annotation(before, keys[i]), run_name) &&
+            !inv_holder_of_run(after ? simw_annotation(after, keys[i]) : NULL, run_name))
+            released = true;
+    if (!released) return;
+    /* The call being performed is logged right after this, as max(seq)+1. */
+    sqlite3_stmt *st = simw_stmt(w, "INSERT OR IGNORE INTO releases(run, call_seq) SELECT ?1,"
+                                    " coalesce(max(seq), 0) + 1 FROM call_log");
+    sqlite3_bind_text(st, 1, run_name, -1, SQLITE_STATIC);
+    simw_step_done(w, st);
+}
+
+bool inv_was_release(sim_world *w, const char *run_name, long long seq)
+{
+    sqlite3_stmt *st = simw_stmt(w, "SELECT 1 FROM releases WHERE run = ?1 AND call_seq = ?2");
+    sqlite3_bind_text(st, 1, run_name, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 2, seq);
+    bool hit = simw_step_row(w, st);
+    sqlite3_reset(st);
+    return hit;
+}

@@ -54,6 +54,7 @@ int simt_kube(sim_world *w, const char *run_name, const rs_req *req, rs_resp *re
         const char *name = req->name ? req->name : simw_json_str(req->body, npath, 2);
         cJSON *after = req->op == RS_OP_KUBE_DELETE ? NULL : resp->body;
         simt_count_kube(w, req, before, after);
+        inv_at_kube_write(w, run_name, req->kind, before, after);
         if (is_node_patch(req)) inv_at_node_patch(w, run_name, req->name, before, after);
         ctl_after_write(w, req->kind, req->ns, name);
     }

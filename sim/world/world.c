@@ -45,6 +45,10 @@ static const char *const simw_schema =
     " invariant INTEGER NOT NULL, message TEXT NOT NULL);"
     "CREATE INDEX violations_run ON violations(run, seq);"
     "CREATE TABLE cordons(run TEXT NOT NULL, node TEXT NOT NULL, PRIMARY KEY(run, node));"
+    /* Calls that released one of the calling run's own fences (invariant 1
+     * tells that cleanup from a fenced write). */
+    "CREATE TABLE releases(run TEXT NOT NULL, call_seq INTEGER NOT NULL,"
+    " PRIMARY KEY(run, call_seq));"
     "CREATE TABLE eso_state(ref TEXT PRIMARY KEY, force_sync TEXT NOT NULL);"
     "CREATE TABLE flux_state(ref TEXT PRIMARY KEY, suspended INTEGER NOT NULL,"
     " requested_at TEXT NOT NULL, reconciling INTEGER NOT NULL);"
