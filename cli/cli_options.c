@@ -34,7 +34,7 @@ const char *const rs_usage_text =
     "Exit codes: 0 success; 1 failed closed; 64 usage error; 65 bad input data;\n"
     "137 recorded for a run ended by a `crash` fault.\n"
     "\n"
-    "Not built yet (they exit 64 saying so): sim --report, sweep, replay --reseed.\n"
+    "Not built yet (they exit 64 saying so): sweep, replay --reseed/--to-scenario.\n"
     "`reassert run --help` lists every flag and environment variable.\n";
 
 const char *const cli_usage_run =
@@ -110,7 +110,7 @@ const char *const cli_usage_run =
 
 const char *const cli_usage_sim =
     "usage: reassert sim SCENARIO.yaml... [--strategy lazy|eager] [--seed N] [--json]\n"
-    "                    [--junit FILE] [--record DIR]\n"
+    "                    [--junit FILE] [--report DIR] [--record DIR]\n"
     "       reassert sim --compare eager,lazy SCENARIO.yaml...\n"
     "       reassert sim init --scenario FILE --db WORLD.db [--run NAME]\n"
     "       reassert sim serve --db WORLD.db ...   (see `reassert sim serve --help`)\n"
@@ -119,10 +119,18 @@ const char *const cli_usage_sim =
     "strategy, and checks expectations, counters and invariants. Exit 0 when all\n"
     "pass, 1 when one fails, 65 when a scenario cannot be loaded.\n"
     "\n"
-    "--record DIR writes one cassette per run, DIR/<scenario>.<run>.db (under\n"
-    "DIR/<strategy>/ when no --strategy picks one); see `reassert replay`.\n"
+    "  --junit FILE   the JUnit report\n"
+    "  --report DIR   DIR/index.html: one self-contained page (no script, nothing\n"
+    "                 fetched) with every scenario and run: verdict and failing\n"
+    "                 expectations, counters, a timeline on virtual time (Lease,\n"
+    "                 policy fences, controller restart, node claims, drains,\n"
+    "                 reboots, writes, root cutover), eager vs lazy. Redacted and\n"
+    "                 HTML-escaped like every report; one that cannot be written\n"
+    "                 makes the command exit 1.\n"
     "\n"
-    "Not built yet (exit 64): --report DIR.\n";
+    "  --record DIR   one cassette per run, DIR/<scenario>.<run>.db (under\n"
+    "                 DIR/<strategy>/ when no --strategy picks one): every call,\n"
+    "                 secrets as fp:<HMAC> fingerprints; see `reassert replay`.\n";
 
 const char *const cli_usage_sim_init =
     "usage: reassert sim init --scenario FILE --db WORLD.db [--run NAME]\n"

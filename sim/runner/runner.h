@@ -46,6 +46,13 @@ typedef int (*sim_run_fn)(const sim_run_req *req, FILE *out);
 bool sim_scenario_run(const sc_scenario *sc, const rs_strategy *strategy, const char *expect_as,
                       sim_run_fn run, cJSON **runs_out);
 
+/* A report the caller writes from every scenario's result (cli/: --report,
+ * the GitHub step summary): the array of scenario nodes as in --json, plus
+ * each run's "output" and "timeline" (runner_int.h), every string already
+ * redacted. Returns false when the report could not be written, which fails
+ * the command. */
+typedef bool (*sim_report_fn)(const cJSON *scenarios, void *arg);
+
 /* `reassert sim SCENARIO.yaml... [--strategy S] [--seed N] [--json] [--junit FILE]`,
  * as parsed by cli/cmd_sim.c. */
 typedef struct sim_opts {
@@ -60,6 +67,8 @@ typedef struct sim_opts {
      * DIR/<strategy>/ when no --strategy picks one); NULL for none. */
     const char *record_dir;
     sim_run_fn run;
+    sim_report_fn report; /* may be NULL */
+    void *report_arg;
 } sim_opts;
 
 /* Runs every file, prints the report; exit 0 all passed, 1 some failed, 65
