@@ -53,8 +53,12 @@ fuzz: deps deps-fuzz $(FUZZ_BUILD)/CMakeCache.txt
 	cmake --build $(FUZZ_BUILD) --target fuzz_all -j $(JOBS)
 	sh tests/fuzz/fuzz_run.sh $(FUZZ_BUILD) $(FUZZ_SECONDS) $(FUZZ_TARGETS)
 
+# reports/BENCH.md by script (reports/bench.py): the deploy step eager vs
+# lazy on preset prod and at 60 and 1,000 nodes, harness throughput
+# (BENCH_REPEAT repeats), every bench-* target's build/bench/<area>.json,
+# and the before/after table of every scenario; the README's table from it.
 bench: build
-	./$(BUILD)/reassert sim --compare eager,lazy scenarios/*.yaml
+	python3 reports/bench.py --build $(BUILD)
 
 # Live mode against sim serve beside the in-process sim, and the registry
 # proof with and without concurrency (build/bench/live.json).
