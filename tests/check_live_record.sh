@@ -60,8 +60,10 @@ contexts:
 - name: sim
   context: {cluster: sim, user: bot}
 EOF
-printf '{"context":"sim","contexts":{"sim":{"endpoints":["%s"],"reassert-stub":{"record":"%s/talos.rec"}}}}\n' \
-  "$url" "$tmp" >"$tmp/talosconfig"
+# The stub talosctl reads the façade's bearer from its talosconfig's
+# token-file (/talos/ needs it when sim serve has --token-file).
+printf '{"context":"sim","contexts":{"sim":{"endpoints":["%s"],"reassert-stub":{"record":"%s/talos.rec","token-file":"%s/kube.token"}}}}\n' \
+  "$url" "$tmp" "$tmp" >"$tmp/talosconfig"
 
 PATH="$tmp/bin:$PATH" HOME="$tmp" BAO_ADDR="$url" BAO_TOKEN=bao-token-rec-93e0 \
   REASSERT_REGISTRY_URL="$url" "$bin" run --transport live --kubeconfig "$tmp/kubeconfig" \
