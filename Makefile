@@ -9,7 +9,7 @@ FUZZ_SECONDS ?= 60
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 
 .PHONY: all build deps deps-fuzz demo test test-plain test-asan fuzz valgrind bench bench-live clean format
-.PHONY: coverage deps-coverage install lint deps-lint format-check
+.PHONY: coverage deps-coverage install lint deps-lint format-check swarm
 CTEST_FLAGS ?=
 PREFIX     ?= /usr/local
 
@@ -58,6 +58,15 @@ bench: build
 # proof with and without concurrency (build/bench/live.json).
 bench-live: build
 	sh tests/bench_live.sh $(BUILD)/reassert . $(BUILD)/bench/live.json
+
+# The long seeded search (reassert sweep --swarm): SEEDS plans per strategy
+# over the rotation's Stage, from SEED; SHARD=I/N takes one shard of it.
+SEEDS ?= 10000
+SEED  ?= 1
+SHARD ?= 1/1
+swarm: build
+	./$(BUILD)/reassert sweep scenarios/two-run-stage-reassert.yaml --run stage \
+		--swarm $(SEEDS) --seed $(SEED) --shard $(SHARD)
 
 valgrind: build
 	sh tests/valgrind.sh $(BUILD)

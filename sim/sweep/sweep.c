@@ -57,6 +57,10 @@ static void swarm_plan(uint64_t seed, size_t i, const sw_base *b, const sw_menu 
         } else {
             f->kind = SW_EVENT;
             f->menu = (size_t)(splitmix(&s) % m->n);
+            /* One actor does a thing once per plan (a second node.add of
+             * the same name is not an event, it is an error). */
+            for (size_t j = 0; j < k; j++)
+                if (p->f[j].kind == SW_EVENT && p->f[j].menu == f->menu) f->kind = SW_TIMEOUT;
         }
     }
 }

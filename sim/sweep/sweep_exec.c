@@ -128,6 +128,16 @@ static void judge_end(const char *db, const cJSON *node, sw_outcome *o)
     }
     o->verdict = rs_xstrdup("failed closed");
     if (!sw_named_in_errors(output, "")) fail(o, "%s: exit 1 and no error line says why", name);
+    /* Refused before reading the cluster (a revoked credential fails the
+     * registry proof first): it cannot name what it never saw; the run
+     * that left the fences named its own (invariant 7). */
+    const cJSON *delta = cJSON_GetObjectItemCaseSensitive(node, "delta");
+    const cJSON *kube = cJSON_GetObjectItemCaseSensitive(delta, "kube_calls");
+    if (cJSON_IsNumber(kube) && kube->valuedouble == 0) {
+        free(o->verdict);
+        o->verdict = rs_xstrdup("failed closed before any cluster call");
+        return;
+    }
     sim_world *w = NULL;
     rs_err e;
     rs_err_clear(&e);
@@ -247,7 +257,13 @@ static void exec_plan(const sw_ctx *c, size_t run, const sw_plan *p, const sw_ba
         sw_held_free(held, n);
         sc_run *again = sw_run_follow(orig, "again", NULL);
         cJSON_Delete(last);
-        last = run_judged(&rc, again, o);
+        /* The deploy run again from a clean checkout: its own {tmp} (a
+         * runtime proof the faulted run wrote is never overwritten). */
+        char again_tmp[96];
+        snprintf(again_tmp, sizeof again_tmp, "%s/again", tmp);
+        sim_run_ctx again_rc = rc;
+        if (mkdir(again_tmp, 0700) == 0) again_rc.tmp = again_tmp;
+        last = run_judged(&again_rc, again, o);
         sw_run_free(again);
     }
     judge_end(db, last, o);
