@@ -9,7 +9,7 @@ FUZZ_SECONDS ?= 60
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 
 .PHONY: all build deps deps-fuzz demo test test-plain test-asan fuzz valgrind bench bench-live clean format
-.PHONY: coverage deps-coverage install lint deps-lint format-check swarm
+.PHONY: coverage deps-coverage install lint deps-lint format-check swarm bench-sweep
 CTEST_FLAGS ?=
 PREFIX     ?= /usr/local
 
@@ -67,6 +67,11 @@ SHARD ?= 1/1
 swarm: build
 	./$(BUILD)/reassert sweep scenarios/two-run-stage-reassert.yaml --run stage \
 		--swarm $(SEEDS) --seed $(SEED) --shard $(SHARD)
+
+# The failure search's cost: the rotation's full crash sweep and swarm
+# plans per second (build/bench/sweep.json).
+bench-sweep: build
+	sh tests/bench_sweep.sh $(BUILD)/reassert . $(BUILD)/bench/sweep.json
 
 valgrind: build
 	sh tests/valgrind.sh $(BUILD)
