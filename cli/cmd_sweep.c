@@ -56,7 +56,7 @@ static int sweep_value(const char *a, const char *v, sweep_opts *o, bool *seed_s
         o->run = v;
     } else if (strcmp(a, "--strategy") == 0) {
         o->strategy = rs_strategy_find(v);
-        if (!o->strategy || (strcmp(v, "lazy") && strcmp(v, "eager")))
+        if (!o->strategy || (strcmp(v, "lazy") != 0 && strcmp(v, "eager") != 0))
             return sweep_usage("--strategy: expected lazy or eager, got '%s'", v);
         o->expect_as = o->strategy->name;
     } else if (strcmp(a, "--swarm") == 0) {
