@@ -198,8 +198,8 @@ sc_run *sw_run_with_plan(const sc_run *orig, const sw_plan *p, const sw_base *ba
     c->own_during_from = orig->n_during;
     c->run.faults = rs_xcalloc(orig->n_faults + p->n + 1, sizeof *c->run.faults);
     c->run.during = rs_xcalloc(orig->n_during + p->n + 1, sizeof *c->run.during);
-    memcpy(c->run.faults, orig->faults, orig->n_faults * sizeof *orig->faults);
-    memcpy(c->run.during, orig->during, orig->n_during * sizeof *orig->during);
+    if (orig->n_faults) memcpy(c->run.faults, orig->faults, orig->n_faults * sizeof *orig->faults);
+    if (orig->n_during) memcpy(c->run.during, orig->during, orig->n_during * sizeof *orig->during);
     for (size_t i = 0; i < p->n; i++) {
         const sw_fault *f = &p->f[i];
         if (f->call >= base->n) continue; /* beyond the run: never reached */

@@ -210,7 +210,7 @@ bool sw_report_finish(sw_report *r, double wall_s)
         fprintf(f, "%s\n", txt);
         free(txt);
     } else {
-        fprintf(f, "sweep: %zu plans, %zu failed (shard %u/%u); wall %.3f s, %.1f plans/s\n",
+        fprintf(f, "sweep: %zu plans, %zu failed (shard %u/%u); wall %.3f s, %.2f plans/s\n",
                 r->plans, r->failed, r->o->shard_i, r->o->shard_n, wall_s,
                 wall_s > 0 ? (double)r->plans / wall_s : 0.0);
     }
