@@ -10,6 +10,7 @@ JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 
 .PHONY: all build deps deps-fuzz demo test test-plain test-asan fuzz valgrind bench bench-live clean format
 .PHONY: coverage deps-coverage install lint deps-lint format-check swarm bench-sweep
+.PHONY: report-check deps-report
 CTEST_FLAGS ?=
 PREFIX     ?= /usr/local
 
@@ -88,6 +89,15 @@ $(COV_BUILD)/CMakeCache.txt: | deps
 coverage: deps deps-coverage $(COV_BUILD)/CMakeCache.txt
 	cmake --build $(COV_BUILD) -j $(JOBS)
 	JOBS=$(JOBS) sh cmake/coverage.sh $(COV_BUILD) $(BUILD)/coverage
+
+# The scenario report in a browser (cmake/report_check.sh): the fixture's
+# --report page rendered by headless Chromium to $(BUILD)/report.png, which
+# must not be blank.
+deps-report:
+	@sh cmake/deps.sh report
+
+report-check: deps-report build
+	sh cmake/report_check.sh $(BUILD)
 
 # Static checks: cppcheck and clang-tidy (.clang-tidy at the root) on core/,
 # cli/ and recorder/, with the flags each file is built with

@@ -34,7 +34,7 @@ const char *const rs_usage_text =
     "Exit codes: 0 success; 1 failed closed; 64 usage error; 65 bad input data;\n"
     "137 recorded for a run ended by a `crash` fault.\n"
     "\n"
-    "Not built yet (they exit 64 saying so): --record, sim --report/--record,\n"
+    "Not built yet (they exit 64 saying so): --record, sim --record,\n"
     "sweep, replay. `reassert run --help` lists every flag and environment variable.\n";
 
 const char *const cli_usage_run =
@@ -108,7 +108,7 @@ const char *const cli_usage_run =
 
 const char *const cli_usage_sim =
     "usage: reassert sim SCENARIO.yaml... [--strategy lazy|eager] [--seed N] [--json]\n"
-    "                    [--junit FILE]\n"
+    "                    [--junit FILE] [--report DIR]\n"
     "       reassert sim --compare eager,lazy SCENARIO.yaml...\n"
     "       reassert sim init --scenario FILE --db WORLD.db [--run NAME]\n"
     "       reassert sim serve --db WORLD.db ...   (see `reassert sim serve --help`)\n"
@@ -117,7 +117,16 @@ const char *const cli_usage_sim =
     "strategy, and checks expectations, counters and invariants. Exit 0 when all\n"
     "pass, 1 when one fails, 65 when a scenario cannot be loaded.\n"
     "\n"
-    "Not built yet (exit 64): --report DIR, --record DIR.\n";
+    "  --junit FILE   the JUnit report\n"
+    "  --report DIR   DIR/index.html: one self-contained page (no script, nothing\n"
+    "                 fetched) with every scenario and run: verdict and failing\n"
+    "                 expectations, counters, a timeline on virtual time (Lease,\n"
+    "                 policy fences, controller restart, node claims, drains,\n"
+    "                 reboots, writes, root cutover), eager vs lazy. Redacted and\n"
+    "                 HTML-escaped like every report; one that cannot be written\n"
+    "                 makes the command exit 1.\n"
+    "\n"
+    "Not built yet (exit 64): --record DIR.\n";
 
 const char *const cli_usage_sim_init =
     "usage: reassert sim init --scenario FILE --db WORLD.db [--run NAME]\n"

@@ -10,6 +10,7 @@
 #include "cli/cli.h"
 
 #include "reports/compare.h"
+#include "reports/html.h"
 #include "sim/world/world.h"
 
 #include <errno.h>
@@ -24,6 +25,11 @@ static int sim_usage_error(const char *msg)
     free(text);
     return RS_USAGE;
 }
+
+/* The reports written from the runner's result, after every scenario ran. */
+typedef struct sim_reports {
+    const char *html_dir; /* --report DIR */
+} sim_reports;
 
 static int sim_value_option(const char *a, const char *v, sim_opts *o)
 {
@@ -42,6 +48,9 @@ static int sim_value_option(const char *a, const char *v, sim_opts *o)
         o->seed_set = true;
     } else if (strcmp(a, "--junit") == 0) {
         o->junit = v;
+    } else if (strcmp(a, "--report") == 0) {
+        if (!v[0]) return sim_usage_error("--report: expected a directory");
+        ((sim_reports *)o->report_arg)->html_dir = v;
     } else {
         /* Reports and cassettes arrive with the recorder. */
         fprintf(stderr, "reassert sim: %s is not available in this build yet\n", a);
@@ -50,12 +59,31 @@ static int sim_value_option(const char *a, const char *v, sim_opts *o)
     return RS_OK;
 }
 
+static bool sim_reports_write(const cJSON *scenarios, void *arg)
+{
+    const sim_reports *r = arg;
+    bool ok = true;
+    rs_err e;
+    rs_err_clear(&e);
+    if (r->html_dir && reports_html_write(r->html_dir, scenarios, &e) != RS_OK) {
+        char *msg = out_escape(e.msg, false); /* it quotes argv (DESIGN.md §7.1) */
+        fprintf(stderr, "reassert sim: %s\n", msg);
+        free(msg);
+        ok = false;
+    }
+    return ok;
+}
+
 /* files must hold argc entries. */
-static int sim_opts_parse(int argc, char **argv, const char **files, sim_opts *o)
+static int sim_opts_parse(int argc, char **argv, const char **files, sim_opts *o,
+                          sim_reports *reports)
 {
     memset(o, 0, sizeof *o);
+    memset(reports, 0, sizeof *reports);
     o->files = files;
     o->run = cli_sim_run;
+    o->report = sim_reports_write;
+    o->report_arg = reports;
     size_t n = 0;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
@@ -212,7 +240,8 @@ int cmd_sim(int argc, char **argv)
         if (strcmp(argv[i], "--compare") == 0) return reports_compare_main(argc, argv, cli_sim_run);
     const char **files = rs_xcalloc((size_t)argc + 1, sizeof *files);
     sim_opts o;
-    int code = sim_opts_parse(argc, argv, files, &o);
+    sim_reports reports;
+    int code = sim_opts_parse(argc, argv, files, &o, &reports);
     if (code == RS_OK) code = sim_main(&o);
     free(files);
     return code;

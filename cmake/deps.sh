@@ -7,6 +7,8 @@
 # `deps.sh coverage` (make coverage): lcov and genhtml (gcov comes with gcc).
 # `deps.sh lint` (make lint, make format-check): cppcheck, clang-tidy,
 # clang-format.
+# `deps.sh report` (make report-check): Debian chromium, to render the
+# scenario report headless and screenshot it.
 set -eu
 # apt_install WHAT PACKAGES...: installs Debian packages as root, or says
 # exactly what to run when not root.
@@ -31,6 +33,11 @@ if [ "${1:-}" = lint ]; then
   command -v cppcheck >/dev/null 2>&1 && command -v clang-tidy >/dev/null 2>&1 &&
     command -v clang-format >/dev/null 2>&1 && exit 0
   apt_install "cppcheck/clang-tidy/clang-format" cppcheck clang-tidy clang-format
+  exit 0
+fi
+if [ "${1:-}" = report ]; then
+  command -v chromium >/dev/null 2>&1 && exit 0
+  apt_install "chromium" chromium
   exit 0
 fi
 if [ "${1:-}" = fuzz ]; then

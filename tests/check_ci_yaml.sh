@@ -58,6 +58,8 @@ if isinstance(wf, dict):
         r = subprocess.run(["make", "-n", t], capture_output=True, text=True)
         if r.returncode != 0:
             fail("ci.yml runs make %s, which the Makefile does not have: %s" % (t, r.stderr.strip()))
+    if "--report build/ci/report" not in script:
+        fail("ci.yml: the scenario step writes no HTML report (--report build/ci/report)")
     joined = "\n".join(uploads)
     for want, what in (("junit", "JUnit"), ("build/coverage", "the coverage report"),
                        ("build/ci", "the scenario report")):

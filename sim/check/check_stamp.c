@@ -72,16 +72,19 @@ static bool ks_fence_of_run(sim_world *w, const char *ns, const char *name, cons
     return held;
 }
 
-void inv_fence_flags(sim_world *w, const char *run_name, bool *lease_held, bool *fences_held)
+int inv_fence_flags(sim_world *w, const char *run_name, bool *lease_held, bool *fences_held)
 {
     const rs_config *c = &w->cfg;
     cJSON *lease = simw_get(w, "Lease", c->lease_ns, c->lease_name);
     const char *path[] = {"spec", "holderIdentity"};
     *lease_held = inv_holder_of_run(simw_json_str(lease, path, 2), run_name);
     cJSON_Delete(lease);
-    *fences_held =
-        ks_fence_of_run(w, c->parent_ns, c->parent_name, w->cfg.ann.parent_owner, run_name) &&
-        ks_fence_of_run(w, c->child_ns, c->child_name, w->cfg.ann.child_owner, run_name);
+    bool parent =
+        ks_fence_of_run(w, c->parent_ns, c->parent_name, w->cfg.ann.parent_owner, run_name);
+    bool child = ks_fence_of_run(w, c->child_ns, c->child_name, w->cfg.ann.child_owner, run_name);
+    *fences_held = parent && child;
+    return (*lease_held ? INV_HELD_LEASE : 0) | (parent ? INV_HELD_PARENT : 0) |
+           (child ? INV_HELD_CHILD : 0);
 }
 
 bool inv_node_unschedulable(const cJSON *node)

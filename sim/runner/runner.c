@@ -195,11 +195,13 @@ static cJSON *run_checked(const sc_scenario *sc, const sc_run *run, const rs_str
     sim_world *w = NULL;
     cJSON *before = NULL;
     inv_mark mark = {0};
+    int64_t from_ms = 0;
     if (sim_world_open(db, &w, &e) == RS_OK) {
         for (size_t i = 0; i < run->n_before && e.code == RS_OK; i++)
             sim_world_apply_event(w, &run->before[i], &e);
         before = sim_counters_snapshot(w);
         inv_mark_take(w, &mark);
+        from_ms = sim_world_now_ms(w);
         sim_world_close(w);
     }
     if (e.code != RS_OK) cJSON_AddItemToArray(failures, cJSON_CreateString(e.msg));
@@ -216,10 +218,11 @@ static cJSON *run_checked(const sc_scenario *sc, const sc_run *run, const rs_str
     for (char *line = strtok(unfired, "\n"); line; line = strtok(NULL, "\n"))
         if (check_unfired || !strstr(line, " never fired"))
             cJSON_AddItemToArray(failures, cJSON_CreateString(line));
-    cJSON *after = NULL, *delta = NULL;
+    cJSON *after = NULL, *delta = NULL, *timeline = NULL;
     if (sim_world_open(db, &w, &e) == RS_OK) {
         after = sim_counters_snapshot(w);
         delta = sim_counters_delta(before, after);
+        timeline = runner_timeline(w, mark.call_seq, run->name, from_ms, sim_world_now_ms(w));
         cJSON *expect = sc_expect_for(run, expect_as);
         if (check_expect) expect_check(expect, code, delta, output, w, failures);
         inv_run ir = {.name = run->name,
@@ -253,6 +256,7 @@ static cJSON *run_checked(const sc_scenario *sc, const sc_run *run, const rs_str
                                 run->invariants_reason ? run->invariants_reason : "");
     }
     cJSON_AddStringToObject(r, "output", output);
+    if (timeline) cJSON_AddItemToObject(r, "timeline", timeline); /* for --report */
     /* Where a failure is annotated: the run's expect, else the run. */
     cJSON_AddNumberToObject(r, "line", run->expect_pos.line ? run->expect_pos.line : run->pos.line);
     runner_redact(redact, r);
@@ -423,6 +427,10 @@ static cJSON *scenario_run(sc_scenario *sc, const sim_opts *c)
     if (cJSON_GetArraySize(runs) == 0) cJSON_AddBoolToObject(s, "all_skipped", true);
     cJSON_AddItemToObject(s, "runs", runs);
     cJSON_AddItemToObject(s, "skipped", skipped);
+    /* The scenario's own strings too: every report reads this node. */
+    cred_redact *redact = runner_redact_set(sc);
+    runner_redact(redact, s);
+    cred_redact_free(redact);
     return s;
 }
 
@@ -487,14 +495,20 @@ int sim_main(const sim_opts *c)
         cJSON_AddItemToArray(scenarios, s);
         sc_free(sc);
     }
+    /* The caller's reports (--report, the step summary) see everything. */
+    bool hook_ok = !c->report || c->report(scenarios, c->report_arg);
     if (c->json) {
-        /* The run's raw output stays in the text report only. */
+        /* The run's raw output stays in the text report only, its
+         * timeline in --report. */
         cJSON *s;
         cJSON_ArrayForEach(s, scenarios)
         {
             cJSON *r;
             cJSON_ArrayForEach(r, cJSON_GetObjectItemCaseSensitive(s, "runs"))
+            {
                 cJSON_DeleteItemFromObjectCaseSensitive(r, "output");
+                cJSON_DeleteItemFromObjectCaseSensitive(r, "timeline");
+            }
         }
         cJSON *doc = cJSON_CreateObject();
         cJSON_AddItemToObject(doc, "scenarios", scenarios);
@@ -515,7 +529,7 @@ int sim_main(const sim_opts *c)
     bool report_ok = fflush(stdout) == 0 && !ferror(stdout);
     if (!report_ok) fputs("reassert sim: writing the report to standard output failed\n", stderr);
     if (n_bad) return RS_DATAERR;
-    return n_fail || !junit_ok || !report_ok ? RS_FAILED : RS_OK;
+    return n_fail || !junit_ok || !report_ok || !hook_ok ? RS_FAILED : RS_OK;
 }
 
 bool sim_scenario_run(const sc_scenario *sc, const rs_strategy *strategy, const char *expect_as,

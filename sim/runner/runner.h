@@ -65,6 +65,13 @@ typedef struct sim_run_ctx {
  * (stdout and stderr), every string redacted. Caller frees. */
 cJSON *sim_run_checked(const sim_run_ctx *c, const sc_run *run);
 
+/* A report the caller writes from every scenario's result (cli/: --report,
+ * the GitHub step summary): the array of scenario nodes as in --json, plus
+ * each run's "output" and "timeline" (runner_int.h), every string already
+ * redacted. Returns false when the report could not be written, which fails
+ * the command. */
+typedef bool (*sim_report_fn)(const cJSON *scenarios, void *arg);
+
 /* `reassert sim SCENARIO.yaml... [--strategy S] [--seed N] [--json] [--junit FILE]`,
  * as parsed by cli/cmd_sim.c. */
 typedef struct sim_opts {
@@ -76,6 +83,8 @@ typedef struct sim_opts {
     bool json;
     const char *junit; /* may be NULL */
     sim_run_fn run;
+    sim_report_fn report; /* may be NULL */
+    void *report_arg;
 } sim_opts;
 
 /* Runs every file, prints the report; exit 0 all passed, 1 some failed, 65

@@ -7,6 +7,7 @@
 
 #include "core/cred/cred_redact.h"
 #include "sim/scenario/scenario.h"
+#include "sim/world/world.h"
 
 #include <stdio.h>
 
@@ -32,5 +33,13 @@ void runner_actions_annotate(FILE *out, const cJSON *s);
  * own ::group::, with workflow commands stopped (::stop-commands::) so the
  * core's own annotations in it do not become the sim's. */
 void runner_actions_dump(FILE *out, const cJSON *s);
+
+/* One run's timeline (runner_timeline.c) from its call-log rows after
+ * after_seq, on the axis [from_ms, to_ms] of virtual time: {"from_ms",
+ * "to_ms", "spans": [{"lane": lease|parent|child|claim|drain|reboot,
+ * "from", "to", "label"?, "open"?}], "marks": [{"lane": write|restart|
+ * cutover, "at", "label"}], "marks_dropped"?}. Caller owns it. */
+cJSON *runner_timeline(sim_world *w, long long after_seq, const char *run_name, int64_t from_ms,
+                       int64_t to_ms);
 
 #endif

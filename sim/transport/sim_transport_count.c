@@ -60,7 +60,8 @@ void simt_log(simt_ctx *c, const rs_req *req, int status, bool applied)
     char *target = rs_req_target(req);
     sqlite3_stmt *st =
         simw_stmt(c->w, "INSERT INTO call_log(run, op, target, status, applied, vt_ms,"
-                        " lease_held, fences_held) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
+                        " lease_held, fences_held, held_mask)"
+                        " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)");
     sqlite3_bind_text(st, 1, c->run_name, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 2, rs_op_name(req->op), -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 3, target, -1, SQLITE_STATIC);
@@ -69,6 +70,7 @@ void simt_log(simt_ctx *c, const rs_req *req, int status, bool applied)
     sqlite3_bind_int64(st, 6, simw_now(c->w));
     sqlite3_bind_int(st, 7, c->lease_held);
     sqlite3_bind_int(st, 8, c->fences_held);
+    sqlite3_bind_int(st, 9, c->held_mask);
     simw_step_done(c->w, st);
     free(target);
 }
@@ -119,5 +121,5 @@ void simt_held_refresh(simt_ctx *c)
     long long rev = store_revision(c->w->db);
     if (rev == c->held_rev) return;
     c->held_rev = rev;
-    inv_fence_flags(c->w, c->run_name, &c->lease_held, &c->fences_held);
+    c->held_mask = inv_fence_flags(c->w, c->run_name, &c->lease_held, &c->fences_held);
 }

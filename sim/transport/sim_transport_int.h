@@ -33,6 +33,7 @@ typedef struct simt_ctx {
     long long held_rev;  /* store revision lease_held/fences_held were read at */
     bool lease_held;     /* this run holds the Lease (invariant 1) */
     bool fences_held;    /* this run holds both policy fences (invariants 1, 3) */
+    int held_mask;       /* INV_HELD_* bits: each fence on its own (the report's timeline) */
 } simt_ctx;
 
 /* What a performed call did to the world, for counting. */

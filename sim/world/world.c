@@ -37,7 +37,7 @@ static const char *const simw_schema =
     "CREATE TABLE call_log(seq INTEGER PRIMARY KEY, run TEXT NOT NULL, op TEXT NOT NULL,"
     " target TEXT NOT NULL, status INTEGER NOT NULL, applied INTEGER NOT NULL,"
     " vt_ms INTEGER NOT NULL, lease_held INTEGER NOT NULL DEFAULT 0,"
-    " fences_held INTEGER NOT NULL DEFAULT 0);"
+    " fences_held INTEGER NOT NULL DEFAULT 0, held_mask INTEGER NOT NULL DEFAULT 0);"
     "CREATE INDEX call_log_run ON call_log(run, seq);"
     /* Violations the transport sees at call time (invariant 4): only then is
      * the world's state before the call still observable. */

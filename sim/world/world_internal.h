@@ -169,8 +169,13 @@ bool cnt_fence_held(sim_world *w, const char *restarted_at_by_run);
 /* Forgets the cordons a previous run of the same name made. */
 void inv_run_begin(sim_world *w, const char *run_name);
 /* Whether run_name holds the Lease, and both policy fences (owner
- * annotations naming one of its holders, spec.suspend true), right now. */
-void inv_fence_flags(sim_world *w, const char *run_name, bool *lease_held, bool *fences_held);
+ * annotations naming one of its holders, spec.suspend true), right now.
+ * Returns the same as bits (INV_HELD_*), each policy fence on its own: the
+ * call log keeps them for the report's timeline. */
+#define INV_HELD_LEASE 1
+#define INV_HELD_PARENT 2
+#define INV_HELD_CHILD 4
+int inv_fence_flags(sim_world *w, const char *run_name, bool *lease_held, bool *fences_held);
 /* Every applied kube write of a run: when it removed this run's own owner
  * (a policy fence's or a node claim's) while another holder has the Lease,
  * it is cleanup racing a theft, recorded so invariant 1 can tell it from a
