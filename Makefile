@@ -10,6 +10,7 @@ JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 
 .PHONY: all build deps deps-fuzz demo test test-plain test-asan fuzz valgrind bench bench-live clean format
 .PHONY: coverage deps-coverage install lint deps-lint format-check swarm bench-sweep
+.PHONY: bench-record
 .PHONY: report-check deps-report
 CTEST_FLAGS ?=
 PREFIX     ?= /usr/local
@@ -52,8 +53,12 @@ fuzz: deps deps-fuzz $(FUZZ_BUILD)/CMakeCache.txt
 	cmake --build $(FUZZ_BUILD) --target fuzz_all -j $(JOBS)
 	sh tests/fuzz/fuzz_run.sh $(FUZZ_BUILD) $(FUZZ_SECONDS) $(FUZZ_TARGETS)
 
+# reports/BENCH.md by script (reports/bench.py): the deploy step eager vs
+# lazy on preset prod and at 60 and 1,000 nodes, harness throughput
+# (BENCH_REPEAT repeats), every bench-* target's build/bench/<area>.json,
+# and the before/after table of every scenario; the README's table from it.
 bench: build
-	./$(BUILD)/reassert sim --compare eager,lazy scenarios/*.yaml
+	python3 reports/bench.py --build $(BUILD)
 
 # Live mode against sim serve beside the in-process sim, and the registry
 # proof with and without concurrency (build/bench/live.json).
@@ -73,6 +78,11 @@ swarm: build
 # plans per second (build/bench/sweep.json).
 bench-sweep: build
 	sh tests/bench_sweep.sh $(BUILD)/reassert . $(BUILD)/bench/sweep.json
+# Recording and strict replay overhead per call (build/bench/record.json).
+bench-record: build
+	cmake --build $(BUILD) --target bench_record -j $(JOBS)
+	mkdir -p $(BUILD)/bench
+	./$(BUILD)/bench_record . $(BUILD)/bench/record.json
 
 valgrind: build
 	sh tests/valgrind.sh $(BUILD)

@@ -34,8 +34,8 @@ const char *const rs_usage_text =
     "Exit codes: 0 success; 1 failed closed; 64 usage error; 65 bad input data;\n"
     "137 recorded for a run ended by a `crash` fault.\n"
     "\n"
-    "Not built yet (they exit 64 saying so): --record, sim --record,\n"
-    "sweep, replay. `reassert run --help` lists every flag and environment variable.\n";
+    "Not built yet (they exit 64 saying so): sweep, replay --reseed/--to-scenario.\n"
+    "`reassert run --help` lists every flag and environment variable.\n";
 
 const char *const cli_usage_run =
     "usage: reassert [run] [--check-only|--allow-incomplete-fanout|--fences|--recover-fences]\n"
@@ -103,12 +103,14 @@ const char *const cli_usage_run =
     "                      against a cluster (it fails at its first clock read).\n"
     "--transport sim:FILE.db --desired NAME runs against a world built by\n"
     "`reassert sim init` (NAME: a catalogue credential of that world).\n"
-    "\n"
-    "Not built yet (exit 64): --record.\n";
+    "  --record CASSETTE   record every call of this run (live or sim) into a new\n"
+    "                      SQLite cassette, secrets replaced by fp:<HMAC> fingerprints\n"
+    "                      under a key that is never stored; see `reassert replay`.\n"
+    "                      An existing file is never replaced (exit 64).\n";
 
 const char *const cli_usage_sim =
     "usage: reassert sim SCENARIO.yaml... [--strategy lazy|eager] [--seed N] [--json]\n"
-    "                    [--junit FILE] [--report DIR]\n"
+    "                    [--junit FILE] [--report DIR] [--record DIR]\n"
     "       reassert sim --compare eager,lazy SCENARIO.yaml...\n"
     "       reassert sim init --scenario FILE --db WORLD.db [--run NAME]\n"
     "       reassert sim serve --db WORLD.db ...   (see `reassert sim serve --help`)\n"
@@ -126,7 +128,9 @@ const char *const cli_usage_sim =
     "                 HTML-escaped like every report; one that cannot be written\n"
     "                 makes the command exit 1.\n"
     "\n"
-    "Not built yet (exit 64): --record DIR.\n";
+    "  --record DIR   one cassette per run, DIR/<scenario>.<run>.db (under\n"
+    "                 DIR/<strategy>/ when no --strategy picks one): every call,\n"
+    "                 secrets as fp:<HMAC> fingerprints; see `reassert replay`.\n";
 
 const char *const cli_usage_sim_init =
     "usage: reassert sim init --scenario FILE --db WORLD.db [--run NAME]\n"
@@ -212,9 +216,21 @@ const char *const cli_usage_sweep =
     "--plan or --shard); 65 a scenario that cannot be loaded.\n";
 
 const char *const cli_usage_replay =
-    "usage: reassert replay CASSETTE [--strict|--reseed] [--strategy lazy|eager] [--json]\n"
+    "usage: reassert replay CASSETTE --list [--op GLOB]\n"
+    "       reassert replay CASSETTE --strict [--json]\n"
     "\n"
-    "Not built yet: every invocation exits 64.\n";
+    "A cassette is what `reassert run --record FILE` or `reassert sim --record DIR`\n"
+    "wrote: every call of one run, secrets replaced by fp:<HMAC> fingerprints.\n"
+    "--list prints the calls as a timeline (seq, virtual time, op, target, status),\n"
+    "only the operations matching GLOB with --op (e.g. 'kube.*').\n"
+    "--strict runs today's core against the cassette with synthetic credentials:\n"
+    "exit 0 when every call is the recorded one and the counters are equal, exit 1\n"
+    "at the first call whose operation, target or request differs (both shown,\n"
+    "redacted). --json prints {\"recorded\", \"replayed\", \"diverged_at\"}.\n"
+    "A cassette that cannot be read (not SQLite, no schema, a newer format, a\n"
+    "malformed row) exits 65 naming the file and the seq.\n"
+    "\n"
+    "Not built yet (exit 64): --reseed, --strategy, --to-scenario.\n";
 
 bool cli_wants_help(int argc, char **argv)
 {
@@ -285,7 +301,7 @@ static rs_code set_value(rs_run_args *a, const char *flag, const char *v, rs_err
     else if (strcmp(flag, "--liveness-command") == 0)
         a->liveness_command = v;
     else if (strcmp(flag, "--record") == 0)
-        return rs_fail(e, RS_USAGE, "--record: the recorder is not built yet; nothing was run");
+        a->record = v;
     return RS_OK;
 }
 

@@ -17,38 +17,58 @@
 
 #include "core/cred/cred.h"
 #include "core/live/live_config.h"
+#include "core/live/live_root.h"
 #include "core/transport/transport_count.h"
 #include "core/txn.h"
+#include "recorder/recorder.h"
+#include "reports/summary.h"
 #include "sim/runner/runner_session.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-static void run_print_json(FILE *out, const rs_result *res, const rs_options *opt, const rs_out *o,
-                           cJSON *counters);
+static cJSON *run_result_doc(const rs_result *res, const rs_options *opt, const rs_out *o,
+                             cJSON *counters);
+static void run_summary(const cJSON *doc);
 
-int cli_run_fail(FILE *out, bool json, const char *strategy_name, const rs_err *e)
+static int run_fail(FILE *out, bool json, const char *strategy_name, const rs_err *e, bool summary)
 {
     rs_out o;
     out_init(&o, cli_out_file(out), json);
     out_error(&o, "%s", e->msg);
-    if (json) {
+    if (json || summary) {
         const rs_strategy *st = strategy_name ? rs_strategy_find(strategy_name) : NULL;
         rs_result res = {.exit = e->code, .outcome = "failed"};
         rs_options opt = {.strategy = st ? st : rs_strategy_default()};
-        run_print_json(out, &res, &opt, &o, NULL);
+        cJSON *doc = run_result_doc(&res, &opt, &o, NULL);
+        if (json) {
+            char *s = cJSON_PrintUnformatted(doc);
+            fprintf(out, "%s\n", s);
+            fflush(out);
+            free(s);
+        }
+        if (summary) run_summary(doc);
+        cJSON_Delete(doc);
     }
     out_free(&o);
     return e->code;
 }
 
-static int run_fail_early(const rs_run_args *args, FILE *out, const rs_err *e)
+int cli_run_fail(FILE *out, bool json, const char *strategy_name, const rs_err *e)
 {
-    return cli_run_fail(out, args->json_output, args->strategy_name, e);
+    return run_fail(out, json, strategy_name, e, false);
 }
 
-static void run_print_json(FILE *out, const rs_result *res, const rs_options *opt, const rs_out *o,
-                           cJSON *counters)
+/* A scenario's run (sim != NULL) is the sim's to summarise, never its own. */
+static int run_fail_early(const rs_run_args *args, const sim_run_req *sim, FILE *out,
+                          const rs_err *e)
+{
+    return run_fail(out, args->json_output, args->strategy_name, e, sim == NULL);
+}
+
+/* The result document of `run --output json` (counters consumed). */
+static cJSON *run_result_doc(const rs_result *res, const rs_options *opt, const rs_out *o,
+                             cJSON *counters)
 {
     cJSON *doc = cJSON_CreateObject();
     cJSON_AddNumberToObject(doc, "exit", res->exit);
@@ -61,11 +81,24 @@ static void run_print_json(FILE *out, const rs_result *res, const rs_options *op
     cJSON_AddItemToObject(doc, "counters", counters ? counters : cJSON_CreateObject());
     cJSON_AddItemToObject(doc, "errors", cJSON_Duplicate(o->errors, 1));
     cJSON_AddItemToObject(doc, "warnings", cJSON_Duplicate(o->warnings, 1));
-    char *s = cJSON_PrintUnformatted(doc);
-    fprintf(out, "%s\n", s);
-    fflush(out);
-    free(s);
-    cJSON_Delete(doc);
+    return doc;
+}
+
+/* In a GitHub Actions step (GITHUB_STEP_SUMMARY set), the run's outcome and
+ * counters go to the job summary too. The result on stdout is the run's
+ * answer; a summary that cannot be written is warned about, never a reason
+ * to fail a deploy that did its work. */
+static void run_summary(const cJSON *doc)
+{
+    const char *path = getenv("GITHUB_STEP_SUMMARY");
+    if (!path || !path[0]) return;
+    rs_err e;
+    rs_err_clear(&e);
+    if (reports_summary_append(path, doc, false, &e) != RS_OK) {
+        char *msg = out_escape(e.msg, false); /* the path is the environment's text */
+        fprintf(stderr, "::warning::%s\n", msg);
+        free(msg);
+    }
 }
 
 /* The proof the core recorded lands on disk only when the whole run
@@ -86,8 +119,43 @@ static void run_proof_out(const rs_options *opt, rs_result *res, rs_out *o)
 
 /* Options resolved, the proof read, the transaction run, the proof written,
  * the result printed. */
+/* The recorder on top of the stack when --record (or sim --record) asks for
+ * it; NULL otherwise, or with *e set when the cassette cannot be made. */
+static rs_transport *run_recorder(const rs_run_args *args, const sim_run_req *sim, rs_transport *t,
+                                  const rs_config *cfg, const rs_options *opt, const rs_desired *d,
+                                  const char *const *known, rs_err *e)
+{
+    const char *path = sim && sim->record_path ? sim->record_path : args->record;
+    if (!path) return NULL;
+    rec_run_info info = {.transport =
+                             sim || strncmp(args->transport, "sim:", 4) == 0 ? "sim" : "live",
+                         .cfg = cfg,
+                         .opt = opt,
+                         .desired = d,
+                         .scenario = sim ? sim->scenario_name : NULL,
+                         .run = sim ? sim->run_name : NULL,
+                         .argc = sim ? sim->argc : 0,
+                         .argv = sim ? sim->argv : NULL};
+    return rec_shim_open(t, path, sim && sim->record_path, &info, known, e);
+}
+
+/* The cassette's counters; a cassette that could not be written fails a
+ * run that otherwise succeeded (the incident record is part of the job). */
+static void run_recorder_finish(rs_transport *rec, rs_transport *count, rs_result *res, rs_out *o)
+{
+    cJSON *counters = tp_count_counters(count);
+    rs_err e;
+    rs_err_clear(&e);
+    if (rec_shim_finish(rec, counters, &e) != RS_OK) {
+        out_error(o, "%s (the run itself ended with exit %d)", e.msg, res->exit);
+        if (res->exit == RS_OK) res->exit = RS_FAILED;
+    }
+    cJSON_Delete(counters);
+}
+
 static int run_txn(const rs_run_args *args, const sim_run_req *sim, rs_transport *root,
-                   const rs_config *cfg, const rs_desired *d, const char *run_name, FILE *out)
+                   const rs_config *cfg, const rs_desired *d, const char *run_name,
+                   const char *const *known, FILE *out)
 {
     /* The stack, outermost first: core -> (recorder) -> counting -> root;
      * the sim root applies a scenario run's faults inside its own call. */
@@ -115,18 +183,33 @@ static int run_txn(const rs_run_args *args, const sim_run_req *sim, rs_transport
     rs_err_clear(&e);
     /* Refused before the first call: the run would otherwise converge the
      * cluster and only then find it cannot leave its proof behind. */
+    rs_transport *rec = NULL;
     if (opt.record_proof_path && cli_proof_check_absent(opt.record_proof_path, &e) != RS_OK) {
         out_error(&o, "%s", e.msg);
+    } else if (!(rec = run_recorder(args, sim, t, cfg, &opt, d, known, &e)) && e.code != RS_OK) {
+        out_error(&o, "%s", e.msg);
+        res.exit = e.code;
     } else {
-        txn_run(t, cfg, &opt, d, &o, &res);
+        txn_run(rec ? rec : t, cfg, &opt, d, &o, &res);
         run_proof_out(&opt, &res, &o);
+        if (rec) run_recorder_finish(rec, t, &res, &o);
     }
-    if (args->json_output) run_print_json(out, &res, &opt, &o, tp_count_counters(t));
+    if (args->json_output || !sim) {
+        cJSON *doc = run_result_doc(&res, &opt, &o, tp_count_counters(t));
+        if (args->json_output) {
+            char *s = cJSON_PrintUnformatted(doc);
+            fprintf(out, "%s\n", s);
+            free(s);
+        }
+        if (!sim) run_summary(doc);
+        cJSON_Delete(doc);
+    }
     if (fflush(out) != 0 || ferror(out)) {
         /* The result never reached its reader: not a success. */
         fputs("reassert: writing the result to standard output failed\n", stderr);
         if (res.exit == RS_OK) res.exit = RS_FAILED;
     }
+    if (rec) rec->close(rec);
     t->close(t);
     out_free(&o);
     free(proof_in);
@@ -145,7 +228,7 @@ static int run_sim(const rs_run_args *args, const sim_run_req *sim, FILE *out)
     rs_code rc =
         sim ? sim_session_open(sim->db_path, run_name, sim->run, sim->unfired_path, &root, &e)
             : sim_session_open(args->transport + 4, run_name, NULL, NULL, &root, &e);
-    if (rc != RS_OK) return run_fail_early(args, out, &e);
+    if (rc != RS_OK) return run_fail_early(args, sim, out, &e);
     rs_config cfg;
     memset(&cfg, 0, sizeof cfg); /* sim_session_config fills it */
     char *text = NULL, *ciphertext = NULL;
@@ -153,10 +236,13 @@ static int run_sim(const rs_run_args *args, const sim_run_req *sim, FILE *out)
     if (sim_session_config(root, &cfg, &e) != RS_OK ||
         (args->config_path && live_config_load(args->config_path, &cfg, &e) != RS_OK) ||
         sim_session_credential(root, desired ? desired : "", &text, &ciphertext, &e) != RS_OK) {
-        code = run_fail_early(args, out, &e);
+        code = run_fail_early(args, sim, out, &e);
     } else {
         rs_desired d = {.dockerconfigjson = text, .len = strlen(text), .ciphertext = ciphertext};
-        code = run_txn(args, sim, sim_session_transport(root), &cfg, &d, run_name, out);
+        char **known = sim_session_secrets(root);
+        code = run_txn(args, sim, sim_session_transport(root), &cfg, &d, run_name,
+                       (const char *const *)known, out);
+        sim_session_secrets_free(known);
     }
     cred_text_wipe_free(text); /* the credential leaves memory with the run */
     free(ciphertext);
@@ -208,12 +294,14 @@ static int run_live(const rs_run_args *args, FILE *out)
     else if (live_root_preflight(cli_live_transport(live), need_kube, need_bao, &e) != RS_OK)
         code = e.code;
     if (code != RS_OK) {
-        code = run_fail_early(args, out, &e);
+        code = run_fail_early(args, NULL, out, &e);
     } else {
         rs_desired d = {.dockerconfigjson = text ? text : "",
                         .len = text ? strlen(text) : 0,
                         .ciphertext = ciphertext};
-        code = run_txn(args, NULL, cli_live_transport(live), &cfg, &d, NULL, out);
+        const char *known[8] = {NULL};
+        live_root_secrets(cli_live_transport(live), known, RS_ARRAY_LEN(known) - 1);
+        code = run_txn(args, NULL, cli_live_transport(live), &cfg, &d, NULL, known, out);
     }
     if (text) cred_text_wipe_free(text);
     free(ciphertext);

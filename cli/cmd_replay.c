@@ -1,8 +1,193 @@
 /*
- * cmd_replay.c — `reassert replay`: not built yet. It refuses with exit 64 rather
- * than pretend, and --help says so.
+ * cmd_replay.c — `reassert replay CASSETTE --list [--op GLOB]` and
+ * `--strict [--json]` (DESIGN.md §8). `--reseed` and `--to-scenario` are not
+ * built yet: they exit 64 saying so.
+ *
+ * Every text a cassette holds came from a cluster: it is printed through
+ * out_escape, never as a workflow command (DESIGN.md §7.1). A cassette that
+ * cannot be read is exit 65 with one sentence naming the file (and seq).
  */
 #include "cli/cli.h"
+
+#include "core/transport/transport_count.h"
+#include "core/txn.h"
+#include "recorder/rec_cassette.h"
+#include "recorder/rec_replay.h"
+
+#include <fnmatch.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct replay_args {
+    const char *cassette, *op_glob;
+    bool list, strict, json;
+} replay_args;
+
+static int replay_usage(const char *msg, const char *arg)
+{
+    char *text = out_escape(arg ? arg : "", false); /* argv: the user's text */
+    fprintf(stderr, "reassert replay: %s%s%s\n%s", msg, arg ? " " : "", text, cli_usage_replay);
+    free(text);
+    return RS_USAGE;
+}
+
+static int replay_parse(int argc, char **argv, replay_args *a)
+{
+    memset(a, 0, sizeof *a);
+    for (int i = 0; i < argc; i++) {
+        const char *s = argv[i];
+        if (strcmp(s, "--list") == 0) {
+            a->list = true;
+        } else if (strcmp(s, "--strict") == 0) {
+            a->strict = true;
+        } else if (strcmp(s, "--json") == 0) {
+            a->json = true;
+        } else if (strcmp(s, "--op") == 0) {
+            if (i + 1 >= argc) return replay_usage("--op needs a value", NULL);
+            a->op_glob = argv[++i];
+        } else if (strcmp(s, "--reseed") == 0 || strcmp(s, "--to-scenario") == 0 ||
+                   strcmp(s, "--strategy") == 0) {
+            fprintf(stderr, "reassert replay: %s is not built yet; nothing was run\n", s);
+            return RS_USAGE;
+        } else if (s[0] == '-') {
+            return replay_usage("unknown option", s);
+        } else if (a->cassette) {
+            return replay_usage("one cassette at a time; also given:", s);
+        } else {
+            a->cassette = s;
+        }
+    }
+    if (!a->cassette) return replay_usage("no cassette given", NULL);
+    if (a->list == a->strict) return replay_usage("give exactly one of --list and --strict", NULL);
+    if (a->op_glob && !a->list) return replay_usage("--op filters --list", NULL);
+    if (a->json && !a->strict) return replay_usage("--json goes with --strict", NULL);
+    return RS_OK;
+}
+
+static void replay_say(FILE *fp, const char *prefix, const char *text)
+{
+    char *t = out_escape(text ? text : "", false);
+    fprintf(fp, "%s%s\n", prefix, t);
+    free(t);
+}
+
+/* ---- --list ---- */
+
+static int replay_list(const rec_tape *t, const char *glob)
+{
+    printf("%-6s %12s  %-18s %-50s %s\n", "seq", "virtual s", "op", "target", "status");
+    for (size_t i = 0; i < t->n_rows; i++) {
+        const rec_row *r = &t->rows[i];
+        if (glob && fnmatch(glob, r->op, 0) != 0) continue;
+        char *target = out_escape(r->target ? r->target : "", false);
+        char *op = out_escape(r->op, false);
+        printf("%-6" PRId64 " %8" PRId64 ".%03d  %-18s %-50s %d", r->seq, r->vt_ms / 1000,
+               (int)(r->vt_ms % 1000), op, target, r->status);
+        if (r->error) {
+            char *err = out_escape(r->error, false);
+            printf("  %s", err);
+            free(err);
+        }
+        putchar('\n');
+        free(target);
+        free(op);
+    }
+    return fflush(stdout) == 0 ? RS_OK : RS_FAILED;
+}
+
+/* ---- --strict ---- */
+
+static void replay_print_json(const rec_tape *t, rec_replay *rp, cJSON *replayed)
+{
+    cJSON *doc = cJSON_CreateObject();
+    cJSON_AddItemToObject(doc, "recorded",
+                          t->counters ? cJSON_Duplicate(t->counters, 1) : cJSON_CreateNull());
+    cJSON_AddItemToObject(doc, "replayed", cJSON_Duplicate(replayed, 1));
+    int64_t at = rec_replay_diverged_at(rp);
+    if (at >= 0) {
+        cJSON_AddNumberToObject(doc, "diverged_at", (double)at);
+        cJSON *d = cJSON_AddObjectToObject(doc, "divergence");
+        cJSON_AddStringToObject(d, "recorded", rec_replay_recorded(rp));
+        cJSON_AddStringToObject(d, "replayed", rec_replay_replayed(rp));
+    } else {
+        cJSON_AddNullToObject(doc, "diverged_at");
+    }
+    char *s = cJSON_PrintUnformatted(doc);
+    printf("%s\n", s);
+    free(s);
+    cJSON_Delete(doc);
+}
+
+static int replay_verdict(const rec_tape *t, rec_replay *rp, cJSON *replayed, bool json)
+{
+    int64_t at = rec_replay_diverged_at(rp);
+    bool counters_equal = !t->counters || cJSON_Compare(t->counters, replayed, true);
+    if (json) replay_print_json(t, rp, replayed);
+    if (at >= 0) {
+        fprintf(json ? stderr : stdout,
+                "::error::strict replay of %s diverged at seq %" PRId64 "\n", t->path, at);
+        replay_say(json ? stderr : stdout, "  recorded: ", rec_replay_recorded(rp));
+        replay_say(json ? stderr : stdout, "  replayed: ", rec_replay_replayed(rp));
+        return RS_FAILED;
+    }
+    if (!counters_equal) {
+        char *a = cJSON_PrintUnformatted(t->counters), *b = cJSON_PrintUnformatted(replayed);
+        fprintf(json ? stderr : stdout,
+                "::error::strict replay of %s made every recorded call, but the counters differ\n",
+                t->path);
+        replay_say(json ? stderr : stdout, "  recorded: ", a);
+        replay_say(json ? stderr : stdout, "  replayed: ", b);
+        free(a);
+        free(b);
+        return RS_FAILED;
+    }
+    if (!json) {
+        printf("strict replay of %s: %zu calls, each the recorded one", t->path,
+               rec_replay_matched(rp));
+        printf(t->counters ? "; counters equal\n"
+                           : "; the recorded run never finished (no counters to compare)\n");
+    }
+    return RS_OK;
+}
+
+static int replay_strict(const rec_tape *t, bool json)
+{
+    rec_replay *rp = rec_replay_new(t);
+    rs_config cfg;
+    rs_options opt;
+    const char *desired = NULL, *ciphertext = NULL;
+    rs_err e;
+    rs_err_clear(&e);
+    int code;
+    if (rec_replay_inputs(rp, &cfg, &opt, &desired, &ciphertext, &e) != RS_OK) {
+        replay_say(stderr, "reassert replay: ", e.msg);
+        code = e.code;
+    } else {
+        rs_transport *count = tp_count_open(rec_replay_root(rp), &cfg);
+        rs_transport *check = rec_replay_check(rp, count);
+        /* The core's own messages are the recorded run's; the verdict is
+         * what this command prints. */
+        FILE *sink = fopen("/dev/null", "w");
+        rs_out o;
+        out_init(&o, cli_out_file(sink ? sink : stderr), false);
+        rs_desired d = {
+            .dockerconfigjson = desired, .len = strlen(desired), .ciphertext = ciphertext};
+        rs_result res = {.exit = RS_FAILED, .outcome = "failed"};
+        txn_run(check, &cfg, &opt, &d, &o, &res);
+        rec_replay_finish(rp);
+        cJSON *replayed = tp_count_counters(count);
+        code = replay_verdict(t, rp, replayed, json);
+        cJSON_Delete(replayed);
+        rs_result_free(&res);
+        out_free(&o);
+        if (sink) fclose(sink);
+        count->close(count);
+    }
+    rs_config_free(&cfg);
+    rec_replay_free(rp);
+    return code;
+}
 
 int cmd_replay(int argc, char **argv)
 {
@@ -10,6 +195,17 @@ int cmd_replay(int argc, char **argv)
         fputs(cli_usage_replay, stdout);
         return RS_OK;
     }
-    fprintf(stderr, "reassert: `replay` is not built yet\n");
-    return RS_USAGE;
+    replay_args a;
+    int code = replay_parse(argc, argv, &a);
+    if (code != RS_OK) return code;
+    rec_tape *t = NULL;
+    rs_err e;
+    rs_err_clear(&e);
+    if (rec_tape_load(a.cassette, &t, &e) != RS_OK) {
+        replay_say(stderr, "reassert replay: ", e.msg);
+        return e.code;
+    }
+    code = a.list ? replay_list(t, a.op_glob) : replay_strict(t, a.json);
+    rec_tape_free(t);
+    return code;
 }

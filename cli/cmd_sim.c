@@ -11,6 +11,7 @@
 
 #include "reports/compare.h"
 #include "reports/html.h"
+#include "reports/summary.h"
 #include "sim/world/world.h"
 
 #include <errno.h>
@@ -28,7 +29,8 @@ static int sim_usage_error(const char *msg)
 
 /* The reports written from the runner's result, after every scenario ran. */
 typedef struct sim_reports {
-    const char *html_dir; /* --report DIR */
+    const char *html_dir;     /* --report DIR */
+    const char *summary_path; /* GITHUB_STEP_SUMMARY, in a GitHub Actions step */
 } sim_reports;
 
 static int sim_value_option(const char *a, const char *v, sim_opts *o)
@@ -48,11 +50,17 @@ static int sim_value_option(const char *a, const char *v, sim_opts *o)
         o->seed_set = true;
     } else if (strcmp(a, "--junit") == 0) {
         o->junit = v;
+    } else if (strcmp(a, "--record") == 0) {
+        /* One cassette per run in DIR (made here when missing). */
+        struct stat st;
+        if (mkdir(v, 0700) != 0 && (errno != EEXIST || stat(v, &st) != 0 || !S_ISDIR(st.st_mode)))
+            return sim_usage_error("--record DIR: cannot use the directory given");
+        o->record_dir = v;
     } else if (strcmp(a, "--report") == 0) {
         if (!v[0]) return sim_usage_error("--report: expected a directory");
         ((sim_reports *)o->report_arg)->html_dir = v;
     } else {
-        /* Reports and cassettes arrive with the recorder. */
+        /* every value option is handled above */
         fprintf(stderr, "reassert sim: %s is not available in this build yet\n", a);
         return RS_USAGE;
     }
@@ -71,6 +79,15 @@ static bool sim_reports_write(const cJSON *scenarios, void *arg)
         free(msg);
         ok = false;
     }
+    /* The sim is the CI gate: a summary that never reached the job page is
+     * a failed report, as an unwritten JUnit file is. */
+    rs_err_clear(&e);
+    if (r->summary_path && reports_summary_append(r->summary_path, scenarios, true, &e) != RS_OK) {
+        char *msg = out_escape(e.msg, false);
+        fprintf(stderr, "reassert sim: %s\n", msg);
+        free(msg);
+        ok = false;
+    }
     return ok;
 }
 
@@ -84,6 +101,8 @@ static int sim_opts_parse(int argc, char **argv, const char **files, sim_opts *o
     o->run = cli_sim_run;
     o->report = sim_reports_write;
     o->report_arg = reports;
+    const char *summary = getenv("GITHUB_STEP_SUMMARY");
+    if (summary && summary[0]) reports->summary_path = summary;
     size_t n = 0;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];

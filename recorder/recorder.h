@@ -2,18 +2,47 @@
  * recorder.h — the recording shim and cassettes (DESIGN.md §8).
  *
  * A recorder is a transport shim: it wraps any transport, forwards every call
- * and records op, target, request, status, response, error and times into an
- * SQLite cassette with secret values replaced by HMAC fingerprints. Strict
- * replay and reseed read the same cassette. Not built yet: this header fixes
- * the seam the CLI's --record flags will use.
+ * and records op, target, request, status, response, error and times — and
+ * the clock, sleep, entropy and pid calls — into an SQLite cassette
+ * (rec_cassette.h) with secret values replaced by HMAC fingerprints
+ * (rec_redact.h). It sits directly under the core (core -> recorder ->
+ * counting -> faults -> root), so it records exactly what the core saw.
+ * Strict replay (rec_replay.h) reads the same cassette.
  */
 #ifndef RECORDER_H
 #define RECORDER_H
 
+#include "core/config.h"
 #include "core/rs.h"
 #include "core/transport/transport.h"
+#include "core/txn.h"
 
-/* Wraps inner; the returned transport records into cassette_path. */
-rs_transport *rec_shim_open(rs_transport *inner, const char *cassette_path, rs_err *e);
+#include <cjson/cJSON.h>
+#include <stdbool.h>
+
+/* What a replay needs to run the core as the recorded run ran it. */
+typedef struct rec_run_info {
+    const char *transport; /* "sim", "live" */
+    const rs_config *cfg;
+    const rs_options *opt; /* strategy, mode, run_ref, proof paths */
+    const rs_desired *desired;
+    const char *scenario, *run; /* the sim scenario and run; NULL live */
+    int argc;                   /* the run's arguments */
+    char **argv;
+} rec_run_info;
+
+/* Wraps inner (not owned: closing the shim leaves inner open); the returned
+ * transport records into cassette_path, which must not exist unless replace
+ * (the sim's --record DIR overwrites its own earlier cassettes). known: the
+ * secrets the caller holds (catalogue passwords and docker configs, tokens),
+ * NULL-terminated; the desired credential is learnt from info. */
+rs_transport *rec_shim_open(rs_transport *inner, const char *cassette_path, bool replace,
+                            const rec_run_info *info, const char *const *known, rs_err *e);
+/* The run's counters (the counting shim's), written when the run ends; a
+ * run killed before has none, and replay says so. */
+rs_code rec_shim_finish(rs_transport *t, const cJSON *counters, rs_err *e);
+/* The first error the cassette met (a full disk, say), or NULL. Recording
+ * never fails the run's calls: the run goes on, and the caller reports it. */
+const char *rec_shim_error(rs_transport *t);
 
 #endif

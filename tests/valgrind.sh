@@ -12,7 +12,8 @@ build=${1:-build}
 src=$(cd "$(dirname "$0")/.." && pwd)
 command -v valgrind >/dev/null 2>&1 || { echo "valgrind not installed"; exit 1; }
 log=$(mktemp)
-trap 'rm -f "$log"' EXIT
+rec=$(mktemp -d)
+trap 'rm -rf "$log" "$rec"' EXIT
 status=0
 check() { # check NAME COMMAND...
   name=$1; shift
@@ -34,4 +35,12 @@ done
 for scn in two-run-stage-reassert failed-fence-resume; do
   check "reassert sim $scn" "$build/reassert" sim "$src/scenarios/$scn.yaml"
 done
+# The recorder and strict replay run in process (no fork): a recorded run,
+# then its replay and its timeline.
+"$build/reassert" sim init --scenario "$src/scenarios/two-run-stage-reassert.yaml" \
+  --db "$rec/w.db" >/dev/null
+check "reassert run --record" "$build/reassert" run --transport "sim:$rec/w.db" \
+  --desired current --record "$rec/c.db"
+check "reassert replay --strict" "$build/reassert" replay "$rec/c.db" --strict
+check "reassert replay --list" "$build/reassert" replay "$rec/c.db" --list --op 'kube.*'
 exit $status

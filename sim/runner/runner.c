@@ -99,7 +99,7 @@ static char *untmp(char *text, const char *tmp)
  * signal; 0 when it exited). */
 static int run_child(const char *db, const sc_scenario *sc, const sc_run *run,
                      const rs_strategy *strategy, const char *tmp, const char *out_path,
-                     const char *unfired_path, sim_run_fn run_fn, int *sig)
+                     const char *unfired_path, const char *record_path, sim_run_fn run_fn, int *sig)
 {
     *sig = 0;
     fflush(stdout);
@@ -122,7 +122,9 @@ static int run_child(const char *db, const sc_scenario *sc, const sc_run *run,
                            .desired_name = sc->desired,
                            .argc = (int)run->n_args,
                            .argv = argv,
-                           .unfired_path = unfired_path};
+                           .unfired_path = unfired_path,
+                           .scenario_name = sc->name,
+                           .record_path = record_path};
         int code = run_fn(&req, stdout);
         fflush(stdout);
         for (size_t i = 0; i < run->n_args; i++)
@@ -181,11 +183,24 @@ static const char *run_args_strategy(const sc_run *run)
     return named;
 }
 
+/* DIR/<scenario>.<run>.db, each name kept to [A-Za-z0-9._-] so a scenario
+ * cannot name a path outside DIR. Caller frees. */
+static char *run_record_path(const char *dir, const sc_scenario *sc, const sc_run *run)
+{
+    char *p = rs_xasprintf("%s/%s.%s.db", dir, sc->name, run->name);
+    for (char *c = p + strlen(dir) + 1; *c; c++)
+        if (!((*c >= 'A' && *c <= 'Z') || (*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') ||
+              *c == '.' || *c == '-' || *c == '_'))
+            *c = '_';
+    return p;
+}
+
 /* One run: before events, the child, then every check (see sim_run_checked
  * in runner.h). Returns the run's report node, redacted. */
 static cJSON *run_checked(const sc_scenario *sc, const sc_run *run, const rs_strategy *strategy,
                           const char *expect_as, const char *tmp, const char *db, sim_run_fn run_fn,
-                          const cred_redact *redact, bool check_expect, bool check_unfired)
+                          const char *record_dir, const cred_redact *redact, bool check_expect,
+                          bool check_unfired)
 {
     const char *named = run_args_strategy(run);
     if (named) expect_as = named;
@@ -209,7 +224,9 @@ static cJSON *run_checked(const sc_scenario *sc, const sc_run *run, const rs_str
     snprintf(out_path, sizeof out_path, "%s/%s.out", tmp, run->name);
     snprintf(unfired_path, sizeof unfired_path, "%s/%s.unfired", tmp, run->name);
     int sig = 0;
-    int code = run_child(db, sc, run, strategy, tmp, out_path, unfired_path, run_fn, &sig);
+    char *record = record_dir ? run_record_path(record_dir, sc, run) : NULL;
+    int code = run_child(db, sc, run, strategy, tmp, out_path, unfired_path, record, run_fn, &sig);
+    free(record);
     fail_if_killed(sig, failures);
     char *output = untmp(read_file(out_path), tmp);
     char *unfired = read_file(unfired_path);
@@ -271,9 +288,10 @@ static cJSON *run_checked(const sc_scenario *sc, const sc_run *run, const rs_str
  * it passed. */
 static bool run_one(const sc_scenario *sc, const sc_run *run, const rs_strategy *strategy,
                     const char *expect_as, const char *tmp, const char *db, sim_run_fn run_fn,
-                    const cred_redact *redact, cJSON *runs)
+                    const char *record_dir, const cred_redact *redact, cJSON *runs)
 {
-    cJSON *r = run_checked(sc, run, strategy, expect_as, tmp, db, run_fn, redact, true, true);
+    cJSON *r =
+        run_checked(sc, run, strategy, expect_as, tmp, db, run_fn, record_dir, redact, true, true);
     bool passed = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r, "passed"));
     cJSON_AddItemToArray(runs, r);
     return passed;
@@ -282,15 +300,16 @@ static bool run_one(const sc_scenario *sc, const sc_run *run, const rs_strategy 
 cJSON *sim_run_checked(const sim_run_ctx *c, const sc_run *run)
 {
     cred_redact *redact = runner_redact_set(c->sc);
-    cJSON *r = run_checked(c->sc, run, c->strategy, c->expect_as, c->tmp, c->db, c->run_fn, redact,
-                           c->check_expect, c->check_unfired);
+    cJSON *r = run_checked(c->sc, run, c->strategy, c->expect_as, c->tmp, c->db, c->run_fn, NULL,
+                           redact, c->check_expect, c->check_unfired);
     cred_redact_free(redact);
     return r;
 }
 
 /* Every run of one scenario under one strategy, on a fresh world. */
 static bool scenario_strategy(const sc_scenario *sc, const rs_strategy *strategy,
-                              const char *expect_as, sim_run_fn run_fn, cJSON *runs)
+                              const char *expect_as, sim_run_fn run_fn, const char *record_dir,
+                              cJSON *runs)
 {
     char tmp[] = "/tmp/reassert-sim-XXXXXX";
     if (!mkdtemp(tmp)) {
@@ -319,9 +338,9 @@ static bool scenario_strategy(const sc_scenario *sc, const rs_strategy *strategy
         passed = false;
     } else {
         for (size_t i = 0; i < sc->n_runs; i++)
-            passed =
-                run_one(sc, &sc->runs[i], strategy, expect_as, tmp, db, run_fn, redact, runs) &&
-                passed;
+            passed = run_one(sc, &sc->runs[i], strategy, expect_as, tmp, db, run_fn, record_dir,
+                             redact, runs) &&
+                     passed;
     }
     cred_redact_free(redact);
     nftw(tmp, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
@@ -420,7 +439,13 @@ static cJSON *scenario_run(sc_scenario *sc, const sim_opts *c)
             cJSON_AddItemToArray(skipped, k);
             continue;
         }
-        passed = scenario_strategy(sc, rs_strategy_find(st), st, c->run, runs) && passed;
+        /* Both strategies record the same run names: each gets its folder. */
+        char *rdir = c->record_dir && !c->strategy ? rs_xasprintf("%s/%s", c->record_dir, st)
+                     : c->record_dir               ? rs_xstrdup(c->record_dir)
+                                                   : NULL;
+        if (rdir) (void)mkdir(rdir, 0700);
+        passed = scenario_strategy(sc, rs_strategy_find(st), st, c->run, rdir, runs) && passed;
+        free(rdir);
     }
     cJSON_AddBoolToObject(s, "passed", passed);
     /* Nothing ran (every strategy skipped): not a pass, and said so. */
@@ -536,7 +561,7 @@ bool sim_scenario_run(const sc_scenario *sc, const rs_strategy *strategy, const 
                       sim_run_fn run, cJSON **runs_out)
 {
     cJSON *runs = cJSON_CreateArray();
-    bool passed = scenario_strategy(sc, strategy, expect_as, run, runs);
+    bool passed = scenario_strategy(sc, strategy, expect_as, run, NULL, runs);
     if (runs_out)
         *runs_out = runs;
     else

@@ -29,7 +29,9 @@ typedef struct sim_run_req {
     const char *desired_name;    /* the catalogue credential to deploy */
     int argc;                    /* the run's args, {tmp} substituted */
     char **argv;
-    const char *unfired_path; /* faults/during that never fired, one per line; may be NULL */
+    const char *unfired_path;  /* faults/during that never fired, one per line; may be NULL */
+    const char *scenario_name; /* the scenario's name (cassette meta) */
+    const char *record_path;   /* sim --record: this run's cassette; NULL for none */
 } sim_run_req;
 
 /* Runs one run, printing its text or JSON output to out; returns its exit
@@ -82,6 +84,9 @@ typedef struct sim_opts {
     uint64_t seed;
     bool json;
     const char *junit; /* may be NULL */
+    /* --record DIR: one cassette per run, DIR/<scenario>.<run>.db (under
+     * DIR/<strategy>/ when no --strategy picks one); NULL for none. */
+    const char *record_dir;
     sim_run_fn run;
     sim_report_fn report; /* may be NULL */
     void *report_arg;

@@ -8,6 +8,7 @@
  */
 #include "sim/runner/runner_session.h"
 
+#include "core/cred/cred.h"
 #include "sim/world/world.h"
 
 #include <stdio.h>
@@ -54,6 +55,27 @@ rs_code sim_session_credential(sim_session *s, const char *name, char **text, ch
                                rs_err *e)
 {
     return sim_world_credential(s->w, name, text, ciphertext, e);
+}
+
+char **sim_session_secrets(sim_session *s)
+{
+    char **v = NULL;
+    size_t n = 0;
+    rs_err e;
+    rs_err_clear(&e);
+    if (sim_world_secrets(s->w, &v, &n, &e) != RS_OK) n = 0;
+    char **out = rs_xcalloc(n + 1, sizeof *out);
+    for (size_t i = 0; i < n; i++)
+        out[i] = v[i];
+    free(v);
+    return out;
+}
+
+void sim_session_secrets_free(char **v)
+{
+    for (size_t i = 0; v && v[i]; i++)
+        cred_text_wipe_free(v[i]);
+    free(v);
 }
 
 /* The runner's parent reads this file: a fault that never fired means the

@@ -35,6 +35,11 @@ rs_code sim_session_config(sim_session *s, rs_config *cfg, rs_err *e);
  * frees both; wipe the text). RS_DATAERR for an unknown name. */
 rs_code sim_session_credential(sim_session *s, const char *name, char **text, char **ciphertext,
                                rs_err *e);
+/* Every catalogue credential's password and docker config text,
+ * NULL-terminated (the recorder's known secrets). Caller frees with
+ * sim_session_secrets_free. */
+char **sim_session_secrets(sim_session *s);
+void sim_session_secrets_free(char **v);
 void sim_session_close(sim_session *s);
 
 #endif

@@ -1,0 +1,377 @@
+/*
+ * rec_cassette.c — the cassette file: schema, one transaction per call, and
+ * reading it back with every row checked (see the header).
+ *
+ * The one idea: a cassette is evidence from an incident, often the only
+ * copy, so writing must survive the process dying between any two calls
+ * (WAL, a commit per call, synchronous=NORMAL: durable across a crash of the
+ * process, which is what a killed deploy job is), and reading must survive
+ * whatever a person, a truncated upload or a fuzzer hands it.
+ */
+#include "recorder/rec_cassette.h"
+
+#include "core/transport/transport.h"
+
+#include <errno.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define REC_ROWS_MAX (1 << 22) /* far beyond any run; a bound for a hostile file */
+
+struct rec_cassette {
+    sqlite3 *db;
+    sqlite3_stmt *ins;
+    char *path;
+};
+
+static const char rec_schema[] =
+    "PRAGMA journal_mode=WAL;"
+    "PRAGMA synchronous=NORMAL;"
+    "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT);"
+    "CREATE TABLE calls(seq INTEGER PRIMARY KEY, op TEXT NOT NULL, target TEXT,"
+    " request TEXT, status INTEGER, response TEXT, error TEXT, vt_ms INTEGER,"
+    " wall_ms INTEGER, sent INTEGER, batch INTEGER);"
+    "CREATE TABLE counters(name TEXT PRIMARY KEY, value TEXT);";
+
+static rs_code rec_sql_fail(rec_cassette *c, rs_err *e, const char *what)
+{
+    return rs_fail(e, RS_FAILED, "recording into %s: %s failed (%s)", c->path, what,
+                   sqlite3_errmsg(c->db));
+}
+
+static void rec_remove_with_sidecars(const char *path)
+{
+    static const char *const suffix[] = {"", "-wal", "-shm", "-journal"};
+    for (size_t i = 0; i < RS_ARRAY_LEN(suffix); i++) {
+        char *p = rs_xasprintf("%s%s", path, suffix[i]);
+        (void)unlink(p);
+        free(p);
+    }
+}
+
+rs_code rec_cassette_create(const char *path, bool replace, rec_cassette **out, rs_err *e)
+{
+    *out = NULL;
+    struct stat st;
+    if (lstat(path, &st) == 0) {
+        if (!replace || !S_ISREG(st.st_mode))
+            return rs_fail(e, RS_USAGE,
+                           "--record %s: something is already there; a cassette never "
+                           "replaces a file",
+                           path);
+        rec_remove_with_sidecars(path);
+    }
+    rec_cassette *c = rs_xcalloc(1, sizeof *c);
+    c->path = rs_xstrdup(path);
+    if (sqlite3_open_v2(path, &c->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) !=
+        SQLITE_OK) {
+        rs_code rc = rs_fail(e, RS_FAILED, "--record %s: cannot create the cassette (%s)", path,
+                             c->db ? sqlite3_errmsg(c->db) : "out of memory");
+        rec_cassette_close(c);
+        return rc;
+    }
+    if (sqlite3_exec(c->db, rec_schema, NULL, NULL, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(c->db,
+                           "INSERT INTO calls(seq, op, target, request, status, response, "
+                           "error, vt_ms, wall_ms, sent, batch) VALUES "
+                           "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                           -1, &c->ins, NULL) != SQLITE_OK) {
+        rs_code rc = rec_sql_fail(c, e, "creating the schema");
+        rec_cassette_close(c);
+        return rc;
+    }
+    (void)chmod(path, 0600); /* redacted, but an incident's details all the same */
+    *out = c;
+    return RS_OK;
+}
+
+rs_code rec_cassette_meta(rec_cassette *c, const char *key, const char *value, rs_err *e)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(c->db, "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", -1,
+                                &st, NULL);
+    if (rc == SQLITE_OK) {
+        sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 2, value ? value : "", -1, SQLITE_STATIC);
+        rc = sqlite3_step(st);
+    }
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE ? RS_OK : rec_sql_fail(c, e, "writing meta");
+}
+
+static void rec_bind_text(sqlite3_stmt *st, int i, const char *s)
+{
+    if (s)
+        sqlite3_bind_text(st, i, s, -1, SQLITE_STATIC);
+    else
+        sqlite3_bind_null(st, i);
+}
+
+rs_code rec_cassette_call(rec_cassette *c, const rec_row *row, rs_err *e)
+{
+    sqlite3_stmt *st = c->ins;
+    sqlite3_reset(st);
+    sqlite3_clear_bindings(st);
+    sqlite3_bind_int64(st, 1, row->seq);
+    rec_bind_text(st, 2, row->op);
+    rec_bind_text(st, 3, row->target);
+    rec_bind_text(st, 4, row->request);
+    sqlite3_bind_int(st, 5, row->status);
+    rec_bind_text(st, 6, row->response);
+    rec_bind_text(st, 7, row->error);
+    sqlite3_bind_int64(st, 8, row->vt_ms);
+    sqlite3_bind_int64(st, 9, row->wall_ms);
+    sqlite3_bind_int(st, 10, row->sent);
+    sqlite3_bind_int64(st, 11, row->batch);
+    int rc = sqlite3_step(st);
+    sqlite3_reset(st);
+    return rc == SQLITE_DONE ? RS_OK : rec_sql_fail(c, e, "writing a call");
+}
+
+rs_code rec_cassette_counters(rec_cassette *c, const cJSON *counters, rs_err *e)
+{
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_exec(c->db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(c->db, "INSERT OR REPLACE INTO counters(name, value) VALUES (?, ?)", -1,
+                           &st, NULL) != SQLITE_OK) {
+        sqlite3_finalize(st);
+        return rec_sql_fail(c, e, "writing the counters");
+    }
+    int rc = SQLITE_DONE;
+    const cJSON *it;
+    cJSON_ArrayForEach(it, counters)
+    {
+        char *v = cJSON_PrintUnformatted(it);
+        sqlite3_reset(st);
+        sqlite3_bind_text(st, 1, it->string, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 2, v, -1, SQLITE_TRANSIENT);
+        rc = sqlite3_step(st);
+        free(v);
+        if (rc != SQLITE_DONE) break;
+    }
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE || sqlite3_exec(c->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+        return rec_sql_fail(c, e, "writing the counters");
+    return RS_OK;
+}
+
+void rec_cassette_close(rec_cassette *c)
+{
+    if (!c) return;
+    sqlite3_finalize(c->ins);
+    sqlite3_close(c->db);
+    free(c->path);
+    free(c);
+}
+
+/* ---- reading ---- */
+
+bool rec_op_is_clock(const char *op)
+{
+    return strcmp(op, "clock.now") == 0 || strcmp(op, "clock.sleep") == 0 ||
+           strcmp(op, "entropy") == 0 || strcmp(op, "pid") == 0;
+}
+
+const char *rec_tape_meta(const rec_tape *t, const char *key)
+{
+    return cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(t->meta, key));
+}
+
+void rec_tape_free(rec_tape *t)
+{
+    if (!t) return;
+    for (size_t i = 0; i < t->n_rows; i++) {
+        rec_row *r = &t->rows[i];
+        free(r->op);
+        free(r->target);
+        free(r->request);
+        free(r->response);
+        free(r->error);
+    }
+    free(t->rows);
+    cJSON_Delete(t->meta);
+    cJSON_Delete(t->counters);
+    free(t->path);
+    free(t);
+}
+
+static char *rec_col_text(sqlite3_stmt *st, int i)
+{
+    const unsigned char *s = sqlite3_column_text(st, i);
+    return s ? rs_xstrdup((const char *)s) : NULL;
+}
+
+static rs_code rec_bad(rs_err *e, const char *path, const char *fmt, const char *detail)
+{
+    char buf[RS_ERR_MSG_MAX / 2];
+    snprintf(buf, sizeof buf, fmt, detail ? detail : "");
+    return rs_fail(e, RS_DATAERR, "cassette %s: %s", path, buf);
+}
+
+static rs_code rec_load_meta(sqlite3 *db, rec_tape *t, rs_err *e)
+{
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(db, "SELECT key, value FROM meta", -1, &st, NULL) != SQLITE_OK)
+        return rec_bad(e, t->path, "not a cassette (%s)", sqlite3_errmsg(db));
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        const char *k = (const char *)sqlite3_column_text(st, 0);
+        const char *v = (const char *)sqlite3_column_text(st, 1);
+        if (k && !cJSON_GetObjectItemCaseSensitive(t->meta, k))
+            cJSON_AddStringToObject(t->meta, k, v ? v : "");
+    }
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE)
+        return rec_bad(e, t->path, "not a readable cassette (%s)", sqlite3_errmsg(db));
+    const char *v = rec_tape_meta(t, "format_version");
+    if (!v) return rec_bad(e, t->path, "not a cassette (meta has no format_version)%s", NULL);
+    char *end = NULL;
+    long fmt = strtol(v, &end, 10);
+    if (!v[0] || *end || fmt < 1)
+        return rec_bad(e, t->path, "the format version '%s' is not a number", v);
+    if (fmt > REC_FORMAT_VERSION)
+        return rs_fail(e, RS_DATAERR,
+                       "cassette %s: written in cassette format %ld by a newer reassert; this "
+                       "one reads format %d and older",
+                       t->path, fmt, REC_FORMAT_VERSION);
+    return RS_OK;
+}
+
+static rs_code rec_load_counters(sqlite3 *db, rec_tape *t, rs_err *e)
+{
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(db, "SELECT name, value FROM counters", -1, &st, NULL) != SQLITE_OK)
+        return rec_bad(e, t->path, "not a cassette (%s)", sqlite3_errmsg(db));
+    int rc;
+    cJSON *c = cJSON_CreateObject();
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        const char *k = (const char *)sqlite3_column_text(st, 0);
+        const char *v = (const char *)sqlite3_column_text(st, 1);
+        cJSON *val = v ? cJSON_Parse(v) : NULL;
+        if (!k || !val) {
+            cJSON_Delete(val);
+            cJSON_Delete(c);
+            sqlite3_finalize(st);
+            return rec_bad(e, t->path, "counter '%s' is not a JSON value", k ? k : "?");
+        }
+        if (!cJSON_GetObjectItemCaseSensitive(c, k))
+            cJSON_AddItemToObject(c, k, val);
+        else
+            cJSON_Delete(val);
+    }
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE) {
+        cJSON_Delete(c);
+        return rec_bad(e, t->path, "not a readable cassette (%s)", sqlite3_errmsg(db));
+    }
+    if (cJSON_GetArraySize(c) == 0)
+        cJSON_Delete(c); /* the run never finished (killed mid-way) */
+    else
+        t->counters = c;
+    return RS_OK;
+}
+
+/* One row's fields make sense, or RS_DATAERR naming the seq. */
+static rs_code rec_check_row(const rec_tape *t, const rec_row *r, rs_err *e)
+{
+    const char *why = NULL;
+    cJSON *req = r->request ? cJSON_Parse(r->request) : NULL;
+    cJSON *resp = r->response ? cJSON_Parse(r->response) : NULL;
+    if (!r->op || (!rec_op_is_clock(r->op) && rs_op_parse(r->op) == RS_OP_COUNT))
+        why = "the operation is not one reassert makes";
+    else if (!rec_op_is_clock(r->op) && !r->target)
+        why = "the call has no target";
+    else if (r->request && !cJSON_IsObject(req))
+        why = "the request is not a JSON object";
+    else if (r->response && !resp)
+        why = "the response is not JSON";
+    else if (r->status < 0 || r->status > 999)
+        why = "the status is not an HTTP-like status";
+    else if (r->sent < RS_SENT_UNKNOWN || r->sent > RS_SENT_NO)
+        why = "the sent column is not 0, 1 or 2";
+    else if (strcmp(r->op, "clock.now") == 0 || strcmp(r->op, "pid") == 0)
+        why = cJSON_IsNumber(resp) ? NULL : "the recorded value is not a number";
+    else if (strcmp(r->op, "entropy") == 0)
+        why = cJSON_IsString(resp) ? NULL : "the recorded value is not a decimal string";
+    else if (strcmp(r->op, "clock.sleep") == 0)
+        why = cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(req, "ms"))
+                  ? NULL
+                  : "the sleep has no duration";
+    cJSON_Delete(req);
+    cJSON_Delete(resp);
+    if (!why) return RS_OK;
+    return rs_fail(e, RS_DATAERR, "cassette %s: seq %lld: %s", t->path, (long long)r->seq, why);
+}
+
+static rs_code rec_load_rows(sqlite3 *db, rec_tape *t, rs_err *e)
+{
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(db,
+                           "SELECT seq, op, target, request, status, response, error, vt_ms, "
+                           "wall_ms, sent, batch FROM calls ORDER BY seq",
+                           -1, &st, NULL) != SQLITE_OK)
+        return rec_bad(e, t->path, "not a cassette (%s)", sqlite3_errmsg(db));
+    size_t cap = 0;
+    int rc;
+    rs_code code = RS_OK;
+    while (code == RS_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (t->n_rows == REC_ROWS_MAX) {
+            code = rec_bad(e, t->path, "more calls than any run makes%s", NULL);
+            break;
+        }
+        if (t->n_rows == cap)
+            t->rows = rs_xrealloc(t->rows, (cap = cap ? 2 * cap : 256) * sizeof *t->rows);
+        rec_row *r = &t->rows[t->n_rows++];
+        memset(r, 0, sizeof *r);
+        r->seq = sqlite3_column_int64(st, 0);
+        r->op = rec_col_text(st, 1);
+        r->target = rec_col_text(st, 2);
+        r->request = rec_col_text(st, 3);
+        r->status = sqlite3_column_type(st, 4) == SQLITE_INTEGER ? sqlite3_column_int(st, 4) : -1;
+        r->response = rec_col_text(st, 5);
+        r->error = rec_col_text(st, 6);
+        r->vt_ms = sqlite3_column_int64(st, 7);
+        r->wall_ms = sqlite3_column_int64(st, 8);
+        r->sent = sqlite3_column_int(st, 9);
+        r->batch = sqlite3_column_int64(st, 10);
+        code = rec_check_row(t, r, e);
+    }
+    if (code == RS_OK && rc != SQLITE_DONE)
+        code = rec_bad(e, t->path, "not a readable cassette (%s)", sqlite3_errmsg(db));
+    sqlite3_finalize(st);
+    return code;
+}
+
+rs_code rec_tape_load(const char *path, rec_tape **out, rs_err *e)
+{
+    *out = NULL;
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return rs_fail(e, RS_DATAERR, "cassette %s: cannot open it (%s)", path, strerror(errno));
+    if (!S_ISREG(st.st_mode)) return rs_fail(e, RS_DATAERR, "cassette %s: not a file", path);
+    rec_tape *t = rs_xcalloc(1, sizeof *t);
+    t->path = rs_xstrdup(path);
+    t->meta = cJSON_CreateObject();
+    sqlite3 *db = NULL;
+    rs_code code = RS_OK;
+    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK)
+        code = rec_bad(e, path, "cannot open it as SQLite (%s)", db ? sqlite3_errmsg(db) : "");
+    if (code == RS_OK) {
+        sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, 1, NULL);
+        sqlite3_db_config(db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, NULL);
+        code = rec_load_meta(db, t, e);
+    }
+    if (code == RS_OK) code = rec_load_rows(db, t, e);
+    if (code == RS_OK) code = rec_load_counters(db, t, e);
+    sqlite3_close(db);
+    if (code != RS_OK) {
+        rec_tape_free(t);
+        return code;
+    }
+    *out = t;
+    return RS_OK;
+}

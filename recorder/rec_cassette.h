@@ -1,0 +1,68 @@
+/*
+ * rec_cassette.h — the cassette file (DESIGN.md §8, a contract for the table
+ * and column names): meta(key, value), calls(seq, op, target, request,
+ * status, response, error, vt_ms, wall_ms, sent, batch), counters(name,
+ * value). `sent` and `batch` extend the contract's columns: whether a request
+ * without an answer left the client, and which calls went as one batch.
+ *
+ * Written in WAL mode, one transaction per call, so a run killed mid-way
+ * keeps every call up to its last. Read whole into memory and checked row by
+ * row: a file that is not a cassette, or a row that cannot be replayed, is
+ * RS_DATAERR with one sentence naming the file (and the seq).
+ */
+#ifndef REC_CASSETTE_H
+#define REC_CASSETTE_H
+
+#include "core/rs.h"
+
+#include <cjson/cJSON.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+/* The format this build writes and the newest it reads. */
+#define REC_FORMAT_VERSION 1
+
+/* One call as stored (text already redacted). */
+typedef struct rec_row {
+    int64_t seq;
+    char *op, *target;
+    char *request;  /* JSON object text; NULL for none */
+    int status;     /* HTTP-like; 0 transport error */
+    char *response; /* JSON text; NULL for none */
+    char *error;    /* NULL for none */
+    int64_t vt_ms, wall_ms;
+    int sent; /* rs_sent */
+    int64_t batch;
+} rec_row;
+
+typedef struct rec_cassette rec_cassette;
+
+/* Creates path (refusing anything already there unless replace, which
+ * removes an earlier cassette and its -wal/-shm first). */
+rs_code rec_cassette_create(const char *path, bool replace, rec_cassette **out, rs_err *e);
+rs_code rec_cassette_meta(rec_cassette *c, const char *key, const char *value, rs_err *e);
+/* Appends one row, in a transaction of its own. */
+rs_code rec_cassette_call(rec_cassette *c, const rec_row *row, rs_err *e);
+/* The run's counters (an object of name -> JSON value). */
+rs_code rec_cassette_counters(rec_cassette *c, const cJSON *counters, rs_err *e);
+void rec_cassette_close(rec_cassette *c);
+
+/* A cassette read back whole. */
+typedef struct rec_tape {
+    char *path;
+    cJSON *meta;     /* object: key -> string */
+    cJSON *counters; /* object, or NULL when the run never finished */
+    rec_row *rows;
+    size_t n_rows;
+} rec_tape;
+
+/* Reads and checks path; RS_DATAERR naming the file (and seq) otherwise. */
+rs_code rec_tape_load(const char *path, rec_tape **out, rs_err *e);
+void rec_tape_free(rec_tape *t);
+/* meta[key] or NULL. */
+const char *rec_tape_meta(const rec_tape *t, const char *key);
+/* True for the non-transport ops a cassette records: clock.now,
+ * clock.sleep, entropy, pid. */
+bool rec_op_is_clock(const char *op);
+
+#endif

@@ -1,0 +1,25 @@
+/*
+ * summary.h — the GitHub Actions job summary (summary.c): Markdown appended
+ * to the file GITHUB_STEP_SUMMARY names, by `reassert sim` and `reassert run`.
+ */
+#ifndef REPORTS_SUMMARY_H
+#define REPORTS_SUMMARY_H
+
+#include "core/rs.h"
+
+#include <cjson/cJSON.h>
+#include <stdbool.h>
+#include <stdio.h>
+
+/* The sim's summary: scenarios (failures first, with their failing
+ * expectations) and the before/after table, from the runner's scenario
+ * nodes (redacted). */
+void reports_summary_sim(FILE *f, const cJSON *scenarios);
+/* The run's outcome, exit, strategy, fence, counters, errors and warnings,
+ * from its result document (the `run --output json` shape). */
+void reports_summary_run(FILE *f, const cJSON *doc);
+/* Appends one of the above (sim: doc is the scenario array) to path.
+ * RS_FAILED naming the path when it cannot be written. */
+rs_code reports_summary_append(const char *path, const cJSON *doc, bool sim, rs_err *e);
+
+#endif

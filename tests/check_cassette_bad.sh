@@ -1,0 +1,99 @@
+#!/bin/sh
+# Reading a cassette robustly (issue 11 item 7): a truncated file, a file
+# that is not SQLite, an SQLite file without the schema, a cassette of a
+# newer format version, a row with a malformed body, a row with an unknown
+# operation, an empty file and a directory — `replay --list` and
+# `replay --strict` each exit 65 with one sentence naming the file (and the
+# seq where a row is at fault), and never crash. Also: the usage errors of
+# `replay` exit 64, and `run --record` never replaces an existing file.
+#
+#   tests/check_cassette_bad.sh BUILD/reassert SOURCE_ROOT
+set -u
+bin=$1
+src=$2
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+status=0
+fail() {
+  echo "FAIL: $1"
+  status=1
+}
+
+"$bin" sim --record "$out/rec" --strategy lazy "$src"/scenarios/two-run-stage-reassert.yaml \
+  >"$out/sim.txt" 2>&1 || fail "recording the fixture failed: $(tail -3 "$out/sim.txt")"
+good="$out/rec/two-run-stage-reassert.stage.db"
+[ -f "$good" ] || { echo "FAIL: no cassette recorded"; exit 1; }
+"$bin" replay "$good" --list >/dev/null || fail "the good cassette does not list"
+
+# expect_bad NAME FILE [SEQ]: both modes exit 65, one line naming the file.
+expect_bad() {
+  for mode in --list --strict; do
+    "$bin" replay "$2" $mode >"$out/o" 2>"$out/e"
+    rc=$?
+    [ $rc -eq 65 ] || fail "$1 ($mode): exit $rc, expected 65: $(head -c 300 "$out/e")"
+    [ "$(wc -l <"$out/e")" -eq 1 ] || fail "$1 ($mode): not one line: $(head -c 300 "$out/e")"
+    grep -qF "$2" "$out/e" || fail "$1 ($mode): the error does not name the file"
+    [ -z "${3:-}" ] || grep -q "seq $3:" "$out/e" || fail "$1 ($mode): the error does not name seq $3"
+  done
+}
+
+head -c 3000 "$good" >"$out/truncated.db"
+expect_bad "a cassette cut inside its first page" "$out/truncated.db"
+head -c $(($(wc -c <"$good") / 2)) "$good" >"$out/half.db"
+expect_bad "a cassette cut in half" "$out/half.db"
+printf 'not a database, just text\n' >"$out/text.db"
+expect_bad "a text file" "$out/text.db"
+: >"$out/empty.db"
+expect_bad "an empty file" "$out/empty.db"
+mkdir "$out/dir.db"
+expect_bad "a directory" "$out/dir.db"
+expect_bad "a missing file" "$out/missing.db"
+sqlite3 "$out/noschema.db" "CREATE TABLE t(a); INSERT INTO t VALUES (1);"
+expect_bad "an SQLite file without the schema" "$out/noschema.db"
+cp "$good" "$out/newer.db"
+sqlite3 "$out/newer.db" "UPDATE meta SET value = '99' WHERE key = 'format_version'"
+expect_bad "a newer format" "$out/newer.db"
+grep -q "format 99" "$out/e" || fail "the newer format's error does not say which format"
+cp "$good" "$out/body.db"
+sqlite3 "$out/body.db" "UPDATE calls SET response = '{\"kind\": \"Lease\", broken' WHERE seq = 17"
+expect_bad "a malformed response body" "$out/body.db" 17
+cp "$good" "$out/request.db"
+sqlite3 "$out/request.db" "UPDATE calls SET request = '[1,2' WHERE seq = 5"
+expect_bad "a malformed request" "$out/request.db" 5
+cp "$good" "$out/op.db"
+sqlite3 "$out/op.db" "UPDATE calls SET op = 'kube.explode' WHERE seq = 9"
+expect_bad "an unknown operation" "$out/op.db" 9
+cp "$good" "$out/meta.db"
+sqlite3 "$out/meta.db" "UPDATE meta SET value = 'not json' WHERE key = 'config'"
+"$bin" replay "$out/meta.db" --strict >/dev/null 2>"$out/e"
+[ $? -eq 65 ] && grep -qF "$out/meta.db" "$out/e" || fail "a garbled meta config: not 65 naming the file"
+
+# Usage: exit 64.
+for args in "" "--list" "$good" "$good --list --strict" "$good --op kube.*" \
+  "$good --json --list" "$good --bogus" "$good --reseed" "$good --list --op"; do
+  # shellcheck disable=SC2086 # word splitting is the point
+  "$bin" replay $args >/dev/null 2>&1
+  rc=$?
+  [ $rc -eq 64 ] || fail "replay $args: exit $rc, expected 64"
+done
+
+# --list filters by operation; the timeline holds no workflow command.
+"$bin" replay "$good" --list --op 'talos.*' >"$out/list"
+grep -v '^seq' "$out/list" | grep -qv ' talos\.' && fail "--op 'talos.*' lists other operations"
+grep -q ' talos\.reboot ' "$out/list" || fail "--op 'talos.*' lists no talos.reboot"
+grep -q '^::' "$out/list" && fail "the timeline starts a line with a workflow command"
+
+# run --record never replaces a file.
+echo keep >"$out/exists.db"
+"$bin" sim init --scenario "$src"/scenarios/two-run-stage-reassert.yaml --db "$out/w.db" \
+  >/dev/null 2>&1 || fail "sim init failed"
+"$bin" run --transport "sim:$out/w.db" --desired current --record "$out/exists.db" \
+  >"$out/o" 2>&1
+rc=$?
+[ $rc -eq 64 ] || fail "run --record onto an existing file: exit $rc, expected 64"
+[ "$(cat "$out/exists.db")" = keep ] || fail "run --record replaced an existing file"
+"$bin" run --transport "sim:$out/w.db" --desired current --record "$out/new.db" >/dev/null 2>&1
+"$bin" replay "$out/new.db" --strict >"$out/o" 2>&1 || fail "run --record's cassette: $(cat "$out/o")"
+
+[ $status -eq 0 ] && echo "cassette reading: every bad file exits 65 naming it"
+exit $status

@@ -1,0 +1,105 @@
+#!/bin/sh
+# Recording is a shim (DESIGN.md §8), so `--record` works with the live
+# transport as with the sim: `run --transport live --record` against
+# `sim serve` (the no-drift Reassert after a rotation the sim made in
+# process: kube, OpenBao, registry and the stub talosctl's auth reads), then `replay --strict` of its cassette — every call the
+# recorded one, the replayed counters equal to the recorded ones and to
+# the run's own `--output json` counters — and no password, kube token or
+# OpenBao token in any byte of the cassette or its -wal (raw, base64 at each
+# alignment, base64 of user:password), nor in the replay's output.
+#
+#   tests/check_live_record.sh BUILD/reassert SOURCE_ROOT
+set -u
+bin=$1
+src=$2
+tmp=$(mktemp -d)
+spid=
+cleanup() {
+  [ -n "$spid" ] && kill "$spid" 2>/dev/null
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+fails=0
+fail() {
+  echo "FAIL: $1"
+  fails=$((fails + 1))
+}
+
+w=$tmp/world.db
+"$bin" sim init --scenario "$src/scenarios/two-run-stage-reassert.yaml" --db "$w" >/dev/null ||
+  fail "sim init"
+"$bin" run --transport "sim:$w" --desired current >/dev/null || fail "the in-process rotation"
+pass=$(sqlite3 "$w" "select password from catalogue where name='current'")
+sqlite3 "$w" "select dockerconfigjson from catalogue where name='current'" >"$tmp/cred.json"
+printf 'stringData:\n  ghcr_dockerconfigjson: "%s"\n' \
+  "$(sqlite3 "$w" "select ciphertext from catalogue where name='current'")" >"$tmp/secret.enc.yaml"
+printf '#!/bin/sh\nexec cat %s/cred.json\n' "$tmp" >"$tmp/decrypt.sh"
+chmod 700 "$tmp/decrypt.sh"
+printf 'kube-token-rec-7a1c\n' >"$tmp/kube.token"
+printf 'bao-token-rec-93e0\n' >"$tmp/bao.token"
+mkdir "$tmp/bin"
+cp "$src/tests/talosctl" "$tmp/bin/talosctl"
+
+mkfifo "$tmp/fifo"
+"$bin" sim serve --db "$w" --listen 127.0.0.1:0 --token-file "$tmp/kube.token" \
+  --openbao-token-file "$tmp/bao.token" >"$tmp/fifo" 2>"$tmp/serve.err" &
+spid=$!
+read -r url <"$tmp/fifo" || true
+[ -n "$url" ] || { echo "FAIL: sim serve did not start: $(cat "$tmp/serve.err")"; exit 1; }
+cat >"$tmp/kubeconfig" <<EOF
+apiVersion: v1
+kind: Config
+current-context: sim
+clusters:
+- name: sim
+  cluster: {server: "$url"}
+users:
+- name: bot
+  user: {tokenFile: $tmp/kube.token}
+contexts:
+- name: sim
+  context: {cluster: sim, user: bot}
+EOF
+printf '{"context":"sim","contexts":{"sim":{"endpoints":["%s"],"reassert-stub":{"record":"%s/talos.rec"}}}}\n' \
+  "$url" "$tmp" >"$tmp/talosconfig"
+
+PATH="$tmp/bin:$PATH" HOME="$tmp" BAO_ADDR="$url" BAO_TOKEN=bao-token-rec-93e0 \
+  REASSERT_REGISTRY_URL="$url" "$bin" run --transport live --kubeconfig "$tmp/kubeconfig" \
+  --secret-file "$tmp/secret.enc.yaml" --decrypt-command "$tmp/decrypt.sh" \
+  --talosconfig "$tmp/talosconfig" --test-facade-clock --output json \
+  --record "$tmp/live.db" >"$tmp/run.json" 2>"$tmp/run.err" </dev/null
+rc=$?
+[ $rc -eq 0 ] || fail "the live run exited $rc: $(head -c 600 "$tmp/run.json") $(head -c 300 "$tmp/run.err")"
+[ "$(sqlite3 "$tmp/live.db" "select value from meta where key='transport'")" = live ] ||
+  fail "the cassette does not say it was recorded live"
+n=$(sqlite3 "$tmp/live.db" "select count(*) from calls where op like 'talos.%'")
+[ "$n" -ge 1 ] || fail "the cassette holds no Talos call"
+
+"$bin" replay "$tmp/live.db" --strict --json >"$tmp/replay.json" 2>"$tmp/replay.err"
+rc=$?
+[ $rc -eq 0 ] || fail "strict replay of the live cassette exited $rc: $(head -c 600 "$tmp/replay.err")"
+jq -e '.diverged_at == null and .recorded == .replayed' "$tmp/replay.json" >/dev/null ||
+  fail "strict replay of the live cassette: counters differ"
+jq -S .counters "$tmp/run.json" >"$tmp/c.run"
+jq -S .recorded "$tmp/replay.json" >"$tmp/c.rec"
+cmp -s "$tmp/c.run" "$tmp/c.rec" || fail "the cassette's counters are not the run's own"
+
+: >"$tmp/forms"
+for s in "$pass" kube-token-rec-7a1c bao-token-rec-93e0; do
+  printf '%s\n' "$s" >>"$tmp/forms"
+  for k in 0 1 2; do
+    e=$({ head -c "$k" /dev/zero; printf '%s' "$s"; } | base64 -w0 | tr -d =)
+    start=$((k == 0 ? 1 : k + 2))
+    end=$((${#e} - 4))
+    [ "$end" -ge $((start + 11)) ] && printf '%s\n' "$e" | cut -c"$start-$end" >>"$tmp/forms"
+  done
+done
+printf '%s' "deploy-bot:$pass" | base64 -w0 >>"$tmp/forms"
+echo >>"$tmp/forms"
+for f in "$tmp"/live.db* "$tmp/replay.json" "$tmp/replay.err"; do
+  [ -f "$f" ] || continue
+  grep -qaF -f "$tmp/forms" "$f" && fail "a password or token is in $(basename "$f")"
+done
+
+[ $fails -eq 0 ] && echo "live record: the live run's cassette replays strictly, no secret in it"
+[ $fails -eq 0 ]

@@ -1,0 +1,120 @@
+#!/bin/sh
+# Record and replay over the whole suite (issue 11, DESIGN.md §8):
+#  1. every scenario in scenarios/ is run with `sim --record DIR` under both
+#     strategies, and every cassette strict-replays with exit 0, no
+#     divergence and counters equal to the recorded ones (a run killed by a
+#     `crash` fault has none: every call it made must still match);
+#  2. every byte of every cassette the suite writes, its -wal and -shm
+#     included (a crashed run leaves its -wal behind), and every replay's
+#     output, holds no catalogue password in plaintext or base64 (at each
+#     alignment), nor the base64 of user:password — the failing
+#     tests/bad/secret-* scenarios recorded too;
+#  3. a cassette with one recorded answer edited diverges (exit 1), at or
+#     after the edited call, showing the recorded and the replayed request;
+#     the unedited copy replays clean.
+# The sanitizer build sets REASSERT_RECORD_QUICK=1: a few scenarios only (the
+# whole suite is the plain build's, and slow under ASan by design).
+#
+#   tests/check_record_replay.sh BUILD/reassert SOURCE_ROOT
+set -u
+bin=$1
+src=$2
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+status=0
+fail() {
+  echo "FAIL: $1"
+  status=1
+}
+
+if [ "${REASSERT_RECORD_QUICK:-}" = 1 ]; then
+  set -- "$src"/scenarios/two-run-stage-reassert.yaml "$src"/scenarios/recover-fences.yaml \
+    "$src"/scenarios/stale-openbao-seed.yaml
+else
+  set -- "$src"/scenarios/*.yaml
+fi
+nfiles=$#
+"$bin" sim --record "$out/suite" "$@" >"$out/sim.txt" 2>&1 ||
+  fail "the suite did not pass while recording (exit $?): $(tail -3 "$out/sim.txt")"
+"$bin" sim --record "$out/bad" "$src"/tests/bad/secret-*.yaml >"$out/bad.txt" 2>&1
+[ $? -eq 1 ] || fail "tests/bad/secret-*.yaml must fail while recording (exit 1)"
+
+# A run killed by a `crash` fault leaves its -wal behind (replays below
+# make their own, so they are counted first).
+crash_wals=$(find "$out/suite" "$out/bad" -name '*-wal' | wc -l)
+[ "$crash_wals" -ge 1 ] || fail "no run left a -wal file to scan (a crashed run leaves one)"
+
+# 1. Every cassette strict-replays to the recorded counters.
+n=0
+unfinished=0
+for f in $(find "$out/suite" "$out/bad" -name '*.db' | sort); do
+  n=$((n + 1))
+  "$bin" replay "$f" --strict --json >"$out/replay.$n.json" 2>"$out/replay.$n.err"
+  rc=$?
+  if [ $rc -ne 0 ]; then
+    fail "strict replay of ${f#"$out"/} exited $rc: $(head -c 600 "$out/replay.$n.err")"
+    continue
+  fi
+  jq -e '.diverged_at == null and (.recorded == null or .recorded == .replayed)' \
+    "$out/replay.$n.json" >/dev/null || fail "strict replay of ${f#"$out"/}: counters differ"
+  jq -e '.recorded == null' "$out/replay.$n.json" >/dev/null && unfinished=$((unfinished + 1))
+done
+[ "$n" -ge "$nfiles" ] || fail "only $n cassettes for $nfiles scenarios"
+# Killed runs are the exception: most cassettes must carry counters.
+[ $((unfinished * 5)) -le "$n" ] || fail "$unfinished of $n cassettes have no counters"
+
+# 2. No catalogue secret in any encoding, in any byte written.
+{
+  printf '%s\n' ghp-prev-0a1b2c3d4e5f ghp-curr-9f8e7d6c5b4a ghp-revk-5566778899aa
+  sed -n 's/^[[:space:]]*password:[[:space:]]*\([^[:space:]#,}]*\).*/\1/p' \
+    "$src"/scenarios/*.yaml "$src"/tests/bad/secret-*.yaml
+  grep -ho 'password: [A-Za-z0-9-]*' "$src"/scenarios/*.yaml "$src"/tests/bad/secret-*.yaml |
+    sed 's/password: //'
+} | grep -v '^$' | sort -u >"$out/secrets"
+{
+  echo deploy-bot
+  grep -ho 'username: [A-Za-z0-9._-]*' "$src"/scenarios/*.yaml "$src"/tests/bad/*.yaml |
+    sed 's/username: //'
+} | sort -u >"$out/users"
+[ "$(wc -l <"$out/secrets")" -ge 3 ] || fail "found too few secrets to look for"
+: >"$out/forms"
+while IFS= read -r secret; do
+  printf '%s\n' "$secret" >>"$out/forms"
+  for k in 0 1 2; do
+    e=$({ head -c "$k" /dev/zero; printf '%s' "$secret"; } | base64 -w0 | tr -d =)
+    start=$((k == 0 ? 1 : k + 2))
+    end=$((${#e} - 4))
+    [ "$end" -ge $((start + 11)) ] && printf '%s\n' "$e" | cut -c"$start-$end" >>"$out/forms"
+  done
+  while IFS= read -r user; do
+    printf '%s' "$user:$secret" | base64 -w0 >>"$out/forms"
+    echo >>"$out/forms"
+  done <"$out/users"
+done <"$out/secrets"
+files=$(find "$out/suite" "$out/bad" -type f | wc -l)
+wals=$(find "$out/suite" "$out/bad" -name '*-wal' | wc -l)
+hits=$(find "$out/suite" "$out/bad" -type f -exec grep -laF -f "$out/forms" {} + 2>/dev/null)
+[ -z "$hits" ] || fail "a catalogue secret is in: $(echo "$hits" | sed "s|$out/||g" | tr '\n' ' ')"
+hits=$(grep -laF -f "$out/forms" "$out"/replay.* 2>/dev/null)
+[ -z "$hits" ] || fail "a catalogue secret is in a replay's output"
+
+# 3. An edited answer diverges; the unedited copy does not.
+c="$out/suite/lazy/two-run-stage-reassert.reassert.db"
+[ -f "$c" ] || fail "no cassette for two-run-stage-reassert's reassert run"
+cp "$c" "$out/edited.db"
+seq=$(sqlite3 "$out/edited.db" \
+  "SELECT min(seq) FROM calls WHERE op = 'kube.get' AND target LIKE 'Lease/%'")
+sqlite3 "$out/edited.db" "UPDATE calls SET response = replace(response, '\"holderIdentity\":\"\"', \
+'\"holderIdentity\":\"another-run\"') WHERE seq = $seq"
+"$bin" replay "$out/edited.db" --strict >"$out/edited.txt" 2>&1
+rc=$?
+[ $rc -eq 1 ] || fail "an edited answer (seq $seq) replays with exit $rc, not 1"
+at=$(sed -n 's/.*diverged at seq \([0-9]*\).*/\1/p' "$out/edited.txt")
+[ -n "$at" ] && [ "$at" -ge "$seq" ] || fail "the edited cassette did not diverge at or after seq $seq"
+grep -q '^  recorded: ' "$out/edited.txt" && grep -q '^  replayed: ' "$out/edited.txt" ||
+  fail "the divergence does not show both versions: $(head -c 400 "$out/edited.txt")"
+"$bin" replay "$c" --strict >/dev/null 2>&1 || fail "the unedited cassette does not replay"
+
+[ $status -eq 0 ] && echo "record/replay: $n cassettes replayed strictly ($unfinished of killed runs);" \
+  "$files files ($wals -wal, $crash_wals left by killed runs) free of $(wc -l <"$out/secrets") catalogue secrets"
+exit $status
