@@ -9,8 +9,8 @@ FUZZ_SECONDS ?= 60
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 
 .PHONY: all build deps deps-fuzz demo test test-plain test-asan fuzz valgrind bench bench-live clean format
+.PHONY: coverage deps-coverage install lint deps-lint format-check swarm bench-sweep
 .PHONY: bench-record
-.PHONY: coverage deps-coverage install lint deps-lint format-check
 .PHONY: report-check deps-report
 CTEST_FLAGS ?=
 PREFIX     ?= /usr/local
@@ -65,6 +65,19 @@ bench: build
 bench-live: build
 	sh tests/bench_live.sh $(BUILD)/reassert . $(BUILD)/bench/live.json
 
+# The long seeded search (reassert sweep --swarm): SEEDS plans per strategy
+# over the rotation's Stage, from SEED; SHARD=I/N takes one shard of it.
+SEEDS ?= 10000
+SEED  ?= 1
+SHARD ?= 1/1
+swarm: build
+	./$(BUILD)/reassert sweep scenarios/two-run-stage-reassert.yaml --run stage \
+		--swarm $(SEEDS) --seed $(SEED) --shard $(SHARD)
+
+# The failure search's cost: the rotation's full crash sweep and swarm
+# plans per second (build/bench/sweep.json).
+bench-sweep: build
+	sh tests/bench_sweep.sh $(BUILD)/reassert . $(BUILD)/bench/sweep.json
 # Recording and strict replay overhead per call (build/bench/record.json).
 bench-record: build
 	cmake --build $(BUILD) --target bench_record -j $(JOBS)

@@ -23,7 +23,7 @@
 int cmd_run(int argc, char **argv);
 int cmd_sim(int argc, char **argv);   /* sim, sim --compare, sim init */
 int cmd_serve(int argc, char **argv); /* sim serve (not built yet) */
-int cmd_sweep(int argc, char **argv); /* not built yet */
+int cmd_sweep(int argc, char **argv);
 int cmd_replay(int argc, char **argv);
 
 /* cli_run.c — one run: the root named by args->transport (or, from the

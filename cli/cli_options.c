@@ -187,9 +187,40 @@ const char *const cli_usage_serve =
     "(also a non-loopback --listen, an unknown --run); 65 a world, scenario,\n"
     "token, certificate or key that cannot be used.\n";
 
-const char *const cli_usage_sweep = "usage: reassert sweep SCENARIO.yaml [--run NAME]\n"
-                                    "\n"
-                                    "Not built yet: every invocation exits 64.\n";
+const char *const cli_usage_sweep =
+    "usage: reassert sweep SCENARIO.yaml [--run NAME] [--strategy lazy|eager]\n"
+    "                      [--perturb | --swarm N [--seed S] | --plan SPEC]\n"
+    "                      [--shard I/N] [--json] [--emit-scenario FILE]\n"
+    "\n"
+    "Searches the failure space of a scenario's runs (default: every run, every\n"
+    "strategy the scenario applies to). Each plan runs on a copy of one world\n"
+    "image, its runs in forked children as `reassert sim` runs them, and is\n"
+    "judged by the invariants of every run and by the end state: converged, or\n"
+    "failed closed naming every fence still held and `reassert --fences`.\n"
+    "\n"
+    "(default)    crash sweep: for every write k of the run, crash there (as\n"
+    "             kill -9), run --recover-fences when a fence still names the\n"
+    "             crashed run, then run it again. Table: write, call, exits, verdict.\n"
+    "--perturb    for every call of the run and every entry of the perturbation\n"
+    "             menu (built in, extended by the scenario's perturb-menu:), the\n"
+    "             other actor's event just before the call.\n"
+    "--swarm N    N random fault plans drawn from --seed S (default 1): 1 to 4 of\n"
+    "             fail, timeout, lost-response, crash, latency and menu events on\n"
+    "             random calls, each followed by a fault-free run that must\n"
+    "             converge or fail closed. A failing plan is shrunk to the fewest\n"
+    "             faults that still fail and printed with the command replaying it.\n"
+    "--plan SPEC  one plan, exactly: <call>:<effect>[,...], call = index in the\n"
+    "             run's fault-free call log, effect = crash | fail=<status> |\n"
+    "             timeout | lost-response | latency=<ms> | perturb=<menu name>.\n"
+    "--shard I/N  only plans whose number is I-1 modulo N (1 <= I <= N <= 10000):\n"
+    "             N invocations split any sweep without overlap.\n"
+    "--json       one JSON document (byte-identical for the same scenario, seed\n"
+    "             and shard); the text table's last line adds wall time and plans/s.\n"
+    "--emit-scenario FILE  the first failing (shrunk) plan as a scenario file\n"
+    "             (never over an existing file).\n"
+    "\n"
+    "Exit 0 every plan passed; 1 a plan failed; 64 usage (unknown --run, bad\n"
+    "--plan or --shard); 65 a scenario that cannot be loaded.\n";
 
 const char *const cli_usage_replay =
     "usage: reassert replay CASSETTE --list [--op GLOB]\n"

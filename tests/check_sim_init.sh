@@ -34,7 +34,7 @@ for c in run sim sweep replay; do
 done
 expect 0 "sim serve --help" -- sim serve --help
 expect_in "$tmp/out" "loopback address only" "sim serve --help says it serves loopback only"
-expect 64 "sweep is not built" -- sweep "$scn"
+expect 64 "sweep refuses an unknown --run" -- sweep "$scn" --run no-such-run
 expect 64 "sim serve refuses a non-loopback address" -- sim serve --db "$w" --listen 0.0.0.0:0
 
 expect 0 "sim init builds the world" -- sim init --scenario "$scn" --db "$w"

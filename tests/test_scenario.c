@@ -535,7 +535,7 @@ END_TEST
 START_TEST(test_unknown_key_at_top_level_is_refused)
 {
     ts_err("name: t\nbogus: 1\n", "2:1: bogus: unknown key (known: name, about, seed, strategies, "
-                                  "cluster, desired, catalogue, runs)");
+                                  "cluster, desired, catalogue, runs, perturb-menu)");
 }
 END_TEST
 

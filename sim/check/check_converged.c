@@ -17,6 +17,32 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Whether another actor's `during:` event changed ref (or, ref "openbao",
+ * the OpenBao KV) after this run's last call on it — a read of the object
+ * itself or a list of its kind. A run cannot see a change made after its
+ * last look, so invariant 2 does not hold it to one. */
+static bool foreign_after_last_look(sim_world *w, const char *run, const char *ref)
+{
+    const char *sql = "SELECT 1 FROM foreign_writes WHERE run = ?1 AND ref = ?2 AND after_call >="
+                      " (SELECT coalesce(max(seq), 0) FROM call_log WHERE run = ?1 AND (target = ?2"
+                      "  OR target = ?3 OR (?2 = 'openbao' AND op LIKE 'openbao.%')))";
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(w->db, sql, -1, &st, NULL) != SQLITE_OK) {
+        sqlite3_finalize(st);
+        return false; /* no event ever fired in this world */
+    }
+    const char *slash = strrchr(ref, '/');
+    char *list = rs_xstrdup(ref);
+    if (slash) list[slash - ref] = '\0';
+    sqlite3_bind_text(st, 1, run, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, ref, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 3, list, -1, SQLITE_STATIC);
+    bool hit = sqlite3_step(st) == SQLITE_ROW;
+    sqlite3_finalize(st);
+    free(list);
+    return hit;
+}
+
 typedef struct inv_want {
     rs_cred cred;
     char revision[65];
@@ -51,7 +77,10 @@ static void check_secret(sim_world *w, const inv_want *want, const char *ns, con
                          const char *key, inv_report *rep)
 {
     char *text = secret_key_text(w, ns, name, key);
-    if (!text_is_desired(want, text))
+    char *ref = rs_xasprintf("Secret/%s/%s", ns, name);
+    bool excused = foreign_after_last_look(w, rep->run->name, ref);
+    free(ref);
+    if (!excused && !text_is_desired(want, text))
         inv_report_add(rep, 2, "exit 0 but Secret %s/%s key %s %s", ns, name, key,
                        text ? "does not hold the desired credential" : "is missing");
     free(text);
@@ -63,6 +92,10 @@ static void check_node(sim_world *w, const inv_want *want, const cJSON *node, co
     const char *path[] = {"metadata", "name"};
     const char *name = simw_json_str(node, path, 2);
     if (!name) return;
+    char *ref = rs_xasprintf("Node/%s", name);
+    bool excused = foreign_after_last_look(w, run_name, ref);
+    free(ref);
+    if (excused) return;
     if (!inv_str_eq(simw_annotation(node, w->cfg.ann.revision), want->revision))
         inv_report_add(rep, 2, "exit 0 but Node/%s does not carry the desired verified revision",
                        name);
@@ -97,6 +130,10 @@ static void check_nodes(sim_world *w, const inv_want *want, const char *run_name
 static void check_policy_released(sim_world *w, const char *ns, const char *name,
                                   const char *owner_key, bool child, inv_report *rep)
 {
+    char *ref = rs_xasprintf("Kustomization/%s/%s", ns, name);
+    bool excused = foreign_after_last_look(w, rep->run->name, ref);
+    free(ref);
+    if (excused) return;
     cJSON *ks = simw_get(w, "Kustomization", ns, name);
     const cJSON *spec = cJSON_GetObjectItemCaseSensitive(ks, "spec");
     if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(spec, "suspend")))
@@ -110,7 +147,7 @@ static void check_policy_released(sim_world *w, const char *ns, const char *name
     cJSON_Delete(ks);
 }
 
-static void check_fences_released(sim_world *w, inv_report *rep)
+static void check_fences_released(sim_world *w, const char *run, inv_report *rep)
 {
     const rs_config *c = &w->cfg;
     check_policy_released(w, c->parent_ns, c->parent_name, w->cfg.ann.parent_owner, false, rep);
@@ -118,7 +155,10 @@ static void check_fences_released(sim_world *w, inv_report *rep)
     cJSON *lease = simw_get(w, "Lease", c->lease_ns, c->lease_name);
     const char *path[] = {"spec", "holderIdentity"};
     const char *holder = simw_json_str(lease, path, 2);
-    if (holder && holder[0])
+    char *ref = rs_xasprintf("Lease/%s/%s", c->lease_ns, c->lease_name);
+    bool excused = foreign_after_last_look(w, run, ref);
+    free(ref);
+    if (holder && holder[0] && !excused)
         inv_report_add(rep, 2, "exit 0 but Lease %s/%s is still held", c->lease_ns, c->lease_name);
     cJSON_Delete(lease);
 }
@@ -149,12 +189,12 @@ void inv_check_converged(sim_world *w, inv_report *rep)
         check_secret(w, &want, c->fanout_namespaces[i], c->consumer_name, c->consumer_key, rep);
     check_secret(w, &want, c->variables_ns, c->variables_name, c->variables_key, rep);
     char *seed = sim_world_openbao_value(w, c->openbao_path);
-    if (!text_is_desired(&want, seed))
+    if (!foreign_after_last_look(w, rep->run->name, "openbao") && !text_is_desired(&want, seed))
         inv_report_add(rep, 2, "exit 0 but the OpenBao seed %s %s", c->openbao_path,
                        seed ? "does not hold the desired credential" : "is missing");
     free(seed);
     check_secret(w, &want, c->root_ns, c->root_name, c->root_key, rep);
     check_nodes(w, &want, rep->run->name, rep);
-    check_fences_released(w, rep);
+    check_fences_released(w, rep->run->name, rep);
     cred_free(&want.cred);
 }

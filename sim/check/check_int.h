@@ -52,6 +52,13 @@ bool inv_node_unschedulable(const cJSON *node);
 /* Whether call seq of run_name released one of its own fences (recorded
  * at call time by inv_at_kube_write). */
 bool inv_was_release(sim_world *w, const char *run_name, long long seq);
+/* Whether another actor's `during:` event changed Kind/ns/name after this
+ * run's last read of it and before its call seq, with no other write of
+ * the run in between: the check-then-write window no client can close
+ * (the write right after a proof). A second write in that state is never
+ * excused: it had to prove the fence again. */
+bool inv_raced(sim_world *w, const char *run_name, const char *kind, const char *ns,
+               const char *name, long long seq);
 /* Whether run_name turned node unschedulable (recorded at call time). */
 bool inv_cordon_is_ours(sim_world *w, const char *run_name, const char *node);
 

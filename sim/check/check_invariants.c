@@ -206,7 +206,7 @@ static bool is_recovery_reclaim(const inv_run *r, const inv_call *k)
 }
 
 /* Cleanup's CAS-guarded release of this run's own fence (a policy resume,
- * a claim hand-back) after another actor took the Lease: §3.4 releases what
+ * a claim hand-back) while another holder has the Lease: §3.4 releases what
  * this run holds on every exit path, and the suite's Lease-theft scenarios
  * call that race "by design". The Lease requirement is waived for exactly
  * those writes — recorded at call time as having removed this run's owner —
@@ -223,12 +223,19 @@ static void check_fence(sim_world *w, const inv_mark *m, const inv_log *log, inv
         const inv_call *k = &log->v[i];
         if (!k->write || !k->applied || k->cls == INV_LEASE) continue;
         char *d = call_desc(m, k);
+        const rs_config *c = &w->cfg;
         if (!k->lease_held && is_release_after_theft(w, rep, k)) {
             /* cleanup of this run's own fence, racing the theft */
+        } else if (!k->lease_held &&
+                   inv_raced(w, rep->run->name, "Lease", c->lease_ns, c->lease_name, k->seq)) {
+            /* taken between this run's last proof and this write */
         } else if (!k->lease_held)
             inv_report_add(rep, 1, "%s was applied while this run did not hold the Lease", d);
         else if (log->normal_path && needs_policy_fences(k->cls) && !k->fences_held &&
-                 !is_node_cleanup(log, i) && !is_recovery_reclaim(rep->run, k))
+                 !is_node_cleanup(log, i) && !is_recovery_reclaim(rep->run, k) &&
+                 !inv_raced(w, rep->run->name, "Kustomization", c->parent_ns, c->parent_name,
+                            k->seq) &&
+                 !inv_raced(w, rep->run->name, "Kustomization", c->child_ns, c->child_name, k->seq))
             inv_report_add(rep, 1,
                            "%s was applied on the normal path while this run did not hold both"
                            " policy fences",

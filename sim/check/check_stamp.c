@@ -121,7 +121,16 @@ void inv_at_node_patch(sim_world *w, const char *run_name, const char *node, con
     if (!was || now) return;
     bool owner_ours = inv_holder_of_run(simw_annotation(before, w->cfg.ann.drain_owner), run_name);
     bool cordoned_ours = inv_cordon_is_ours(w, run_name, node);
-    if (owner_ours && cordoned_ours) return;
+    if (owner_ours && cordoned_ours) {
+        /* Restored: a later cordon of this node is another actor's, and
+         * an exit 0 must not be blamed for it (invariant 2; scenario
+         * node-cordoned-after-release). */
+        sqlite3_stmt *st = simw_stmt(w, "DELETE FROM cordons WHERE run = ?1 AND node = ?2");
+        sqlite3_bind_text(st, 1, run_name, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 2, node, -1, SQLITE_STATIC);
+        simw_step_done(w, st);
+        return;
+    }
     inv_violation(w, run_name, 4, "uncordoned Node/%s, which this run did not cordon (%s)", node,
                   !cordoned_ours ? "it was already unschedulable when this run came to it"
                                  : "its drain owner did not name this run");
@@ -226,6 +235,17 @@ void inv_at_kube_write(sim_world *w, const char *run_name, const char *kind, con
             !inv_holder_of_run(after ? simw_annotation(after, keys[i]) : NULL, run_name))
             released = true;
     if (!released) return;
+    /* Only cleanup racing a theft: the Lease names another holder. A run
+     * that freed the Lease itself before releasing its fences (the §3.4
+     * order reversed) gets no waiver: the next run could take the Lease
+     * while this one's fences still stand. */
+    const rs_config *c = &w->cfg;
+    cJSON *lease = simw_get(w, "Lease", c->lease_ns, c->lease_name);
+    const char *path[] = {"spec", "holderIdentity"};
+    const char *holder = simw_json_str(lease, path, 2);
+    bool stolen = holder && holder[0] && !inv_holder_of_run(holder, run_name);
+    cJSON_Delete(lease);
+    if (!stolen) return;
     /* The call being performed is logged right after this, as max(seq)+1. */
     sqlite3_stmt *st = simw_stmt(w, "INSERT OR IGNORE INTO releases(run, call_seq) SELECT ?1,"
                                     " coalesce(max(seq), 0) + 1 FROM call_log");
@@ -240,5 +260,26 @@ bool inv_was_release(sim_world *w, const char *run_name, long long seq)
     sqlite3_bind_int64(st, 2, seq);
     bool hit = simw_step_row(w, st);
     sqlite3_reset(st);
+    return hit;
+}
+
+bool inv_raced(sim_world *w, const char *run_name, const char *kind, const char *ns,
+               const char *name, long long seq)
+{
+    char *ref = rs_xasprintf("%s/%s/%s", kind, ns, name);
+    sqlite3_stmt *st = simw_stmt(
+        w, "SELECT 1 FROM foreign_writes f WHERE f.run = ?1 AND f.ref = ?2 AND f.after_call < ?3"
+           " AND f.after_call >= (SELECT coalesce(max(seq), 0) FROM call_log"
+           "  WHERE run = ?1 AND target = ?2 AND op = 'kube.get' AND seq < ?3)"
+           " AND NOT EXISTS (SELECT 1 FROM call_log WHERE run = ?1 AND seq > f.after_call"
+           "  AND seq < ?3 AND applied = 1 AND op NOT IN ('kube.get', 'kube.list',"
+           "  'openbao.read', 'talos.read-auth', 'talos.etcd-status', 'talos.etcd-alarms',"
+           "  'registry.token', 'registry.manifest'))");
+    sqlite3_bind_text(st, 1, run_name, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, ref, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 3, seq);
+    bool hit = simw_step_row(w, st);
+    sqlite3_reset(st);
+    free(ref);
     return hit;
 }

@@ -46,6 +46,27 @@ typedef int (*sim_run_fn)(const sim_run_req *req, FILE *out);
 bool sim_scenario_run(const sc_scenario *sc, const rs_strategy *strategy, const char *expect_as,
                       sim_run_fn run, cJSON **runs_out);
 
+/* One run on a world that already exists (a sweep's plan runs its runs one
+ * by one, judging the world between them): the run's `before:` events, the
+ * run path in a forked child, then the §6 invariants; the run's `expect`
+ * only when check_expect; a fault or `during:` entry that never fired is a
+ * failure only when check_unfired (one whose event could not apply always
+ * is). tmp is the plan's private directory ({tmp}), db the world file. */
+typedef struct sim_run_ctx {
+    const sc_scenario *sc;
+    const rs_strategy *strategy;
+    const char *expect_as; /* "lazy" or "eager": whose expectations */
+    const char *tmp;
+    const char *db;
+    sim_run_fn run_fn;
+    bool check_expect;
+    bool check_unfired;
+} sim_run_ctx;
+
+/* Returns the run's report node as in `reassert sim --json`, plus "output"
+ * (stdout and stderr), every string redacted. Caller frees. */
+cJSON *sim_run_checked(const sim_run_ctx *c, const sc_run *run);
+
 /* A report the caller writes from every scenario's result (cli/: --report,
  * the GitHub step summary): the array of scenario nodes as in --json, plus
  * each run's "output" and "timeline" (runner_int.h), every string already

@@ -314,10 +314,46 @@ static bool scl_header(sc_ld *ld, const cJSON *root)
     return true;
 }
 
+/* `perturb-menu: [{name, do: <event>}]` (reassert sweep --perturb). */
+static bool scl_perturb_menu(sc_ld *ld, const cJSON *list)
+{
+    static const char *const keys[] = {"name", "do", NULL};
+    sc_scenario *sc = ld->sc;
+    if (!scl_want_list(ld, list, "perturb-menu")) return false;
+    size_t n = (size_t)cJSON_GetArraySize(list);
+    sc->perturb_menu = rs_xcalloc(n ? n : 1, sizeof *sc->perturb_menu);
+    const cJSON *it;
+    cJSON_ArrayForEach(it, list)
+    {
+        char ip[SC_PATH_MAX], kp[SC_PATH_MAX];
+        const cJSON *f;
+        const char *name;
+        size_t i = sc->n_perturb_menu;
+        scl_path_idx(ip, "perturb-menu", i);
+        scl_path_key(kp, ip, "name");
+        if (!scl_want_map(ld, it, ip) || !scl_keys(ld, it, ip, keys) ||
+            !scl_required(ld, it, "name", ip, &f) || !scl_str(ld, f, kp, &name))
+            return false;
+        if (!sc_run_name_ok(name))
+            return scl_fail_at(ld, f, kp,
+                               "a menu name must be lowercase letters, digits and '-', starting "
+                               "and ending with a letter or digit");
+        for (size_t j = 0; j < i; j++)
+            if (!strcmp(sc->perturb_menu[j].name, name))
+                return scl_fail_at(ld, f, kp, "duplicate menu name \"%s\"", name);
+        sc->perturb_menu[i].name = rs_xstrdup(name);
+        sc->n_perturb_menu++;
+        scl_path_key(kp, ip, "do");
+        if (!scl_required(ld, it, "do", ip, &f) || !scl_event(ld, f, kp, &sc->perturb_menu[i].ev))
+            return false;
+    }
+    return true;
+}
+
 static bool scl_scenario(sc_ld *ld, const cJSON *root)
 {
-    static const char *const keys[] = {"name",    "about",     "seed", "strategies", "cluster",
-                                       "desired", "catalogue", "runs", NULL};
+    static const char *const keys[] = {"name",    "about",     "seed", "strategies",   "cluster",
+                                       "desired", "catalogue", "runs", "perturb-menu", NULL};
     const cJSON *f;
     const char *s;
     if (!scl_want_map(ld, root, "") || !scl_keys(ld, root, "", keys) ||
@@ -327,7 +363,9 @@ static bool scl_scenario(sc_ld *ld, const cJSON *root)
         !scl_cred_name(ld, f, "desired", &s))
         return false;
     ld->sc->desired = rs_xstrdup(s);
-    return scl_required(ld, root, "runs", "", &f) && scl_runs(ld, f);
+    if (!scl_required(ld, root, "runs", "", &f) || !scl_runs(ld, f)) return false;
+    f = cJSON_GetObjectItemCaseSensitive(root, "perturb-menu");
+    return !f || scl_perturb_menu(ld, f);
 }
 
 rs_code sc_load(const char *path, sc_scenario **out, rs_err *e)

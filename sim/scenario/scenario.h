@@ -107,6 +107,13 @@ typedef struct sc_run {
     sc_pos expect_pos; /* the `expect:` key; {0,0} when the run has none */
 } sc_run;
 
+/* A `perturb-menu:` entry: one more event `reassert sweep --perturb` may
+ * insert before a call (an entry named like a built-in one replaces it). */
+typedef struct sc_perturb {
+    char *name;
+    sc_event ev;
+} sc_perturb;
+
 typedef struct sc_scenario {
     char *file;
     char *name;
@@ -120,6 +127,8 @@ typedef struct sc_scenario {
     size_t n_catalogue;
     sc_run *runs;
     size_t n_runs;
+    sc_perturb *perturb_menu; /* `perturb-menu:`; NULL when absent */
+    size_t n_perturb_menu;
 } sc_scenario;
 
 /* Loads and validates path. On failure *out is NULL and e says

@@ -75,5 +75,10 @@ void sc_free(sc_scenario *sc)
     for (size_t i = 0; i < sc->n_runs; i++)
         sc_run_free(&sc->runs[i]);
     free(sc->runs);
+    for (size_t i = 0; i < sc->n_perturb_menu; i++) {
+        free(sc->perturb_menu[i].name);
+        sc_event_free(&sc->perturb_menu[i].ev);
+    }
+    free(sc->perturb_menu);
     free(sc);
 }

@@ -8,6 +8,31 @@
  */
 #include "sim/transport/sim_transport_int.h"
 
+#include "sim/store/store.h"
+
+#include <string.h>
+
+/* Remembers which objects another actor's event changed, and after which
+ * call of this run (invariant 2 does not blame the run for a change made
+ * after its last look at the object: no reader can see the future). */
+static void note_foreign(simt_ctx *c, const sc_event *ev, long long rev_before)
+{
+    sqlite3 *db = c->w->db;
+    const char *sql =
+        "INSERT INTO foreign_writes(run, ref, after_call)"
+        " SELECT ?1, kind || '/' || CASE WHEN ns = '' THEN '' ELSE ns || '/' END || name,"
+        " (SELECT coalesce(max(seq), 0) FROM call_log) FROM objects WHERE rv > ?2"
+        " UNION ALL SELECT ?1, 'openbao', (SELECT coalesce(max(seq), 0) FROM call_log)"
+        " WHERE ?3";
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) return;
+    sqlite3_bind_text(st, 1, c->run_name, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 2, rev_before);
+    sqlite3_bind_int(st, 3, strncmp(ev->kind, "openbao.", 8) == 0);
+    sqlite3_step(st);
+    sqlite3_finalize(st);
+}
+
 void simt_during(simt_ctx *c, const char *opname)
 {
     const sc_run *run = c->run;
@@ -16,7 +41,9 @@ void simt_during(simt_ctx *c, const char *opname)
         if (!simt_hit(d->before_call, opname, &c->during_seen[i], d->nth, d->and_after)) continue;
         c->during_fired[i] = true;
         rs_err e = {0};
+        long long rev = store_revision(c->w->db);
         if (simw_apply_event(c->w, &d->action, &e) != RS_OK && !c->during_error[i])
             c->during_error[i] = rs_xstrdup(e.msg);
+        note_foreign(c, &d->action, rev);
     }
 }

@@ -49,6 +49,11 @@ static const char *const simw_schema =
      * tells that cleanup from a fenced write). */
     "CREATE TABLE releases(run TEXT NOT NULL, call_seq INTEGER NOT NULL,"
     " PRIMARY KEY(run, call_seq));"
+    /* Objects another actor's `during:` event changed, and after which call
+     * of the run (invariant 2 does not blame a run for a change it could
+     * not have seen). */
+    "CREATE TABLE foreign_writes(seq INTEGER PRIMARY KEY, run TEXT NOT NULL,"
+    " ref TEXT NOT NULL, after_call INTEGER NOT NULL);"
     "CREATE TABLE eso_state(ref TEXT PRIMARY KEY, force_sync TEXT NOT NULL);"
     "CREATE TABLE flux_state(ref TEXT PRIMARY KEY, suspended INTEGER NOT NULL,"
     " requested_at TEXT NOT NULL, reconciling INTEGER NOT NULL);"

@@ -177,8 +177,9 @@ void inv_run_begin(sim_world *w, const char *run_name);
 #define INV_HELD_CHILD 4
 int inv_fence_flags(sim_world *w, const char *run_name, bool *lease_held, bool *fences_held);
 /* Every applied kube write of a run: when it removed this run's own owner
- * (a policy fence's or a node claim's) it is a release, recorded so
- * invariant 1 can tell cleanup from a fenced write. */
+ * (a policy fence's or a node claim's) while another holder has the Lease,
+ * it is cleanup racing a theft, recorded so invariant 1 can tell it from a
+ * fenced write. */
 void inv_at_kube_write(sim_world *w, const char *run_name, const char *kind, const cJSON *before,
                        const cJSON *after);
 /* After an applied Node patch (before/after the write): remembers a cordon
