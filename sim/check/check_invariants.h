@@ -55,4 +55,8 @@ void inv_check(sim_world *w, const inv_mark *m, const inv_run *r, cJSON *failure
  * second-to-last '-'). */
 bool inv_holder_of_run(const char *holder, const char *run_name);
 
+/* Whether some error line of output (an `::error` line, or an "error" field
+ * of JSON output) carries text; "" asks for any error line at all. */
+bool inv_named_in_errors(const char *output, const char *text);
+
 #endif

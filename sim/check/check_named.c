@@ -16,7 +16,7 @@
 #include <string.h>
 
 /* Whether some error line of output carries ref (e.g. "flux-system/flux-system"). */
-static bool named_in_errors(const char *output, const char *ref)
+bool inv_named_in_errors(const char *output, const char *ref)
 {
     if (!output) return false;
     const char *line = output;
@@ -43,7 +43,7 @@ static void check_policy(sim_world *w, const char *ns, const char *name, const c
     const char *owner = simw_annotation(ks, owner_key);
     if (inv_holder_of_run(owner, rep->run->name)) {
         char *ref = rs_xasprintf("%s/%s", ns, name);
-        if (!named_in_errors(rep->run->output, ref))
+        if (!inv_named_in_errors(rep->run->output, ref))
             inv_report_add(
                 rep, 7, "Kustomization %s is still fenced by this run and no error names it", ref);
         free(ref);
@@ -59,7 +59,7 @@ static void check_lease(sim_world *w, inv_report *rep)
     const char *holder = simw_json_str(lease, path, 2);
     if (inv_holder_of_run(holder, rep->run->name)) {
         char *ref = rs_xasprintf("%s/%s", c->lease_ns, c->lease_name);
-        if (!named_in_errors(rep->run->output, ref))
+        if (!inv_named_in_errors(rep->run->output, ref))
             inv_report_add(rep, 7, "Lease %s is still held by this run and no error names it", ref);
         free(ref);
     }
@@ -82,7 +82,7 @@ static void check_nodes(sim_world *w, inv_report *rep)
         if (!name ||
             !inv_holder_of_run(simw_annotation(node, w->cfg.ann.drain_owner), rep->run->name))
             continue;
-        if (!named_in_errors(rep->run->output, name))
+        if (!inv_named_in_errors(rep->run->output, name))
             inv_report_add(rep, 7, "Node %s still carries this run's fence and no error names it",
                            name);
     }

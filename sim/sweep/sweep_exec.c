@@ -14,6 +14,8 @@
 #define _XOPEN_SOURCE 700
 #include "sim/sweep/sweep_int.h"
 
+#include "sim/check/check_invariants.h"
+
 #include <ftw.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -127,7 +129,7 @@ static void judge_end(const char *db, const cJSON *node, sw_outcome *o)
         return;
     }
     o->verdict = rs_xstrdup("failed closed");
-    if (!sw_named_in_errors(output, "")) fail(o, "%s: exit 1 and no error line says why", name);
+    if (!inv_named_in_errors(output, "")) fail(o, "%s: exit 1 and no error line says why", name);
     /* Refused before reading the cluster (a revoked credential fails the
      * registry proof first): it cannot name what it never saw; the run
      * that left the fences named its own (invariant 7). */
@@ -152,7 +154,7 @@ static void judge_end(const char *db, const cJSON *node, sw_outcome *o)
      * (the run's own fences are invariant 7's: each one named). */
     size_t named = 0;
     for (size_t i = 0; i < n; i++)
-        named += sw_named_in_errors(output, held[i].ref);
+        named += inv_named_in_errors(output, held[i].ref);
     if (n && !named)
         fail(o, "%s: failed closed while %s %s is held by %s, and no error names it", name,
              held[0].what, held[0].ref, held[0].holder);

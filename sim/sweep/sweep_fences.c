@@ -76,24 +76,6 @@ void sw_held_free(sw_held *h, size_t n)
     free(h);
 }
 
-bool sw_named_in_errors(const char *output, const char *text)
-{
-    for (const char *line = output ? output : ""; *line;) {
-        const char *end = strchr(line, '\n');
-        size_t len = end ? (size_t)(end - line) : strlen(line);
-        char *one = rs_xmalloc(len + 1);
-        memcpy(one, line, len);
-        one[len] = '\0';
-        bool is_error = strstr(one, "::error") != NULL || strstr(one, "\"error") != NULL;
-        bool hit = is_error && strstr(one, text) != NULL;
-        free(one);
-        if (hit) return true;
-        if (!end) break;
-        line = end + 1;
-    }
-    return false;
-}
-
 bool sw_held_by_run(const sw_held *h, size_t n, const char *run_name)
 {
     for (size_t i = 0; i < n; i++)

@@ -100,8 +100,6 @@ typedef struct sw_held {
 /* Every fence held in the world, by anyone. Caller frees with sw_held_free. */
 size_t sw_fences_held(sim_world *w, sw_held **out);
 void sw_held_free(sw_held *h, size_t n);
-/* Whether some error line of output carries text. */
-bool sw_named_in_errors(const char *output, const char *text);
 /* Whether any fence of the world names run_name as its holder. */
 bool sw_held_by_run(const sw_held *h, size_t n, const char *run_name);
 
