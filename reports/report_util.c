@@ -159,15 +159,19 @@ const cJSON *rep_run_of(const cJSON *s, const char *strategy, const char *name)
     return NULL;
 }
 
+const cJSON *rep_eager_twin(const cJSON *s, const cJSON *run)
+{
+    const char *st = rep_str(run, "strategy"), *name = rep_str(run, "name");
+    return st && name && strcmp(st, "lazy") == 0 ? rep_run_of(s, "eager", name) : NULL;
+}
+
 void html_compare(FILE *f, const cJSON *s)
 {
     bool any = false;
     const cJSON *l;
     cJSON_ArrayForEach(l, cJSON_GetObjectItemCaseSensitive(s, "runs"))
     {
-        const char *st = rep_str(l, "strategy"), *name = rep_str(l, "name");
-        const cJSON *eg =
-            st && name && strcmp(st, "lazy") == 0 ? rep_run_of(s, "eager", name) : NULL;
+        const cJSON *eg = rep_eager_twin(s, l);
         if (!eg) continue;
         if (!any) {
             fputs("<table class=\"compare\"><tr><th>run: eager → lazy</th>", f);
@@ -177,7 +181,7 @@ void html_compare(FILE *f, const cJSON *s)
             any = true;
         }
         fputs("<tr><td>", f);
-        rep_html(f, name);
+        rep_html(f, rep_str(l, "name"));
         fputs("</td>", f);
         const cJSON *de = cJSON_GetObjectItemCaseSensitive(eg, "delta");
         const cJSON *dl = cJSON_GetObjectItemCaseSensitive(l, "delta");

@@ -37,6 +37,9 @@ extern const size_t rep_compare_n;
 
 /* The run of runs named name under strategy (NULL when it did not run). */
 const cJSON *rep_run_of(const cJSON *scenario, const char *strategy, const char *name);
+/* For a lazy run, the eager run of the same name in scenario (the other half
+ * of a before/after row); NULL for any other run or when eager did not run. */
+const cJSON *rep_eager_twin(const cJSON *scenario, const cJSON *run);
 
 /* The eager-vs-lazy table of one scenario as HTML (nothing unless some run
  * ran under both). */

@@ -96,9 +96,7 @@ static void md_before_after(FILE *f, const cJSON *scenarios)
     {
         cJSON_ArrayForEach(l, cJSON_GetObjectItemCaseSensitive(s, "runs"))
         {
-            const char *st = rep_str(l, "strategy"), *name = rep_str(l, "name");
-            const cJSON *eg =
-                st && name && strcmp(st, "lazy") == 0 ? rep_run_of(s, "eager", name) : NULL;
+            const cJSON *eg = rep_eager_twin(s, l);
             if (!eg) continue;
             if (!any) {
                 fputs("\n#### Before / after (eager → lazy)\n\n| scenario | run |", f);
@@ -113,7 +111,7 @@ static void md_before_after(FILE *f, const cJSON *scenarios)
             fputs("| ", f);
             rep_md(f, rep_str(s, "name"));
             fputs(" | ", f);
-            rep_md(f, name);
+            rep_md(f, rep_str(l, "name"));
             fputs(" |", f);
             for (size_t c = 0; c < rep_compare_n; c++)
                 md_cell(f, cJSON_GetObjectItemCaseSensitive(eg, "delta"),
