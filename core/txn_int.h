@@ -133,13 +133,11 @@ void lease_heartbeat(rs_txn *tx);
 /* fence.c */
 tx_status fence_policy_take(rs_txn *tx);
 void fence_policy_release(rs_txn *tx, rs_result *res);
-/* Resumes the child (or parent) fenced by `who` — a provably terminal run. */
-/* Before a normal-path write: both policy fences still carry this run's
- * tuple (fence_held.c). Only when the full fence is held; one batched read. */
-rs_code fence_policy_assert_held(rs_txn *tx, rs_err *e);
 /* Before every write through the gate: the Lease and, once taken, both
- * policy fences — read in one batch, one round trip. */
+ * policy fences (still carrying this run's tuple) — read in one batch, one
+ * round trip (fence_held.c). */
 rs_code fence_assert_held(rs_txn *tx, rs_err *e);
+/* Resumes the child (or parent) fenced by `who` — a provably terminal run. */
 rs_code fence_policy_recover(rs_txn *tx, bool child, const char *who, rs_err *e);
 /* Reads both Kustomizations: RS_OK with `what` empty (free) or naming the
  * first residual fence; a failed read is an error, never a residual fence. */

@@ -62,19 +62,6 @@ static void policy_reqs(const rs_config *c, rs_req reqs[2])
         .op = RS_OP_KUBE_GET, .kind = "Kustomization", .ns = c->child_ns, .name = c->child_name};
 }
 
-rs_code fence_policy_assert_held(rs_txn *tx, rs_err *e)
-{
-    if (!tx->fence_taken || !tx->parent_held || !tx->child_held) return RS_OK;
-    rs_req reqs[2];
-    policy_reqs(tx->cfg, reqs);
-    rs_resp resps[2];
-    gate_read_batch(tx->gate, reqs, resps, 2, tx->cfg->transport_parallelism);
-    rs_code rc = policy_judge(tx, reqs, resps, e);
-    rs_resp_free(&resps[0]);
-    rs_resp_free(&resps[1]);
-    return rc;
-}
-
 /* Every write is proven to happen under the Lease at the moment it goes
  * out — never on an earlier proof: another actor can take the Lease between
  * two writes (found by the perturbation sweep: the child fence and the
