@@ -109,11 +109,6 @@ static void rec_add_fp(rec_redactor *r, const char *s, const char *fp)
     if (len >= REC_ATOM_MIN) cred_redact_add(r->net, "x", s, len);
 }
 
-void rec_redactor_add(rec_redactor *r, const char *secret)
-{
-    if (secret) rec_add_fp(r, secret, NULL);
-}
-
 void rec_redactor_map(rec_redactor *r, const char *synthetic, const char *fp)
 {
     rec_add_fp(r, synthetic, fp);

@@ -44,8 +44,6 @@ rec_redactor *rec_redactor_new(void);
 /* Wipes the key and every atom. NULL is fine. */
 void rec_redactor_free(rec_redactor *r);
 
-/* Adds a known secret (a catalogue password, a token the root holds). */
-void rec_redactor_add(rec_redactor *r, const char *secret);
 /* Learns the atoms inside a secret-bearing value: a docker config's
  * password and auth, the decoded text of base64, every string of a JSON
  * text, or the value itself. */

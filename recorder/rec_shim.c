@@ -269,9 +269,3 @@ rs_code rec_shim_finish(rs_transport *t, const cJSON *counters, rs_err *e)
     }
     return rec_cassette_counters(s->cas, counters, e);
 }
-
-const char *rec_shim_error(rs_transport *t)
-{
-    rec_shim *s = rec_of(t);
-    return s->err.code != RS_OK ? s->err.msg : NULL;
-}

@@ -41,8 +41,5 @@ rs_transport *rec_shim_open(rs_transport *inner, const char *cassette_path, bool
 /* The run's counters (the counting shim's), written when the run ends; a
  * run killed before has none, and replay says so. */
 rs_code rec_shim_finish(rs_transport *t, const cJSON *counters, rs_err *e);
-/* The first error the cassette met (a full disk, say), or NULL. Recording
- * never fails the run's calls: the run goes on, and the caller reports it. */
-const char *rec_shim_error(rs_transport *t);
 
 #endif
