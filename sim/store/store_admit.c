@@ -4,7 +4,8 @@
  * §3.3 r2, "Kubernetes facts"):
  *
  *   - Secret: `stringData` is merged into `data` (base64-encoded, winning
- *     over a `data` key of the same name) and dropped; a Secret whose data
+ *     over a `data` key of the same name; a value sim serve carries as
+ *     bytes because it holds U+0000 is encoded whole) and dropped; a Secret whose data
  *     totals more than 1 MiB is rejected (422), as etcd's limit makes it.
  *   - Lease: `acquireTime` and `renewTime` are MicroTime: RFC 3339 with
  *     exactly six fractional digits and `Z` (H4); anything else is a 400.
@@ -151,14 +152,18 @@ static int admit_secret(const store_kind_info *ki, const char *name, cJSON *obj,
         const cJSON *kv;
         cJSON_ArrayForEach(kv, sd)
         {
-            if (!cJSON_IsString(kv)) {
+            size_t n = 0;
+            unsigned char *bytes = store_bytes_of(kv, &n);
+            if (!bytes && !cJSON_IsString(kv)) {
                 cJSON_Delete(sd);
                 return store_bad_request(out, "stringData: expected an object of strings");
             }
-            char *b64 = base64_encode(kv->valuestring, strlen(kv->valuestring));
+            char *b64 = bytes ? base64_encode(bytes, n)
+                              : base64_encode(kv->valuestring, strlen(kv->valuestring));
+            if (bytes) cred_bytes_wipe_free(bytes, n + 1);
             cJSON_DeleteItemFromObjectCaseSensitive(data, kv->string);
             cJSON_AddStringToObject(data, kv->string, b64);
-            free(b64);
+            cred_text_wipe_free(b64);
         }
     }
     cJSON_Delete(sd);
@@ -171,6 +176,40 @@ static int admit_secret(const store_kind_info *ki, const char *name, cJSON *obj,
         return store_invalid(out, ki, name, why);
     }
     return 0;
+}
+
+unsigned char *store_bytes_of(const cJSON *v, size_t *len)
+{
+    *len = 0;
+    const cJSON *c = cJSON_IsObject(v) ? v->child : NULL;
+    if (!c || c->next || !c->string || strcmp(c->string, STORE_BYTES_KEY) != 0 ||
+        !cJSON_IsString(c))
+        return NULL;
+    return base64_decode(c->valuestring, len);
+}
+
+size_t store_bytes_count(const cJSON *root)
+{
+    size_t count = 0, top = 0, cap = 64;
+    const cJSON **stack = rs_xmalloc(cap * sizeof *stack);
+    if (root) stack[top++] = root;
+    while (top) {
+        const cJSON *n = stack[--top];
+        const cJSON *c = cJSON_IsObject(n) ? n->child : NULL;
+        if (c && !c->next && c->string && strcmp(c->string, STORE_BYTES_KEY) == 0) {
+            count++;
+            continue;
+        }
+        for (c = n->child; c; c = c->next) {
+            if (top == cap) {
+                cap *= 2;
+                stack = rs_xrealloc(stack, cap * sizeof *stack);
+            }
+            stack[top++] = c;
+        }
+    }
+    free(stack);
+    return count;
 }
 
 /* RFC 3339 with exactly six fractional digits and Z: 2026-01-02T03:04:05.123456Z. */
@@ -239,6 +278,9 @@ int store_admit(const store_kind_info *ki, const char *name, cJSON *obj, cJSON *
     int code = 0;
     if (strcmp(ki->kind, "Secret") == 0) code = admit_secret(ki, name, obj, out);
     if (strcmp(ki->kind, "Lease") == 0) code = admit_lease(obj, out);
+    if (!code && store_bytes_count(obj))
+        code = store_bad_request(out, "a string holding U+0000 outside a Secret's stringData: "
+                                      "the sim cannot store it exactly, so it refuses it");
     if (!code) code = admit_annotations(ki, name, obj, out);
     if (!code) code = admit_size(obj, out);
     return code;
