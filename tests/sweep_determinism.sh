@@ -36,6 +36,7 @@ for f in "$src"/scenarios/*.yaml; do
     *) mode="--shard 1/4000" ;;
   esac
   name=$(basename "$f" .yaml)
+  t0=$(date +%s)
   for n in 1 2; do
     # shellcheck disable=SC2086 # mode is several words
     "$bin" sweep "$f" --run "$run" --strategy "$strategy" $mode --json >"$tmp/$n.json" \
@@ -55,7 +56,7 @@ for f in "$src"/scenarios/*.yaml; do
     echo "FAIL: $name: not a sweep report: $(head -c 300 "$tmp/1.json")"
     fails=$((fails + 1))
   else
-    echo "ok $name ($strategy, run $run, $mode): $(jq -c '[.plans, .failed]' "$tmp/1.json")"
+    echo "ok $name ($strategy, run $run, $mode): $(jq -c '[.plans, .failed]' "$tmp/1.json") $(($(date +%s) - t0)) s"
   fi
 done
 echo "sweep_determinism $part/$parts: $checked scenarios, $fails differ"
