@@ -6,6 +6,7 @@
 # (exit 124 = it hung). Usage: sh f16-fifo-inputs-hang.sh path/to/reassert
 set -u
 BIN=${1:-build/reassert}
+BIN=$(cd "$(dirname "$BIN")" && pwd)/$(basename "$BIN")
 T=$(mktemp -d); trap 'rm -rf "$T"' EXIT; cd "$T"
 mkfifo f
 printf 'name: f16\nseed: 1\ncluster: {preset: prod, credential: current}\ndesired: current\nruns:\n  - name: r\n' > w.yaml

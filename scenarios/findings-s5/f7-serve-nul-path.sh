@@ -3,6 +3,7 @@
 # percent-encoded NUL. Usage: sh f7-serve-nul-path.sh path/to/reassert
 set -u
 BIN=${1:-build/reassert}
+BIN=$(cd "$(dirname "$BIN")" && pwd)/$(basename "$BIN")
 T=$(mktemp -d); trap 'kill $P 2>/dev/null; rm -rf "$T"' EXIT; cd "$T"
 printf 'name: f7\nseed: 1\ncluster: {preset: prod, credential: current}\ndesired: current\nruns:\n  - name: r\n' > w.yaml
 "$BIN" sim init --scenario w.yaml --db w.db >/dev/null

@@ -4,6 +4,7 @@
 #   sh f8-replay-bad-config.sh path/to/reassert path/to/source
 set -u
 BIN=${1:-build/reassert}; SRC=${2:-.}
+BIN=$(cd "$(dirname "$BIN")" && pwd)/$(basename "$BIN"); SRC=$(cd "$SRC" && pwd)
 T=$(mktemp -d); trap 'rm -rf "$T"' EXIT; cd "$T"
 "$BIN" sim --strategy lazy --record rec "$SRC/scenarios/adv5-drift-root.yaml" >/dev/null 2>&1
 C=rec/adv5-drift-root.fix.db

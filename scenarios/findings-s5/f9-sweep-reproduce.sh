@@ -9,6 +9,7 @@
 # Usage: sh f9-sweep-reproduce.sh path/to/reassert path/to/source
 set -u
 BIN=${1:-build/reassert}; SRC=${2:-.}
+BIN=$(cd "$(dirname "$BIN")" && pwd)/$(basename "$BIN"); SRC=$(cd "$SRC" && pwd)
 F="$SRC/scenarios/adv5-fence-lease-acquire-timeout.yaml"
 T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
 sed -e '/faults:/,/nth: 1, timeout/d' -e 's/^name: .*/name: f9-base/' "$F" > "$T/f9.yaml"
