@@ -237,9 +237,13 @@ const char *const cli_usage_sweep =
     "             and shard); the text table's last line adds wall time and plans/s.\n"
     "--emit-scenario FILE  the first failing (shrunk) plan as a scenario file\n"
     "             (never over an existing file).\n"
+    "--test-only-broken DEFECT  TEST-ONLY, never for a deploy: runs --strategy\n"
+    "             with a deliberate defect (skip-cordon-restore,\n"
+    "             lease-before-policy, root-before-second-inventory) to prove\n"
+    "             the sweep catches it; needs --strategy, not with --emit-scenario.\n"
     "\n"
     "Exit 0 every plan passed; 1 a plan failed; 64 usage (unknown --run, bad\n"
-    "--plan or --shard); 65 a scenario that cannot be loaded.\n";
+    "--plan, --shard or --test-only-broken); 65 a scenario that cannot be loaded.\n";
 
 const char *const cli_usage_replay =
     "usage: reassert replay CASSETTE --list [--op GLOB]\n"
