@@ -49,8 +49,9 @@ const rec_row *sc_cassette_node_list(const sc_cassette *c);
 #define SC_CASSETTE_CREDS_MAX 16
 void sc_cassette_catalogue(sc_cassette *c, sc_cred *creds, size_t *n, const char **cluster_cred);
 
-/* A scenario without runs whose cluster is the cassette (`replay --reseed`):
- * seed 1, the recorded strategy, desired `desired`. */
+/* The scenario `replay --reseed` runs: its cluster the cassette, seed 1,
+ * both strategies, desired `desired`, and one run without expectations —
+ * the recorded run's name and arguments. */
 rs_code sc_cassette_scenario(const char *path, sc_scenario **out, rs_err *e);
 
 #endif

@@ -208,6 +208,42 @@ static bool scl_cluster_cassette(sc_ld *ld, const cJSON *cluster, sc_cassette *c
     return scl_fail_at(ld, f, "cluster.cassette", "%s", e.msg);
 }
 
+/* A recorded argument with the sim's private directory of the recorded run
+ * (/tmp/reassert-sim-XXXXXX) written back as {tmp}: the runner gives each
+ * execution a fresh one. Caller frees. */
+static char *sc_cassette_arg(const char *arg)
+{
+    static const char prefix[] = "/tmp/reassert-sim-";
+    const char *at = strstr(arg, prefix);
+    size_t n = sizeof prefix - 1;
+    for (size_t i = 0; at && i < 6; i++)
+        if (!isalnum((unsigned char)at[n + i])) at = NULL;
+    if (!at) return rs_xstrdup(arg);
+    return rs_xasprintf("%.*s{tmp}%s", (int)(at - arg), arg, at + n + 6);
+}
+
+/* The recorded run: its name when it is one a scenario may use, else
+ * "reassert"; its arguments (a live run records none). */
+static void sc_cassette_run(sc_cassette *c, sc_run *run)
+{
+    const char *name = rec_tape_meta(c->tape, "run");
+    bool ok = name && name[0] && strlen(name) <= 63 && name[0] != '-';
+    for (const char *p = name; ok && *p; p++)
+        ok = islower((unsigned char)*p) || isdigit((unsigned char)*p) || *p == '-';
+    run->name = rs_xstrdup(ok ? name : "reassert");
+    const char *args = rec_tape_meta(c->tape, "args");
+    char *plain = args ? rec_unredact_string(c->red, args) : NULL;
+    cJSON *arr = plain ? cJSON_Parse(plain) : NULL;
+    free(plain);
+    run->args = rs_xcalloc((size_t)cJSON_GetArraySize(arr) + 1, sizeof *run->args);
+    const cJSON *it;
+    cJSON_ArrayForEach(it, arr)
+    {
+        if (cJSON_IsString(it)) run->args[run->n_args++] = sc_cassette_arg(it->valuestring);
+    }
+    cJSON_Delete(arr);
+}
+
 rs_code sc_cassette_scenario(const char *path, sc_scenario **out, rs_err *e)
 {
     *out = NULL;
@@ -226,6 +262,12 @@ rs_code sc_cassette_scenario(const char *path, sc_scenario **out, rs_err *e)
     sc_preset_catalogue(sc);
     sc_cassette_fill(sc, &c, path);
     sc->desired = rs_xstrdup("desired");
+    sc->strategies = rs_xcalloc(2, sizeof *sc->strategies);
+    sc->strategies[sc->n_strategies++] = rs_xstrdup("lazy");
+    sc->strategies[sc->n_strategies++] = rs_xstrdup("eager");
+    sc->runs = rs_xcalloc(1, sizeof *sc->runs);
+    sc->n_runs = 1;
+    sc_cassette_run(&c, &sc->runs[0]);
     sc_cassette_close(&c);
     *out = sc;
     return RS_OK;
