@@ -24,7 +24,8 @@ const char *const rs_usage_text =
     "  reassert sim init --scenario FILE --db WORLD.db [--run NAME]\n"
     "  reassert sim serve --db FILE [--scenario FILE] [--listen 127.0.0.1:PORT] ...\n"
     "  reassert sweep SCENARIO.yaml [--run NAME]\n"
-    "  reassert replay CASSETTE [--strict|--reseed] [--strategy lazy|eager] [--json]\n"
+    "  reassert replay CASSETTE [--list|--strict|--reseed] [--strategy lazy|eager] [--json]\n"
+    "  reassert replay CASSETTE --to-scenario OUT.yaml\n"
     "  reassert --help | --version\n"
     "\n"
     "Repairs the GHCR image-pull credential along Secret variables-base -> PushSecret ->\n"
@@ -34,7 +35,6 @@ const char *const rs_usage_text =
     "Exit codes: 0 success; 1 failed closed; 64 usage error; 65 bad input data;\n"
     "137 recorded for a run ended by a `crash` fault.\n"
     "\n"
-    "Not built yet (they exit 64 saying so): sweep, replay --reseed/--to-scenario.\n"
     "`reassert run --help` lists every flag and environment variable.\n";
 
 const char *const cli_usage_run =

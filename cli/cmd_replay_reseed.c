@@ -20,10 +20,17 @@
 #include <unistd.h>
 
 /* The counters the side-by-side shows, in this order. */
-static const char *const reseed_rows[] = {
-    "writes",        "controller_restarts", "lease_writes", "fence_acquisitions",
-    "policy_pauses", "node_reboots",        "node_drains",  "talos_mutations",
-    "api_calls",     "virtual_seconds",     NULL};
+static const char *const reseed_rows[] = {"writes",
+                                          "controller_restarts",
+                                          "lease_writes",
+                                          "fence_acquisitions",
+                                          "policy_pauses",
+                                          "node_reboots",
+                                          "node_drains",
+                                          "talos_mutations",
+                                          "api_calls",
+                                          "virtual_seconds",
+                                          NULL};
 
 /* What the world builder could not take from the cassette. Warnings are
  * world-building facts, not the run's: building the world once more here
@@ -131,8 +138,7 @@ static void reseed_json(const rec_tape *t, const char *strategy, const cJSON *ru
     cJSON_AddStringToObject(st, "replayed", strategy);
     cJSON *ex = cJSON_AddObjectToObject(doc, "exit");
     const char *re = rec_tape_meta(t, "exit");
-    cJSON_AddItemToObject(ex, "recorded",
-                          re ? cJSON_CreateNumber(atoi(re)) : cJSON_CreateNull());
+    cJSON_AddItemToObject(ex, "recorded", re ? cJSON_CreateNumber(atoi(re)) : cJSON_CreateNull());
     const cJSON *rx = cJSON_GetObjectItemCaseSensitive(run, "exit");
     cJSON_AddItemToObject(ex, "replayed", rx ? cJSON_Duplicate(rx, 1) : cJSON_CreateNull());
     cJSON_AddItemToObject(doc, "recorded",

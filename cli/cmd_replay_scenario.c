@@ -28,10 +28,17 @@
 #include <unistd.h>
 
 /* The counters a written scenario pins (DESIGN.md §4 names). */
-static const char *const tos_pinned[] = {
-    "writes",        "controller_restarts", "lease_writes", "fence_acquisitions",
-    "policy_pauses", "node_reboots",        "node_drains",  "talos_mutations",
-    "api_calls",     "virtual_seconds",     NULL};
+static const char *const tos_pinned[] = {"writes",
+                                         "controller_restarts",
+                                         "lease_writes",
+                                         "fence_acquisitions",
+                                         "policy_pauses",
+                                         "node_reboots",
+                                         "node_drains",
+                                         "talos_mutations",
+                                         "api_calls",
+                                         "virtual_seconds",
+                                         NULL};
 
 /* ---- paths ---- */
 
@@ -54,8 +61,10 @@ static char *tos_relative(const char *cassette, const char *out, rs_err *e)
     char cas[PATH_MAX], dir[PATH_MAX];
     char *d = rs_xstrdup(out);
     char *slash = strrchr(d, '/');
-    if (slash == d) slash[1] = '\0';
-    else if (slash) *slash = '\0';
+    if (slash == d)
+        slash[1] = '\0';
+    else if (slash)
+        *slash = '\0';
     bool ok = realpath(cassette, cas) && realpath(slash ? d : ".", dir);
     free(d);
     if (!ok) {
@@ -114,17 +123,22 @@ static void tos_expect(FILE *fp, const char *strategy, const cJSON *run)
 }
 
 static void tos_write(FILE *fp, const rec_tape *t, const sc_scenario *sc, const char *rel,
-                      cJSON *const runs[2], const cJSON *warnings)
+                      cJSON *const runs[2], const cJSON *warnings, const char *name)
 {
     const char *strategy = rec_tape_meta(t, "strategy");
     const char *exit_code = rec_tape_meta(t, "exit");
+    const char *scenario = rec_tape_meta(t, "scenario");
+    const char *transport = rec_tape_meta(t, "transport");
     const char *slash = strrchr(t->path, '/');
     fputs("# Hazard: (fill in: the production hazard this incident shows, e.g. H42 — ...)\n", fp);
     fputs("# Incident: (fill in: what happened, when, and what it cost)\n", fp);
-    char *line = rs_xasprintf("cassette %s: strategy %s, exit %s, %s calls", slash ? slash + 1
-                                                                                    : t->path,
-                              strategy ? strategy : "?", exit_code ? exit_code : "? (unfinished)",
-                              "recorded");
+    char *line = rs_xasprintf("%s (%s %s, run %s): strategy %s, exit %s, %zu calls",
+                              slash ? slash + 1 : t->path, scenario ? "scenario" : "transport",
+                              scenario    ? scenario
+                              : transport ? transport
+                                          : "?",
+                              sc->runs[0].name, strategy ? strategy : "?",
+                              exit_code ? exit_code : "none (the run never finished)", t->n_rows);
     tos_comment(fp, "# Recorded: ", line);
     free(line);
     fputs("# Written by `reassert replay CASSETTE --to-scenario`: the world is seeded from\n"
@@ -136,7 +150,7 @@ static void tos_write(FILE *fp, const rec_tape *t, const sc_scenario *sc, const 
         fputs("# What the cassette could not show (the world holds the sim's own there):\n", fp);
     cJSON_ArrayForEach(w, warnings) tos_comment(fp, "#   - ", w->valuestring);
     fputs("name: ", fp);
-    tos_quoted(fp, sc->name);
+    tos_quoted(fp, name);
     fputs("\nabout: ", fp);
     tos_quoted(fp, "an incident reseeded from its cassette (fill in)");
     fputs("\nseed: 1\nstrategies: [lazy, eager]\ncluster: {cassette: ", fp);
@@ -157,6 +171,24 @@ static void tos_write(FILE *fp, const rec_tape *t, const sc_scenario *sc, const 
     fputs("    expect:\n      by-strategy:\n", fp);
     tos_expect(fp, "lazy", runs[0]);
     tos_expect(fp, "eager", runs[1]);
+}
+
+/* The scenario's name: OUT's file name without .yaml/.yml when it is a
+ * plain word (a-z, 0-9, '-', '_', '.'), else the recorded scenario's. */
+static char *tos_name(const char *out, const char *fallback)
+{
+    const char *base = strrchr(out, '/');
+    base = base ? base + 1 : out;
+    size_t n = strlen(base);
+    if (n > 5 && strcmp(base + n - 5, ".yaml") == 0)
+        n -= 5;
+    else if (n > 4 && strcmp(base + n - 4, ".yml") == 0)
+        n -= 4;
+    bool ok = n > 0 && n <= 63;
+    for (size_t i = 0; ok && i < n; i++)
+        ok = (base[i] >= 'a' && base[i] <= 'z') || (base[i] >= '0' && base[i] <= '9') ||
+             base[i] == '-' || base[i] == '_' || base[i] == '.';
+    return ok ? rs_xasprintf("%.*s", (int)n, base) : rs_xstrdup(fallback);
 }
 
 /* ---- proving it ---- */
@@ -202,7 +234,8 @@ int replay_to_scenario(const rec_tape *t, const char *out_path)
                       replay_reseed_run(sc, rs_strategy_find("eager"))};
     cJSON *warnings = replay_reseed_warnings(sc, &e);
     int code = warnings ? RS_OK : RS_DATAERR;
-    if (!warnings) replay_say(stderr, "reassert replay: cannot build a world from the cassette: ", e.msg);
+    if (!warnings)
+        replay_say(stderr, "reassert replay: cannot build a world from the cassette: ", e.msg);
     for (size_t i = 0; i < 2 && code == RS_OK; i++)
         if (!cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(runs[i], "exit"))) {
             replay_say(stderr, "reassert replay: the reseeded run could not be made under ",
@@ -217,7 +250,9 @@ int replay_to_scenario(const rec_tape *t, const char *out_path)
         code = RS_USAGE;
     }
     if (fp) {
-        tos_write(fp, t, sc, rel, runs, warnings);
+        char *name = tos_name(out_path, sc->name);
+        tos_write(fp, t, sc, rel, runs, warnings, name);
+        free(name);
         bool ok = fclose(fp) == 0;
         if (!ok || tos_prove(out_path, &e) != RS_OK) {
             replay_say(stderr, "reassert replay: ", ok ? e.msg : "writing the scenario failed");

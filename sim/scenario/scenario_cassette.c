@@ -123,12 +123,24 @@ static sc_cred *scc_add_text(sc_cred *creds, size_t *n, const char *name, const 
     cr->dockerconfigjson = rs_xstrdup(text);
     cr->ciphertext = ciphertext ? rs_xstrdup(ciphertext) : NULL;
     cJSON *doc = cJSON_Parse(text);
-    cJSON *auth = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(doc, "auths"),
-                                                   "ghcr.io");
+    cJSON *auth =
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(doc, "auths"), "ghcr.io");
     const char *u = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(auth, "username"));
     const char *p = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(auth, "password"));
-    cr->username = u ? rs_xstrdup(u) : NULL;
-    cr->password = p ? rs_xstrdup(p) : NULL;
+    const char *a = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(auth, "auth"));
+    if (u && p) {
+        cr->username = rs_xstrdup(u);
+        cr->password = rs_xstrdup(p);
+    } else if (a) { /* only auth = base64("user:password") */
+        size_t len = 0;
+        char *up = (char *)base64_decode(a, &len);
+        char *colon = up && strlen(up) == len ? strchr(up, ':') : NULL;
+        if (colon) {
+            cr->username = rs_xasprintf("%.*s", (int)(colon - up), up);
+            cr->password = rs_xstrdup(colon + 1);
+        }
+        if (up) cred_bytes_wipe_free(up, len);
+    }
     cred_json_wipe_delete(doc);
     return cr;
 }
@@ -155,8 +167,7 @@ static void scc_pairs(sc_cassette *c, sc_cred *creds, size_t *n)
         bool talos = strcmp(r->op, "talos.read-auth") == 0 && r->status == 200;
         if (!token && !talos) continue;
         cJSON *doc = token ? sc_cassette_request(c, r) : sc_cassette_response(c, r);
-        scc_add_pair(creds, n,
-                     cJSON_GetObjectItemCaseSensitive(doc, token ? "body" : "auth"));
+        scc_add_pair(creds, n, cJSON_GetObjectItemCaseSensitive(doc, token ? "body" : "auth"));
         cred_json_wipe_delete(doc);
     }
 }
@@ -215,8 +226,8 @@ static void scc_grants(sc_cassette *c, sc_cred *creds, size_t n)
         }
         if (strcmp(r->op, "registry.manifest") != 0 || !r->target) continue;
         cJSON *req = sc_cassette_request(c, r);
-        const char *tok = cJSON_GetStringValue(
-            cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(req, "body"), "token"));
+        const char *tok = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
+            cJSON_GetObjectItemCaseSensitive(req, "body"), "token"));
         for (size_t k = 0; tok && k < n_tokens; k++) {
             if (strcmp(tokens[k], tok) != 0) continue;
             size_t idx = (size_t)(granted_of[k] - creds);

@@ -257,8 +257,8 @@ rs_code sc_cassette_scenario(const char *path, sc_scenario **out, rs_err *e)
     const char *name = rec_tape_meta(c.tape, "scenario");
     sc->name = rs_xstrdup(name ? name : "cassette");
     sc->seed = 1;
-    sc->catalogue = rs_xcalloc(RS_ARRAY_LEN(sc_preset_creds) + SC_CASSETTE_CREDS_MAX,
-                               sizeof *sc->catalogue);
+    sc->catalogue =
+        rs_xcalloc(RS_ARRAY_LEN(sc_preset_creds) + SC_CASSETTE_CREDS_MAX, sizeof *sc->catalogue);
     sc_preset_catalogue(sc);
     sc_cassette_fill(sc, &c, path);
     sc->desired = rs_xstrdup("desired");
@@ -290,7 +290,8 @@ bool scl_catalogue(sc_ld *ld, const cJSON *cat, const cJSON *cluster)
         sc_cassette_close(&c);
         free(path);
         if (!ok) return false;
-        sc->cluster.cassette_pos = sy_pos(ld->doc, cJSON_GetObjectItemCaseSensitive(cluster, "cassette"));
+        sc->cluster.cassette_pos =
+            sy_pos(ld->doc, cJSON_GetObjectItemCaseSensitive(cluster, "cassette"));
     }
     const cJSON *v;
     cJSON_ArrayForEach(v, cat)

@@ -207,10 +207,10 @@ static void wc_nodes(wc_ctx *x, sim_world *w)
         free(ref);
         cJSON *marks = wc_node_marks(w, it);
         if (!simw_talos_exists(w, name)) {
-            bool cp = cJSON_HasObjectItem(cJSON_GetObjectItemCaseSensitive(
-                                              cJSON_GetObjectItemCaseSensitive(it, "metadata"),
-                                              "labels"),
-                                          "node-role.kubernetes.io/control-plane");
+            bool cp =
+                cJSON_HasObjectItem(cJSON_GetObjectItemCaseSensitive(
+                                        cJSON_GetObjectItemCaseSensitive(it, "metadata"), "labels"),
+                                    "node-role.kubernetes.io/control-plane");
             simw_talos_insert(w, name, cp ? "control-plane" : "worker", auth, marks, 1);
         } else {
             simw_talos_set_json(w, name, "node_annotations", marks);
@@ -294,11 +294,22 @@ static void wc_write(wc_ctx *x, const rec_row *r, const char *prefix)
     free(key);
 }
 
+/* An answer a fault or another actor may have caused: no answer at all, a
+ * server error, a conflict or a throttle. */
+static bool wc_is_fault(const rec_row *r)
+{
+    if (rec_op_is_clock(r->op)) return false;
+    return r->status == 0 || r->status >= 500 || r->status == 409 || r->status == 429;
+}
+
 static void wc_walk(wc_ctx *x, sim_world *w)
 {
     bool registry = false;
+    size_t faults = 0;
+    long long first_fault = 0;
     for (size_t i = 0; i < x->c.tape->n_rows; i++) {
         const rec_row *r = &x->c.tape->rows[i];
+        if (wc_is_fault(r) && faults++ == 0) first_fault = (long long)r->seq;
         if (wc_is(r, "kube.get") && r->target && (r->status == 200 || r->status == 404))
             wc_observe(x, w, r->target, r->status == 200 ? sc_cassette_response(&x->c, r) : NULL);
         else if (wc_is(r, "kube.list") && r->status == 200)
@@ -320,6 +331,12 @@ static void wc_walk(wc_ctx *x, sim_world *w)
                 "%zu pods the recording read are not reseeded: every node runs the sim's own "
                 "pods (workloads, static pods, the controller's rollout)",
                 x->pods);
+    if (faults)
+        wc_warn(x,
+                "%zu answers in the recording (the first at seq %lld) were transport errors, "
+                "server errors, conflicts or throttles: the reseeded world injects no faults "
+                "and runs no other actor, so they need not recur",
+                faults, first_fault);
     if (!registry)
         wc_warn(x, "no registry answer was recorded: the registry grants every credential every "
                    "required target");
@@ -361,7 +378,7 @@ static rs_code wc_overlay(sim_world *w, void *ctx, rs_err *e)
 }
 
 rs_code simw_reseed(const char *db_path, const sc_scenario *sc, const sim_world_desc *d,
-                         char ***warnings, size_t *n_warnings, rs_err *e)
+                    char ***warnings, size_t *n_warnings, rs_err *e)
 {
     wc_ctx x = {.sc = sc};
     if (sc_cassette_open(sc->cluster.cassette, &x.c, e) != RS_OK) {
