@@ -138,7 +138,8 @@ static void reseed_json(const rec_tape *t, const char *strategy, const cJSON *ru
     cJSON_AddStringToObject(st, "replayed", strategy);
     cJSON *ex = cJSON_AddObjectToObject(doc, "exit");
     const char *re = rec_tape_meta(t, "exit");
-    cJSON_AddItemToObject(ex, "recorded", re ? cJSON_CreateNumber(atoi(re)) : cJSON_CreateNull());
+    cJSON_AddItemToObject(
+        ex, "recorded", re ? cJSON_CreateNumber((double)strtol(re, NULL, 10)) : cJSON_CreateNull());
     const cJSON *rx = cJSON_GetObjectItemCaseSensitive(run, "exit");
     cJSON_AddItemToObject(ex, "replayed", rx ? cJSON_Duplicate(rx, 1) : cJSON_CreateNull());
     cJSON_AddItemToObject(doc, "recorded",

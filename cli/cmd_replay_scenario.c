@@ -148,7 +148,10 @@ static void tos_write(FILE *fp, const rec_tape *t, const sc_scenario *sc, const 
     const cJSON *w;
     if (cJSON_GetArraySize(warnings) > 0)
         fputs("# What the cassette could not show (the world holds the sim's own there):\n", fp);
-    cJSON_ArrayForEach(w, warnings) tos_comment(fp, "#   - ", w->valuestring);
+    cJSON_ArrayForEach(w, warnings)
+    {
+        tos_comment(fp, "#   - ", w->valuestring);
+    }
     fputs("name: ", fp);
     tos_quoted(fp, name);
     fputs("\nabout: ", fp);
