@@ -222,19 +222,20 @@ static void wc_nodes(wc_ctx *x, sim_world *w)
     cJSON_Delete(auth);
     /* The preset's nodes the cluster did not have. */
     sqlite3_stmt *st = simw_stmt(w, "SELECT node FROM talos ORDER BY node");
-    char *gone[SIMW_STMT_MAX];
-    size_t n_gone = 0;
+    cJSON *gone = cJSON_CreateArray();
     while (simw_step_row(w, st)) {
-        char *ref = rs_xasprintf("Node/%s", (const char *)sqlite3_column_text(st, 0));
-        if (!cJSON_GetObjectItemCaseSensitive(x->seen, ref) && n_gone < RS_ARRAY_LEN(gone))
-            gone[n_gone++] = simw_col_text(st, 0);
+        const char *node = (const char *)sqlite3_column_text(st, 0);
+        char *ref = rs_xasprintf("Node/%s", node ? node : "");
+        if (node && !cJSON_GetObjectItemCaseSensitive(x->seen, ref))
+            cJSON_AddItemToArray(gone, cJSON_CreateString(node));
         free(ref);
     }
     sqlite3_reset(st);
-    for (size_t i = 0; i < n_gone; i++) {
-        wc_node_remove(w, gone[i]);
-        free(gone[i]);
+    cJSON_ArrayForEach(it, gone)
+    {
+        wc_node_remove(w, it->valuestring);
     }
+    cJSON_Delete(gone);
     cJSON_Delete(list);
 }
 
