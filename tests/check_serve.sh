@@ -116,7 +116,7 @@ def status_is(doc, code, reason, what):
           and doc.get("status") == "Failure" and doc.get("code") == code and doc.get("reason") == reason)
     check(ok, "%s: expected a Status %d %s, got %r" % (what, code, reason, doc))
 def clock():
-    return req("GET", "/reassert/v1/clock")[2]["now_ms"]
+    return req("GET", "/reassert/v1/clock", headers=K)[2]["now_ms"]
 
 # Kubernetes: the bearer token.
 s, _, d = req("GET", "/api/v1/nodes")
@@ -253,18 +253,29 @@ check(s == 401 and 'scope="repository:devantler-tech/ksail:pull"' in h.get("www-
 s, h, d = req("GET", "/v2/devantler-tech/ksail/manifests/v7.178.30", headers={"Authorization": "Bearer forged"})
 check(s == 401 and "invalid_token" in h.get("www-authenticate", ""), "manifest with a forged bearer: %d" % s)
 
-# The façade: clock, sleep, entropy, pid, batch costing.
+# The façade: clock, sleep, entropy, pid, batch costing. With --token-file
+# each endpoint needs the bearer as the Kubernetes paths do (sleep moves the
+# world's clock, batch changes what calls cost): 401, the clock unmoved.
 t0 = clock()
-s, _, d = req("POST", "/reassert/v1/sleep", body={"ms": 1500})
+for m, p, b in (("GET", "clock", None), ("POST", "sleep", {"ms": 1000}), ("GET", "entropy", None),
+                ("GET", "pid", None), ("POST", "batch", {"begin": 2, "parallelism": 2}),
+                ("POST", "batch", {"end": True})):
+    for hd in (None, {"Authorization": "Bearer wrong"}, {"Authorization": "Basic " + kube}):
+        s, _, d = req(m, "/reassert/v1/" + p, body=b, headers=hd)
+        check(s == 401 and isinstance(d, dict) and "errors" in d,
+              "%s /reassert/v1/%s without the bearer (%r): %d %r" % (m, p, hd, s, d))
+check(clock() == t0, "a refused sleep or batch moved the clock: %d -> %d" % (t0, clock()))
+t0 = clock()
+s, _, d = req("POST", "/reassert/v1/sleep", body={"ms": 1500}, headers=K)
 check(s == 200 and d["now_ms"] == t0 + 1500, "sleep advances the virtual clock exactly: %r" % d)
 for bad in ({"ms": -1}, {"ms": 1.5}, {"ms": "1"}, {}, {"ms": 1, "x": 2}):
-    s, _, d = req("POST", "/reassert/v1/sleep", body=bad)
+    s, _, d = req("POST", "/reassert/v1/sleep", body=bad, headers=K)
     check(s == 400 and "errors" in d, "bad sleep %r: %d" % (bad, s))
-s, _, d = req("GET", "/reassert/v1/entropy")
+s, _, d = req("GET", "/reassert/v1/entropy", headers=K)
 check(s == 200 and d["value"].isdigit(), "entropy: %r" % d)
-s, _, d2 = req("GET", "/reassert/v1/entropy")
+s, _, d2 = req("GET", "/reassert/v1/entropy", headers=K)
 check(d2["value"] != d["value"], "entropy moves")
-s, _, d = req("GET", "/reassert/v1/pid")
+s, _, d = req("GET", "/reassert/v1/pid", headers=K)
 check(s == 200 and isinstance(d["pid"], int) and d["pid"] > 0, "pid: %r" % d)
 t0 = clock()
 for i in range(3):
@@ -272,24 +283,24 @@ for i in range(3):
 plain = clock() - t0
 check(plain == 75, "three calls cost three round trips of 25 ms: %d" % plain)
 t0 = clock()
-s, _, d = req("POST", "/reassert/v1/batch", body={"begin": 3, "parallelism": 2})
+s, _, d = req("POST", "/reassert/v1/batch", body={"begin": 3, "parallelism": 2}, headers=K)
 check(s == 200, "batch begin: %d" % s)
-s, _, d = req("POST", "/reassert/v1/batch", body={"begin": 3, "parallelism": 2})
+s, _, d = req("POST", "/reassert/v1/batch", body={"begin": 3, "parallelism": 2}, headers=K)
 check(s == 409, "a second begin while a batch is open: %d" % s)
 req("GET", "/api/v1/nodes/prod-worker-1", headers=K)
 req("GET", "/api/v1/nodes?watch=true", headers=K)   # refused before the root: not a batch call
 req("GET", "/v1/secret/data/infrastructure/ghcr/auth", headers=V)
 req("GET", "/apis/coordination.k8s.io/v1/namespaces/flux-system/leases/ghcr-auth-refresh", headers=K)
-s, _, d = req("POST", "/reassert/v1/batch", body={"end": True})
+s, _, d = req("POST", "/reassert/v1/batch", body={"end": True}, headers=K)
 check(s == 200 and d["calls"] == 3, "batch end counts the calls: %r" % d)
 batched = clock() - t0
 check(batched == 50, "a batch of 3 with parallelism 2 costs 2 round trips (50 ms): %d" % batched)
 for bad in ({"begin": 0, "parallelism": 1}, {"begin": 2, "parallelism": 0}, {"begin": 2}, {"end": False}):
-    s, _, d = req("POST", "/reassert/v1/batch", body=bad)
+    s, _, d = req("POST", "/reassert/v1/batch", body=bad, headers=K)
     check(s == 400, "bad batch %r: %d" % (bad, s))
-s, _, d = req("GET", "/reassert/v1/nope")
+s, _, d = req("GET", "/reassert/v1/nope", headers=K)
 check(s == 404, "unknown façade endpoint: %d" % s)
-s, _, d = req("POST", "/reassert/v1/clock")
+s, _, d = req("POST", "/reassert/v1/clock", headers=K)
 check(s == 405, "POST clock: %d" % s)
 # The test-only Talos endpoints, through the same door (batch-costed too).
 s, _, d = req("POST", "/talos/etcd-status", body={"node": "prod-control-plane-1"}, headers=K)
@@ -299,11 +310,11 @@ check(s == 404, "an unknown Talos verb: %d" % s)
 s, _, d = req("POST", "/talos/reboot", body="{bad", headers=K)
 check(s == 400, "a malformed Talos body: %d" % s)
 t0 = clock()
-req("POST", "/reassert/v1/batch", body={"begin": 2, "parallelism": 16})
+req("POST", "/reassert/v1/batch", body={"begin": 2, "parallelism": 16}, headers=K)
 for n in ("prod-worker-1", "prod-worker-2"):
     s, _, d = req("POST", "/talos/read-auth", body={"node": n, "host": "ghcr.io"}, headers=K)
     check(s == 200 and d.get("status") == 200, "talos read-auth %s: %d %r" % (n, s, d and d.get("status")))
-req("POST", "/reassert/v1/batch", body={"end": True})
+req("POST", "/reassert/v1/batch", body={"end": True}, headers=K)
 check(clock() - t0 == 25, "two batched Talos auth reads cost one round trip: %d" % (clock() - t0))
 print("client: %d failed" % fails)
 sys.exit(1 if fails else 0)

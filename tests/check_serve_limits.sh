@@ -8,14 +8,16 @@
 #      refused (422 for the copy budget, 413 for an object over etcd's
 #      1.5 MiB), and a create over 1.5 MiB is 413 — the object unchanged.
 #   2. a Secret's stringData holding U+0000 is stored as base64 of all its
-#      bytes or refused, never truncated at the NUL.
+#      bytes (create, merge, strategic and JSON patch), as an API server
+#      stores it; U+0000 anywhere else is refused whole, never truncated.
 #   3. /talos/* needs the bearer token when the server has one.
 #   4. a name that is not a DNS-1123 subdomain (label, for a Namespace) is
 #      422 Invalid on create.
 #   5. a fieldSelector on a field the kind does not index is 400 BadRequest
 #      ("field label not supported").
 #   6. a Secret data value that is not base64 is refused (400), on create
-#      and on patch.
+#      and on patch; what Go's []byte decoding takes (CR/LF inside, bits
+#      under the padding) is stored as bytes and reads back canonical.
 #   7. annotations over 262144 bytes in total are 422 Invalid
 #      ("metadata.annotations: Too long: must have at most 262144 bytes").
 set -u
@@ -156,24 +158,52 @@ s, d, _ = req("GET", "/version", headers=K)
 check(s == 200, "the server still answers after the size checks: %d" % s)
 
 # ---- 2. stringData with U+0000 -----------------------------------------
-sec = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "nul"}, "stringData": {"k": "a\u0000b"}}
-s, d, _ = req("POST", "/api/v1/namespaces/default/secrets", body=json.dumps(sec), headers=C)
-if s == 201:
-    got = get("/api/v1/namespaces/default/secrets/nul").get("data", {}).get("k")
-    check(got == base64.b64encode(b"a\x00b").decode(), "stringData with NUL stored exactly: %r" % got)
-else:
-    check(s in (400, 422) and isinstance(d, dict) and d.get("kind") == "Status",
-          "stringData with NUL is stored or refused with a Status: %d %r" % (s, d))
-    check(get("/api/v1/namespaces/default/secrets/nul").get("kind") == "Status", "a refused Secret is not stored")
-sec["metadata"]["name"] = "nul2"
-sec["stringData"] = {"k": "plain"}
-s, d, _ = req("POST", "/api/v1/namespaces/default/secrets", body=sec, headers=C)
-check(s == 201, "a plain stringData Secret: %d %r" % (s, d))
-s, d, _ = req("PATCH", "/api/v1/namespaces/default/secrets/nul2", body=json.dumps({"stringData": {"k": "x\u0000y"}}), headers=M)
-got = get("/api/v1/namespaces/default/secrets/nul2").get("data", {}).get("k")
-check(got in (base64.b64encode(b"x\x00y").decode(), base64.b64encode(b"plain").decode()),
-      "a NUL patch is stored exactly or refused whole: %d %r" % (s, got))
-check((s == 200) == (got == base64.b64encode(b"x\x00y").decode()), "the answer says what was stored: %d %r" % (s, got))
+# An API server stores a Go string with every byte: stringData "a\u0000b"
+# becomes data base64("a\x00b"), on create and on each patch type. Elsewhere
+# (a ConfigMap's data, a key) the façade still refuses it whole (400).
+SEC = "/api/v1/namespaces/default/secrets"
+def sdata(name):
+    return get(SEC + "/" + name).get("data", {})
+def b64(b):
+    return base64.b64encode(b).decode()
+sec = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "nul"},
+       "data": {"k": b64(b"old"), "keep": b64(b"kept")}, "stringData": {"k": "a\u0000b", "p": "plain"}}
+s, d, _ = req("POST", SEC, body=json.dumps(sec), headers=C)
+check(s == 201, "a Secret whose stringData holds U+0000 is created: %d %r" % (s, d))
+got = sdata("nul")
+check(got == {"k": b64(b"a\x00b"), "keep": b64(b"kept"), "p": b64(b"plain")},
+      "stringData with NUL stored exactly, winning over data: %r" % got)
+check(isinstance(d, dict) and d.get("data", {}).get("k") == b64(b"a\x00b") and "stringData" not in d,
+      "the create's answer is the stored Secret: %r" % d)
+# Every escape around the NUL decodes as Go decodes it (a lone surrogate is U+FFFD).
+raw = '{"stringData": {"u": "\\u00e9\\u0000\\ud83d\\ude00\\n\\"\\\\/", "s": "\\ud800\\u0000"}}'
+s, d, _ = req("PATCH", SEC + "/nul", body=raw, headers=M)
+check(s == 200, "a merge patch with U+0000 and escapes: %d %r" % (s, d))
+got = sdata("nul")
+check(got.get("u") == b64("\u00e9\u0000\U0001F600\n\"\\/".encode()) and
+      got.get("s") == b64(b"\xef\xbf\xbd\x00") and got.get("k") == b64(b"a\x00b"),
+      "escapes around U+0000 stored as Go decodes them: %r" % got)
+s, d, _ = req("PATCH", SEC + "/nul", body=json.dumps([{"op": "add", "path": "/stringData", "value": {"j": "\u0000"}}]), headers=J)
+check(s == 200 and sdata("nul").get("j") == b64(b"\x00"), "a JSON Patch adding stringData with U+0000: %d %r" % (s, d))
+SM = dict(K, **{"Content-Type": "application/strategic-merge-patch+json"})
+s, d, _ = req("PATCH", SEC + "/nul", body=json.dumps({"stringData": {"m": "x\u0000y\u0000"}}), headers=SM)
+check(s == 200 and sdata("nul").get("m") == b64(b"x\x00y\x00"), "a strategic merge patch with U+0000: %d %r" % (s, d))
+before = sdata("nul")
+# Refused whole, the Secret unchanged: U+0000 in a key; a value that only
+# looks like the façade's carrier (stringData values must be strings).
+for what, body, hd in (
+        ("a key holding U+0000", '{"stringData": {"a\\u0000b": "v"}}', M),
+        ("a forged carrier", json.dumps({"stringData": {"f": {"\u0001bytes": b64(b"x\x00y")}}}), M),
+        ("a forged carrier beside a real NUL", json.dumps({"stringData": {"f": {"\u0001bytes": "eA=="}, "g": "\u0000"}}), M),
+        ("U+0000 in data", json.dumps({"data": {"d": "\u0000"}}), M),
+        ("U+0000 in an annotation", json.dumps({"metadata": {"annotations": {"a": "x\u0000"}}}), M)):
+    s, d, _ = req("PATCH", SEC + "/nul", body=body, headers=hd)
+    check(s == 400 and is_status(d, 400, "BadRequest"), "%s is 400: %d %r" % (what, s, d))
+check(sdata("nul") == before, "the refused patches left the Secret unchanged: %r" % sdata("nul"))
+s, d, _ = req("POST", CM, body=json.dumps(cm("nulcm", data={"k": "a\u0000b"})), headers=C)
+check(s == 400 and is_status(d, 400, "BadRequest") and "U+0000" in msg(d),
+      "U+0000 outside a Secret's stringData is refused, never truncated: %d %r" % (s, d))
+check(get(CM + "/nulcm").get("kind") == "Status", "the refused ConfigMap is not stored")
 
 # ---- 3. /talos/* needs the token ----------------------------------------
 s, d, _ = req("POST", "/talos/etcd-status", body={"node": "prod-control-plane-1"})
@@ -216,13 +246,22 @@ bad = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "b64"}, "data"
 s, d, _ = req("POST", "/api/v1/namespaces/default/secrets", body=bad, headers=C)
 check(s in (400, 422) and isinstance(d, dict) and d.get("kind") == "Status", "data not base64 on create: %d %r" % (s, d))
 check(get("/api/v1/namespaces/default/secrets/b64").get("kind") == "Status", "a refused Secret is not stored")
-rv = get("/api/v1/namespaces/default/secrets/nul2")["metadata"]["resourceVersion"]
+rv = get("/api/v1/namespaces/default/secrets/nul")["metadata"]["resourceVersion"]
 for v in ("abc", "ab=c", "a*bc"):
-    s, d, _ = req("PATCH", "/api/v1/namespaces/default/secrets/nul2", body={"data": {"k2": v}}, headers=M)
+    s, d, _ = req("PATCH", "/api/v1/namespaces/default/secrets/nul", body={"data": {"k2": v}}, headers=M)
     check(s in (400, 422) and isinstance(d, dict) and d.get("kind") == "Status", "data %r on patch: %d %r" % (v, s, d))
-check(get("/api/v1/namespaces/default/secrets/nul2")["metadata"]["resourceVersion"] == rv, "a refused patch changed nothing")
-s, d, _ = req("PATCH", "/api/v1/namespaces/default/secrets/nul2", body={"data": {"k2": "YWJj", "k3": ""}}, headers=M)
+check(get("/api/v1/namespaces/default/secrets/nul")["metadata"]["resourceVersion"] == rv, "a refused patch changed nothing")
+s, d, _ = req("PATCH", "/api/v1/namespaces/default/secrets/nul", body={"data": {"k2": "YWJj", "k3": ""}}, headers=M)
 check(s == 200, "valid base64 (and empty) data: %d %r" % (s, d))
+# Go's []byte decoding: CR/LF skipped, bits under the padding ignored; the
+# bytes are stored, so the value reads back canonical.
+s, d, _ = req("PATCH", "/api/v1/namespaces/default/secrets/nul", body={"data": {"k4": "YW\r\nJj\n", "k5": "QR=="}}, headers=M)
+got = sdata("nul")
+check(s == 200 and got.get("k4") == "YWJj" and got.get("k5") == "QQ==",
+      "data decoded as Go decodes []byte, stored canonical: %d %r" % (s, got))
+for v in ("YQ", "YQ=", "YW Jj", "YW-_", "YQ==YQ=="):
+    s, d, _ = req("PATCH", "/api/v1/namespaces/default/secrets/nul", body={"data": {"k6": v}}, headers=M)
+    status_is(s, d, 400, "BadRequest", "data %r (Go refuses it)" % v)
 
 # ---- 7. annotations total ----------------------------------------------
 lim = 262144

@@ -165,6 +165,49 @@ START_TEST(test_secret_data_must_be_base64)
 }
 END_TEST
 
+/* Secret data is decoded as the API server's JSON decoder decodes []byte
+ * (Go's base64.StdEncoding: standard alphabet, padding required, CR and LF
+ * skipped anywhere, bits under the padding ignored) and stored as the bytes,
+ * so it reads back in the canonical spelling; what Go refuses is a 400. */
+START_TEST(test_secret_data_decodes_as_go_and_reads_back_canonical)
+{
+    static const char *const go_ok[][2] = {
+        {"YW\\r\\nJj", "YWJj"},     {"YWJ\\nj\\n", "YWJj"}, {"QR==", "QQ=="},
+        {"YQ=\\n=", "YQ=="},        {"\\r\\n", ""},         {"YQ==\\r\\n", "YQ=="},
+        {"\\nYWJjZA==", "YWJjZA=="}};
+    static const char *const go_bad[] = {"YQ",      "YQ=",  "YQ==YQ==", "YW Jj", "YW-_",
+                                         "YW\\tJj", "Y===", "=YWJ",     "YQ==x"};
+    char text[256];
+    cJSON *out = NULL;
+    for (size_t i = 0; i < sizeof go_ok / sizeof go_ok[0]; i++) {
+        snprintf(text, sizeof text, "{\"metadata\":{\"name\":\"s%zu\"},\"data\":{\"k\":\"%s\"}}", i,
+                 go_ok[i][0]);
+        ck_assert_msg(create_text("Secret", "ns", text, &out) == 201, "data %s", go_ok[i][0]);
+        cJSON_Delete(out);
+        char name[16];
+        snprintf(name, sizeof name, "s%zu", i);
+        ck_assert_int_eq(store_get(db, "Secret", "ns", name, &out), 200);
+        const cJSON *d = cJSON_GetObjectItemCaseSensitive(out, "data");
+        ck_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(d, "k")),
+                         go_ok[i][1]);
+        cJSON_Delete(out);
+    }
+    for (size_t i = 0; i < sizeof go_bad / sizeof go_bad[0]; i++) {
+        snprintf(text, sizeof text, "{\"metadata\":{\"name\":\"b\"},\"data\":{\"k\":\"%s\"}}",
+                 go_bad[i]);
+        ck_assert_msg(create_text("Secret", "ns", text, &out) == 400, "data %s", go_bad[i]);
+        expect_status(out, 400, "BadRequest", "illegal base64 data");
+    }
+    /* A merge patch is admitted the same way: the stored text is canonical. */
+    cJSON *p = cJSON_Parse("{\"data\":{\"k\":\"YWJj\\r\\nZA==\"}}");
+    ck_assert_int_eq(store_patch(db, "Secret", "ns", "s0", RS_PATCH_MERGE, p, &out), 200);
+    const cJSON *d = cJSON_GetObjectItemCaseSensitive(out, "data");
+    ck_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(d, "k")), "YWJjZA==");
+    cJSON_Delete(out);
+    cJSON_Delete(p);
+}
+END_TEST
+
 START_TEST(test_objects_over_etcd_limit_are_413)
 {
     char *v = repeat('x', 1536 * 1024);
@@ -329,6 +372,7 @@ static Suite *store_admit_suite(void)
     tcase_add_test(tc, test_names_must_be_dns1123);
     tcase_add_test(tc, test_annotations_over_256_kib_are_422);
     tcase_add_test(tc, test_secret_data_must_be_base64);
+    tcase_add_test(tc, test_secret_data_decodes_as_go_and_reads_back_canonical);
     tcase_add_test(tc, test_objects_over_etcd_limit_are_413);
     tcase_add_test(tc, test_json_patch_growth_is_bounded);
     tcase_add_test(tc, test_json_patch_doubling_stops_at_the_budget);

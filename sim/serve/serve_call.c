@@ -152,8 +152,15 @@ static void facade_batch(serve_server *s, cJSON *body, serve_answer *a)
     serve_answer_json(a, 200, r);
 }
 
+/* The façade's endpoints move the world's clock (sleep) and change what the
+ * next calls cost (batch): with --token-file they need the same bearer as
+ * the Kubernetes paths, or any local process could skew a run under test. */
 void serve_facade(serve_server *s, const serve_http *h, const char *rest, serve_answer *a)
 {
+    if (!serve_bearer_ok(s, h)) {
+        serve_answer_errors(a, 401, "Unauthorized: the facade endpoints need the bearer token");
+        return;
+    }
     bool get = serve_method_is(h, "GET"), post = serve_method_is(h, "POST");
     if (strcmp(rest, "clock") == 0 && get) {
         serve_answer_json(a, 200, now_body(s));

@@ -7,6 +7,7 @@
  *   serve_call.c       the batch-aware door to the sim root, the façade's
  *                      clock/sleep/entropy/pid/batch endpoints
  *   serve_kube.c       Kubernetes paths and verbs -> kube.* requests
+ *   serve_body.c       Kubernetes bodies, strings holding U+0000 kept whole
  *   serve_kube_disc.c  discovery (/version, /api, /apis, resource lists)
  *   serve_kube_dry.c   dryRun=All writes, answered in a rolled-back savepoint
  *   serve_backends.c   OpenBao KV v2 and the registry
@@ -96,6 +97,12 @@ bool serve_bearer_ok(const serve_server *s, const serve_http *h);
  * stringData would be stored truncated. serve_body_json refuses such a
  * body as malformed. */
 bool serve_body_has_nul(const serve_http *h);
+
+/* serve_body.c: a Kubernetes body as JSON, each string value holding
+ * U+0000 carried whole as the store's bytes object (sim/store/store.h).
+ * NULL when empty or malformed (*malformed set, *why the 400's message:
+ * not JSON, U+0000 in a key, a carrier the client forged). */
+cJSON *serve_body_json_bytes(const serve_http *h, bool *malformed, const char **why);
 
 /* serve_http.c: the daemon (struct MHD_Daemon *) answering on listen_fd
  * (bound, listening; the daemon closes it when stopped) on a thread of its

@@ -9,7 +9,8 @@
  * this file only translates, and answers itself what the API server
  * answers before any storage is touched — 401 without the bearer token, 404
  * for a path no resource lives at, 405, 415, 400 for a body that is not
- * JSON — always as a Status object, never a crash.
+ * JSON — always as a Status object, never a crash. A string holding U+0000
+ * reaches the store whole (serve_body.c).
  */
 #include "sim/serve/serve_int.h"
 
@@ -140,23 +141,16 @@ static bool kube_create_ok(const kube_path *p, const cJSON *obj, serve_answer *a
     return true;
 }
 
-static bool kube_malformed(const serve_http *h, serve_answer *a)
+static bool kube_malformed(const char *why, serve_answer *a)
 {
-    if (serve_body_has_nul(h))
-        /* An API server would store the NUL; cJSON would cut the string
-         * there, so the sim refuses rather than store another value. */
-        serve_answer_status(a, 400, "BadRequest",
-                            "the request body holds a control character or U+0000 in a string, "
-                            "which the sim cannot store exactly");
-    else
-        serve_answer_status(a, 400, "BadRequest", "the request body is not valid JSON");
+    serve_answer_status(a, 400, "BadRequest", "%s", why);
     return false;
 }
 
 /* Builds the request for a verb on p; false (with *a set) when the verb or
  * body cannot be one. body stays owned by the caller. */
-static bool kube_request(const serve_http *h, const kube_path *p, cJSON *body, bool malformed,
-                         rs_req *req, serve_answer *a)
+static bool kube_request(const serve_http *h, const kube_path *p, cJSON *body,
+                         const char *malformed, rs_req *req, serve_answer *a)
 {
     memset(req, 0, sizeof *req);
     req->kind = p->k->kind;
@@ -188,7 +182,7 @@ static bool kube_request(const serve_http *h, const kube_path *p, cJSON *body, b
                                 "media types include: application/json");
             return false;
         }
-        if (malformed) return kube_malformed(h, a);
+        if (malformed) return kube_malformed(malformed, a);
         req->op = RS_OP_KUBE_EVICT;
         req->body = body;
     } else if (post && !p->name) {
@@ -200,7 +194,7 @@ static bool kube_request(const serve_http *h, const kube_path *p, cJSON *body, b
                                 "media types include: application/json");
             return false;
         }
-        if (malformed) return kube_malformed(h, a);
+        if (malformed) return kube_malformed(malformed, a);
         if (!cJSON_IsObject(body)) {
             serve_answer_status(a, 400, "BadRequest", "the object to create must be a JSON object");
             return false;
@@ -219,7 +213,7 @@ static bool kube_request(const serve_http *h, const kube_path *p, cJSON *body, b
                                 "application/strategic-merge-patch+json");
             return false;
         }
-        if (malformed) return kube_malformed(h, a);
+        if (malformed) return kube_malformed(malformed, a);
         if (!body) {
             serve_answer_status(a, 400, "BadRequest", "the patch is empty");
             return false;
@@ -240,9 +234,10 @@ static bool kube_request(const serve_http *h, const kube_path *p, cJSON *body, b
 static void kube_resource(serve_server *s, const serve_http *h, const kube_path *p, serve_answer *a)
 {
     bool malformed = false;
-    cJSON *body = serve_body_json(h, &malformed);
+    const char *why = NULL;
+    cJSON *body = serve_body_json_bytes(h, &malformed, &why);
     rs_req req;
-    if (!kube_request(h, p, body, malformed, &req, a)) {
+    if (!kube_request(h, p, body, malformed ? why : NULL, &req, a)) {
         cred_json_wipe_delete(body);
         return;
     }

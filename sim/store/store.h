@@ -56,6 +56,21 @@ const char *store_api_version(const char *kind);
 /* True for cluster-scoped kinds (Node, CustomResourceDefinition, Namespace). */
 int store_kind_cluster_scoped(const char *kind);
 
+/* A JSON string holding U+0000, as sim serve hands it to the store. cJSON
+ * ends a string at its first NUL, so the façade carries such a string as
+ * the one-member object {STORE_BYTES_KEY: "<base64 of every byte>"}. A
+ * Secret's stringData value may be one (stored in data exactly, as an API
+ * server stores a Go string); anywhere else the write is refused (400),
+ * never stored truncated. */
+#define STORE_BYTES_KEY                                                                            \
+    "\001"                                                                                         \
+    "bytes" /* U+0001, then "bytes" */
+/* The bytes v carries when it is such an object, else NULL; *len their
+ * count. Caller frees with cred_bytes_wipe_free(p, *len + 1). */
+unsigned char *store_bytes_of(const cJSON *v, size_t *len);
+/* How many such objects the tree holds (no recursion). */
+size_t store_bytes_count(const cJSON *root);
+
 /* Builds a Status body. Caller owns it. */
 cJSON *store_status(int code, const char *reason, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
