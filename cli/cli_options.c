@@ -24,7 +24,8 @@ const char *const rs_usage_text =
     "  reassert sim init --scenario FILE --db WORLD.db [--run NAME]\n"
     "  reassert sim serve --db FILE [--scenario FILE] [--listen 127.0.0.1:PORT] ...\n"
     "  reassert sweep SCENARIO.yaml [--run NAME]\n"
-    "  reassert replay CASSETTE [--strict|--reseed] [--strategy lazy|eager] [--json]\n"
+    "  reassert replay CASSETTE [--list|--strict|--reseed] [--strategy lazy|eager] [--json]\n"
+    "  reassert replay CASSETTE --to-scenario OUT.yaml\n"
     "  reassert --help | --version\n"
     "\n"
     "Repairs the GHCR image-pull credential along Secret variables-base -> PushSecret ->\n"
@@ -34,7 +35,6 @@ const char *const rs_usage_text =
     "Exit codes: 0 success; 1 failed closed; 64 usage error; 65 bad input data;\n"
     "137 recorded for a run ended by a `crash` fault.\n"
     "\n"
-    "Not built yet (they exit 64 saying so): sweep, replay --reseed/--to-scenario.\n"
     "`reassert run --help` lists every flag and environment variable.\n";
 
 const char *const cli_usage_run =
@@ -248,6 +248,8 @@ const char *const cli_usage_sweep =
 const char *const cli_usage_replay =
     "usage: reassert replay CASSETTE --list [--op GLOB]\n"
     "       reassert replay CASSETTE --strict [--json]\n"
+    "       reassert replay CASSETTE --reseed [--strategy lazy|eager] [--json]\n"
+    "       reassert replay CASSETTE --to-scenario OUT.yaml\n"
     "\n"
     "A cassette is what `reassert run --record FILE` or `reassert sim --record DIR`\n"
     "wrote: every call of one run, secrets replaced by fp:<HMAC> fingerprints.\n"
@@ -257,10 +259,20 @@ const char *const cli_usage_replay =
     "exit 0 when every call is the recorded one and the counters are equal, exit 1\n"
     "at the first call whose operation, target or request differs (both shown,\n"
     "redacted). --json prints {\"recorded\", \"replayed\", \"diverged_at\"}.\n"
+    "--reseed builds a sim world from the first observation of every object in the\n"
+    "cassette (synthetic credentials in place of fingerprints; the registry grants\n"
+    "what the recording shows it granted), runs today's core on it under --strategy\n"
+    "(default lazy) and prints the recorded and the replayed run side by side: exit,\n"
+    "writes, controller restarts, Lease writes, fences, virtual time. What the\n"
+    "cassette cannot show is a warning line, never a silent guess. --json prints\n"
+    "{\"strategy\", \"exit\", \"recorded\", \"replayed\", \"failures\", \"warnings\"}.\n"
+    "Exit 0 when the replayed run was made (its own exit is in the table).\n"
+    "--to-scenario writes a scenario whose world is the cassette (cluster:\n"
+    "{cassette: FILE}, relative to OUT's folder), with the recorded run and its\n"
+    "arguments, expectations pinning today's exit and counters under each\n"
+    "strategy, and a header to fill in; it is loaded and run before it is kept.\n"
     "A cassette that cannot be read (not SQLite, no schema, a newer format, a\n"
-    "malformed row) exits 65 naming the file and the seq.\n"
-    "\n"
-    "Not built yet (exit 64): --reseed, --strategy, --to-scenario.\n";
+    "malformed row) exits 65 naming the file and the seq.\n";
 
 bool cli_wants_help(int argc, char **argv)
 {

@@ -231,7 +231,7 @@ void ctl_flux_init(sim_world *w)
     for (size_t i = 0; i < RS_ARRAY_LEN(ks_ns); i++) {
         ctl_flux_notice(w, ks_ns[i], ks_name[i]);
         char *ref = ctl_ref("Kustomization", ks_ns[i], ks_name[i]);
-        ctl_schedule(w, CTL_FLUX_INTERVAL_MS, "flux.tick", ref);
+        ctl_schedule(w, ctl_first_period(w, CTL_FLUX_INTERVAL_MS), "flux.tick", ref);
         free(ref);
     }
 }

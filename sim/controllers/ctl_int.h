@@ -31,6 +31,15 @@ void ctl_timers_skip(sim_world *w, const char *kind, int64_t period_ms, int64_t 
 void ctl_timers_cancel(sim_world *w, const char *kind, const char *payload);
 
 #define CTL_FLUX_INTERVAL_MS (10LL * 60 * 1000) /* flux.tick's period */
+
+/* A periodic timer's first firing in a new world: the next whole period
+ * after the clock. A preset world starts at 0; a world seeded from a
+ * cassette starts at the recorded clock, and a timer "due" in its past would
+ * fire at the first call as if it had been missed. */
+static inline int64_t ctl_first_period(sim_world *w, int64_t period_ms)
+{
+    return (simw_now(w) / period_ms + 1) * period_ms;
+}
 /* "Kind/ns/name", or "Kind/name" for ns NULL or "". Caller frees. */
 char *ctl_ref(const char *kind, const char *ns, const char *name);
 /* The string at obj.a[.b[.c]], or NULL. */

@@ -205,7 +205,14 @@ void ctl_rollout_init(sim_world *w)
     rollout_hash(0, hash);
     simw_meta_set(w, "rollout.hash", hash);
     simw_meta_set_int(w, "rollout.seq", 0);
-    simw_meta_set(w, "rollout.restarted_at", "");
+    /* The restart the Deployment already carries is done (a world seeded
+     * from a cassette starts with the recorded annotation): only a new one
+     * rolls the pods. */
+    const rs_config *c = &w->cfg;
+    cJSON *dep = simw_get(w, "Deployment", c->controller_ns, c->controller_name);
+    const char *ra = dep ? restarted_at(w, dep) : NULL;
+    simw_meta_set(w, "rollout.restarted_at", ra ? ra : "");
+    cJSON_Delete(dep);
     simw_meta_set(w, "rollout.ready_for", "");
     rollout_pods_create(w, hash, true);
     ctl_rollout_status_refresh(w);
