@@ -146,7 +146,7 @@ static void run_recorder_finish(rs_transport *rec, rs_transport *count, rs_resul
     cJSON *counters = tp_count_counters(count);
     rs_err e;
     rs_err_clear(&e);
-    if (rec_shim_finish(rec, counters, &e) != RS_OK) {
+    if (rec_shim_finish(rec, counters, res->exit, &e) != RS_OK) {
         out_error(o, "%s (the run itself ended with exit %d)", e.msg, res->exit);
         if (res->exit == RS_OK) res->exit = RS_FAILED;
     }

@@ -1,13 +1,14 @@
 /*
- * cmd_replay.c — `reassert replay CASSETTE --list [--op GLOB]` and
- * `--strict [--json]` (DESIGN.md §8). `--reseed` and `--to-scenario` are not
- * built yet: they exit 64 saying so.
+ * cmd_replay.c — `reassert replay CASSETTE --list [--op GLOB]`, `--strict
+ * [--json]` (DESIGN.md §8), and the parsing of `--reseed [--strategy S]
+ * [--json]` (cmd_replay_reseed.c) and `--to-scenario OUT.yaml`
+ * (cmd_replay_scenario.c).
  *
  * Every text a cassette holds came from a cluster: it is printed through
  * out_escape, never as a workflow command (DESIGN.md §7.1). A cassette that
  * cannot be read is exit 65 with one sentence naming the file (and seq).
  */
-#include "cli/cli.h"
+#include "cli/cli_replay.h"
 
 #include "core/transport/transport_count.h"
 #include "core/txn.h"
@@ -20,8 +21,8 @@
 #include <string.h>
 
 typedef struct replay_args {
-    const char *cassette, *op_glob;
-    bool list, strict, json;
+    const char *cassette, *op_glob, *strategy, *to_scenario;
+    bool list, strict, reseed, json;
 } replay_args;
 
 static int replay_usage(const char *msg, const char *arg)
@@ -46,10 +47,14 @@ static int replay_parse(int argc, char **argv, replay_args *a)
         } else if (strcmp(s, "--op") == 0) {
             if (i + 1 >= argc) return replay_usage("--op needs a value", NULL);
             a->op_glob = argv[++i];
-        } else if (strcmp(s, "--reseed") == 0 || strcmp(s, "--to-scenario") == 0 ||
-                   strcmp(s, "--strategy") == 0) {
-            fprintf(stderr, "reassert replay: %s is not built yet; nothing was run\n", s);
-            return RS_USAGE;
+        } else if (strcmp(s, "--reseed") == 0) {
+            a->reseed = true;
+        } else if (strcmp(s, "--strategy") == 0) {
+            if (i + 1 >= argc) return replay_usage("--strategy needs a value", NULL);
+            a->strategy = argv[++i];
+        } else if (strcmp(s, "--to-scenario") == 0) {
+            if (i + 1 >= argc) return replay_usage("--to-scenario needs a value", NULL);
+            a->to_scenario = argv[++i];
         } else if (s[0] == '-') {
             return replay_usage("unknown option", s);
         } else if (a->cassette) {
@@ -59,13 +64,19 @@ static int replay_parse(int argc, char **argv, replay_args *a)
         }
     }
     if (!a->cassette) return replay_usage("no cassette given", NULL);
-    if (a->list == a->strict) return replay_usage("give exactly one of --list and --strict", NULL);
+    if ((int)a->list + (int)a->strict + (int)a->reseed + (int)(a->to_scenario != NULL) != 1)
+        return replay_usage("give exactly one of --list, --strict, --reseed and --to-scenario",
+                            NULL);
     if (a->op_glob && !a->list) return replay_usage("--op filters --list", NULL);
-    if (a->json && !a->strict) return replay_usage("--json goes with --strict", NULL);
+    if (a->json && !a->strict && !a->reseed)
+        return replay_usage("--json goes with --strict or --reseed", NULL);
+    if (a->strategy && !a->reseed) return replay_usage("--strategy goes with --reseed", NULL);
+    if (a->strategy && !rs_strategy_find(a->strategy))
+        return replay_usage("--strategy names no strategy:", a->strategy);
     return RS_OK;
 }
 
-static void replay_say(FILE *fp, const char *prefix, const char *text)
+void replay_say(FILE *fp, const char *prefix, const char *text)
 {
     char *t = out_escape(text ? text : "", false);
     fprintf(fp, "%s%s\n", prefix, t);
@@ -205,7 +216,14 @@ int cmd_replay(int argc, char **argv)
         replay_say(stderr, "reassert replay: ", e.msg);
         return e.code;
     }
-    code = a.list ? replay_list(t, a.op_glob) : replay_strict(t, a.json);
+    if (a.list)
+        code = replay_list(t, a.op_glob);
+    else if (a.strict)
+        code = replay_strict(t, a.json);
+    else if (a.reseed)
+        code = replay_reseed(t, a.strategy, a.json);
+    else
+        code = replay_to_scenario(t, a.to_scenario);
     rec_tape_free(t);
     return code;
 }

@@ -178,6 +178,7 @@ int cmd_serve(int argc, char **argv)
         code = RS_DATAERR;
     if (code == RS_OK) {
         cfg.kube_token = kube;
+        cfg.kube_token_path = a.token_file;
         cfg.bao_token = bao;
         cfg.tls_cert_pem = cert;
         cfg.tls_key_pem = key;

@@ -98,9 +98,18 @@ int cmd_sweep(int argc, char **argv)
     sweep_opts o = {.mode = SWEEP_CRASH, .shard_i = 1, .shard_n = 1, .seed = 1};
     o.out = stdout;
     bool seed_set = false;
+    rs_broken broken = RS_BROKEN_NONE;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
-        if (strcmp(a, "--json") == 0) {
+        if (strcmp(a, "--test-only-broken") == 0) {
+            if (i + 1 >= argc) return sweep_usage("%s needs a value", a);
+            if (broken != RS_BROKEN_NONE) return sweep_usage("%s: given twice", a);
+            broken = sweep_broken_find(argv[++i]);
+            if (broken == RS_BROKEN_NONE)
+                return sweep_usage("--test-only-broken: expected " SWEEP_BROKEN_NAMES
+                                   " (deliberate defects, for testing the sweeps), got '%s'",
+                                   argv[i]);
+        } else if (strcmp(a, "--json") == 0) {
             o.json = true;
         } else if (strcmp(a, "--perturb") == 0) {
             if (o.mode != SWEEP_CRASH)
@@ -122,6 +131,18 @@ int cmd_sweep(int argc, char **argv)
     }
     if (!o.file) return sweep_usage("no scenario given%s", "");
     if (seed_set && o.mode != SWEEP_SWARM) return sweep_usage("--seed is for --swarm%s", "");
+    /* TEST-ONLY: a copy of the named strategy carrying a deliberate defect. */
+    static rs_strategy defective;
+    if (broken != RS_BROKEN_NONE) {
+        if (!o.strategy) return sweep_usage("--test-only-broken needs --strategy lazy|eager%s", "");
+        if (o.emit)
+            return sweep_usage("--emit-scenario: a scenario file cannot carry the test-only "
+                               "defect of --test-only-broken%s",
+                               "");
+        defective = *o.strategy;
+        defective.broken = broken;
+        o.strategy = &defective;
+    }
     o.run_fn = cli_sim_run;
     return sweep_main(&o);
 }

@@ -220,10 +220,8 @@ static tx_status txn_converge(rs_txn *tx)
 }
 
 /* Cleanup on every exit path: only what this run acquired. */
-static void txn_cleanup(rs_txn *tx, rs_result *res)
+static void txn_lease_release(rs_txn *tx, rs_result *res)
 {
-    fence_policy_release(tx, res);
-    node_cleanup(tx, res);
     rs_err e;
     rs_err_clear(&e);
     if (tx->lease_held && lease_release(tx, &e) != RS_OK) {
@@ -231,6 +229,16 @@ static void txn_cleanup(rs_txn *tx, rs_result *res)
         res->exit = rs_code_worst(res->exit, RS_FAILED);
         res->outcome = "failed";
     }
+}
+
+static void txn_cleanup(rs_txn *tx, rs_result *res)
+{
+    /* TEST-ONLY defect (rs_broken): the Lease first, the fences unguarded. */
+    bool lease_first = tx->opt->strategy->broken == RS_BROKEN_LEASE_FIRST;
+    if (lease_first) txn_lease_release(tx, res);
+    fence_policy_release(tx, res);
+    node_cleanup(tx, res);
+    if (!lease_first) txn_lease_release(tx, res);
 }
 
 /* Discovery, bootstrap paths and the convergence loop. */

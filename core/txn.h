@@ -33,11 +33,25 @@ typedef struct rs_result rs_result;
  * procedure entirely: only test-only strategies (the rejected designs kept in
  * tests/) use it, to prove the scenarios catch them.
  */
+/*
+ * TEST-ONLY: a deliberate defect in the standard procedure, so the sweeps can
+ * be shown to catch it (tests/check_sweep_broken.sh). Every shipped strategy
+ * has RS_BROKEN_NONE; only `reassert sweep --test-only-broken` (a sim-only
+ * command) and test binaries build a strategy with another value.
+ */
+typedef enum rs_broken {
+    RS_BROKEN_NONE = 0,
+    RS_BROKEN_SKIP_CORDON_RESTORE, /* a processed node is released still cordoned */
+    RS_BROKEN_LEASE_FIRST,         /* cleanup releases the Lease before the policy fences */
+    RS_BROKEN_ROOT_EARLY,          /* cutover after one clean inventory, not two */
+} rs_broken;
+
 typedef struct rs_strategy {
     const char *name;
     bool fence_first;          /* eager: Lease first, policy fences before the loop */
     bool writes_need_evidence; /* lazy: write only on drift judged in the round */
     void (*run)(rs_txn *txn, rs_result *res);
+    rs_broken broken; /* TEST-ONLY (above); RS_BROKEN_NONE in production */
 } rs_strategy;
 
 extern const rs_strategy rs_strategy_eager;

@@ -260,12 +260,15 @@ rs_transport *rec_shim_open(rs_transport *inner, const char *cassette_path, bool
     return &s->t;
 }
 
-rs_code rec_shim_finish(rs_transport *t, const cJSON *counters, rs_err *e)
+rs_code rec_shim_finish(rs_transport *t, const cJSON *counters, int exit_code, rs_err *e)
 {
     rec_shim *s = rec_of(t);
     if (s->err.code != RS_OK) {
         *e = s->err;
         return e->code;
     }
+    char buf[16];
+    snprintf(buf, sizeof buf, "%d", exit_code);
+    if (rec_cassette_meta(s->cas, "exit", buf, e) != RS_OK) return e->code;
     return rec_cassette_counters(s->cas, counters, e);
 }

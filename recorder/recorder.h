@@ -38,8 +38,9 @@ typedef struct rec_run_info {
  * NULL-terminated; the desired credential is learnt from info. */
 rs_transport *rec_shim_open(rs_transport *inner, const char *cassette_path, bool replace,
                             const rec_run_info *info, const char *const *known, rs_err *e);
-/* The run's counters (the counting shim's), written when the run ends; a
- * run killed before has none, and replay says so. */
-rs_code rec_shim_finish(rs_transport *t, const cJSON *counters, rs_err *e);
+/* The run's counters (the counting shim's) and its exit code (meta
+ * `exit`), written when the run ends; a run killed before has neither, and
+ * replay says so. */
+rs_code rec_shim_finish(rs_transport *t, const cJSON *counters, int exit_code, rs_err *e);
 
 #endif

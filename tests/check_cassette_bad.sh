@@ -2,8 +2,8 @@
 # Reading a cassette robustly (issue 11 item 7): a truncated file, a file
 # that is not SQLite, an SQLite file without the schema, a cassette of a
 # newer format version, a row with a malformed body, a row with an unknown
-# operation, an empty file and a directory — `replay --list` and
-# `replay --strict` each exit 65 with one sentence naming the file (and the
+# operation, an empty file and a directory — `replay --list`, `--strict`,
+# `--reseed` and `--to-scenario` each exit 65 with one sentence naming the file (and the
 # seq where a row is at fault), and never crash. Also: the usage errors of
 # `replay` exit 64, and `run --record` never replaces an existing file.
 #
@@ -25,9 +25,10 @@ good="$out/rec/two-run-stage-reassert.stage.db"
 [ -f "$good" ] || { echo "FAIL: no cassette recorded"; exit 1; }
 "$bin" replay "$good" --list >/dev/null || fail "the good cassette does not list"
 
-# expect_bad NAME FILE [SEQ]: both modes exit 65, one line naming the file.
+# expect_bad NAME FILE [SEQ]: every mode exits 65, one line naming the file.
 expect_bad() {
-  for mode in --list --strict; do
+  for mode in --list --strict --reseed "--to-scenario $out/never.yaml"; do
+    # shellcheck disable=SC2086 # word splitting is the point
     "$bin" replay "$2" $mode >"$out/o" 2>"$out/e"
     rc=$?
     [ $rc -eq 65 ] || fail "$1 ($mode): exit $rc, expected 65: $(head -c 300 "$out/e")"
@@ -67,10 +68,17 @@ cp "$good" "$out/meta.db"
 sqlite3 "$out/meta.db" "UPDATE meta SET value = 'not json' WHERE key = 'config'"
 "$bin" replay "$out/meta.db" --strict >/dev/null 2>"$out/e"
 [ $? -eq 65 ] && grep -qF "$out/meta.db" "$out/e" || fail "a garbled meta config: not 65 naming the file"
+"$bin" replay "$out/meta.db" --reseed >/dev/null 2>"$out/e"
+[ $? -eq 65 ] && grep -qF "$out/meta.db" "$out/e" ||
+  fail "a garbled meta config (--reseed): not 65 naming the file"
+[ -e "$out/never.yaml" ] && fail "--to-scenario wrote a scenario from a bad cassette"
 
 # Usage: exit 64.
 for args in "" "--list" "$good" "$good --list --strict" "$good --op kube.*" \
-  "$good --json --list" "$good --bogus" "$good --reseed" "$good --list --op"; do
+  "$good --json --list" "$good --bogus" "$good --list --op" "$good --reseed --list" \
+  "$good --strategy lazy" "$good --reseed --strategy" "$good --reseed --strategy bogus" \
+  "$good --to-scenario" "$good --json --to-scenario $out/x.yaml" \
+  "$good --reseed --to-scenario $out/x.yaml"; do
   # shellcheck disable=SC2086 # word splitting is the point
   "$bin" replay $args >/dev/null 2>&1
   rc=$?

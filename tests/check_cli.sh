@@ -42,8 +42,8 @@ expect 64 "desired without sim transport" -- run --desired current
 expect 64 "sim transport without desired" -- run --transport sim:/tmp/x.db
 expect 64 "sim without files" -- sim
 expect 64 "sim bad strategy" -- sim --strategy fast "$src/scenarios/registry-denial.yaml"
-expect 64 "replay --reseed not built" -- replay /tmp/c.db --reseed
-expect_text "--reseed is not built yet" "replay --reseed says why"
+expect 64 "replay --strategy without --reseed" -- replay /tmp/c.db --strict --strategy lazy
+expect_text "--strategy goes with --reseed" "replay --strategy says why"
 expect 64 "sim --compare needs eager,lazy" -- sim --compare lazy "$src/scenarios/registry-denial.yaml"
 
 printf 'name: broken\nseed: 1\ncluster: {preset: prod, credential: previous}\ndesired: current\nruns:\n  - name: r\n    colour: red\n' >"$tmp/bad.yaml"

@@ -92,6 +92,7 @@ live 1 "unreachable server" -- --kubeconfig "$tmp/down"
 has "$tmp/all" "cannot be reached" "unreachable is said"
 has "$tmp/all" "http://127.0.0.1:1" "the error names the server"
 has "$tmp/all" "context sim" "the error names the context"
+has "$tmp/all" "kubeconfig $tmp/down" "the unreachable error names the kubeconfig file"
 # proxy-url is honoured: a reachable server behind a proxy that is not there.
 cat >"$tmp/proxied" <<EOF
 current-context: p
@@ -115,6 +116,8 @@ kubeconfig "$tmp/tls" "$turl" "{token: x}"
 live 1 "TLS mismatch" -- --kubeconfig "$tmp/tls"
 has "$tmp/all" "TLS cannot be trusted" "a TLS mismatch is said"
 has "$tmp/all" "$turl" "the TLS error names the server"
+has "$tmp/all" "context sim" "the TLS error names the context"
+has "$tmp/all" "kubeconfig $tmp/tls" "the TLS error names the kubeconfig file"
 # The same server trusted three ways: its certificate as the kubeconfig's
 # certificate-authority file (relative to the kubeconfig), or as -data, or
 # insecure-skip-tls-verify — which only the kubeconfig can ask for.
@@ -141,6 +144,8 @@ kubeconfig "$tmp/expired" "$url" "{exec: {apiVersion: client.authentication.k8s.
 live 1 "expired exec credential" -- --kubeconfig "$tmp/expired"
 has "$tmp/all" "expired" "an expired credential is said"
 has "$tmp/all" "$tmp/expired.sh" "the error names the plugin"
+has "$tmp/all" "context sim, server $url" "the expired credential's error names context and server"
+has "$tmp/all" "kubeconfig $tmp/expired" "the expired credential's error names the kubeconfig file"
 
 # An exec plugin whose first credential the server refuses (401) is asked
 # again, as client-go asks it; its second credential works.
@@ -158,6 +163,16 @@ chmod 700 "$tmp/stale.sh"
 kubeconfig "$tmp/stale" "$url" "{exec: {apiVersion: client.authentication.k8s.io/v1, command: $tmp/stale.sh, interactiveMode: Never}}"
 live 1 "an exec credential refused twice" -- --kubeconfig "$tmp/stale"
 has "$tmp/all" "refused user bot" "a refused identity names the user"
+has "$tmp/all" "context sim, server $url" "a refused identity names context and server"
+has "$tmp/all" "kubeconfig $tmp/stale" "a refused identity names the kubeconfig file"
+
+# A tokenFile whose token the server refuses: read again once (it may have
+# been rotated), then one error naming user, context, server and file.
+printf 'not-the-token\n' >"$tmp/wrong.token"
+kubeconfig "$tmp/wrongtok" "$url" "{tokenFile: $tmp/wrong.token}"
+live 1 "a refused tokenFile token" -- --kubeconfig "$tmp/wrongtok"
+has "$tmp/all" "refused user bot" "a refused tokenFile names the user"
+has "$tmp/all" "kubeconfig $tmp/wrongtok" "a refused tokenFile names the kubeconfig file"
 
 BAO_TOKEN_T=wrong-token live 1 "OpenBao 403" -- --kubeconfig "$tmp/good"
 has "$tmp/all" "refused the token from BAO_TOKEN" "a refused OpenBao token is said"

@@ -29,7 +29,8 @@ static char url[160];
 static pid_t serve_pid;
 static char *db;
 
-static void serve_up(const char *scenario, const char *run)
+/* token_file: sim serve's --token-file (NULL: any bearer is taken). */
+static void serve_up_token(const char *scenario, const char *run, const char *token_file)
 {
     db = tt_scenario_world(scenario);
     const char *bin = getenv("REASSERT_BIN");
@@ -52,8 +53,12 @@ static void serve_up(const char *scenario, const char *run)
         dup2(p[1], 1);
         close(p[0]);
         close(p[1]);
-        execl(bin, bin, "sim", "serve", "--db", db, "--listen", "127.0.0.1:0", "--scenario", scn,
-              "--run", run, (char *)NULL);
+        if (token_file)
+            execl(bin, bin, "sim", "serve", "--db", db, "--listen", "127.0.0.1:0", "--scenario",
+                  scn, "--run", run, "--token-file", token_file, (char *)NULL);
+        else
+            execl(bin, bin, "sim", "serve", "--db", db, "--listen", "127.0.0.1:0", "--scenario",
+                  scn, "--run", run, (char *)NULL);
         _exit(127);
     }
     close(p[1]);
@@ -61,6 +66,11 @@ static void serve_up(const char *scenario, const char *run)
     ck_assert_ptr_nonnull(fgets(url, sizeof url, f));
     fclose(f);
     url[strcspn(url, "\n")] = '\0';
+}
+
+static void serve_up(const char *scenario, const char *run)
+{
+    serve_up_token(scenario, run, NULL);
 }
 
 static void serve_down(void)
@@ -72,10 +82,11 @@ static void serve_down(void)
     free(db);
 }
 
-static live_kube *client(live_kubeconfig *kc, const char *server)
+static live_kube *client_token(live_kubeconfig *kc, const char *server, const char *token_file)
 {
     memset(kc, 0, sizeof *kc);
     kc->server = (char *)server;
+    kc->token_file = (char *)token_file;
     kc->context = "t";
     kc->origin = "test";
     kc->user = "";
@@ -84,6 +95,11 @@ static live_kube *client(live_kubeconfig *kc, const char *server)
     rs_err_clear(&e);
     ck_assert_msg(live_kube_open(kc, 2000, 10000, &k, &e) == RS_OK, "%s", e.msg);
     return k;
+}
+
+static live_kube *client(live_kubeconfig *kc, const char *server)
+{
+    return client_token(kc, server, NULL);
 }
 
 static const char *label_of(const cJSON *obj, const char *key)
@@ -343,6 +359,93 @@ START_TEST(test_root_routes_batches_and_clocks)
 }
 END_TEST
 
+static int64_t fake_ms;
+
+static int64_t fake_now_ms(void *ctx)
+{
+    (void)ctx;
+    return fake_ms;
+}
+
+static void put_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs(text, f);
+    ck_assert_int_eq(fclose(f), 0);
+}
+
+static int get_node(live_kube *k)
+{
+    rs_req g = {.op = RS_OP_KUBE_GET, .kind = "Node", .name = "prod-worker-1"};
+    rs_resp r;
+    int status = live_kube_call(k, &g, &r);
+    if (status == 0) ck_abort_msg("no answer: %s", r.error);
+    rs_resp_free(&r);
+    return status;
+}
+
+/* A kubeconfig tokenFile is read as client-go reads it: cached about a
+ * minute, then read again, and read again after a 401 — so a projected
+ * service-account token the kubelet rotates is picked up mid-run, and a run
+ * never keeps sending a token the server has dropped. sim serve reads its
+ * --token-file again when a bearer matches none of its lines. */
+START_TEST(test_token_file_rotated_mid_run)
+{
+    char dir[] = "/tmp/rs-token-XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    char srv[64], cli[64];
+    snprintf(srv, sizeof srv, "%s/server.token", dir);
+    snprintf(cli, sizeof cli, "%s/client.token", dir);
+    put_file(srv, "tok-a\n");
+    put_file(cli, "  tok-a\n");
+    serve_up_token("two-run-stage-reassert.yaml", "stage", srv);
+    live_kubeconfig kc;
+    live_kube *k = client_token(&kc, url, cli);
+    fake_ms = 1000;
+    live_kube_set_clock(k, fake_now_ms, NULL);
+    ck_assert_int_eq(get_node(k), 200);
+    /* The kubelet writes a new token; the old one stays valid a while. */
+    put_file(srv, "tok-a\ntok-b\n");
+    put_file(cli, "tok-b\n");
+    fake_ms = 1000 + 30000;
+    ck_assert_int_eq(get_node(k), 200);
+    ck_assert_str_eq(live_kube_bearer(k), "tok-a"); /* cached: not read again yet */
+    fake_ms = 1000 + LIVE_KUBE_TOKEN_FILE_REFRESH_MS;
+    ck_assert_int_eq(get_node(k), 200);
+    ck_assert_str_eq(live_kube_bearer(k), "tok-b"); /* read again once the cache aged */
+    put_file(srv, "tok-b\n");                       /* the old token expires: the run goes on */
+    ck_assert_int_eq(get_node(k), 200);
+    /* Revoked at once, before the cache ages: one 401 (not replayed), then
+     * the next call carries the token read again. */
+    put_file(srv, "tok-c\n");
+    put_file(cli, "tok-c\n");
+    ck_assert_int_eq(get_node(k), 401);
+    ck_assert_int_eq(get_node(k), 200);
+    ck_assert_str_eq(live_kube_bearer(k), "tok-c");
+    /* The preflight probe reads the file again after a 401 and probes once more. */
+    put_file(srv, "tok-d\n");
+    put_file(cli, "tok-d\n");
+    rs_err e;
+    rs_err_clear(&e);
+    ck_assert_msg(live_kube_probe(k, &e) == RS_OK, "%s", e.msg);
+    ck_assert_str_eq(live_kube_bearer(k), "tok-d");
+    /* A file that cannot be read (mid-rotation) keeps the token in hand. */
+    unlink(cli);
+    fake_ms += 10 * LIVE_KUBE_TOKEN_FILE_REFRESH_MS;
+    ck_assert_int_eq(get_node(k), 200);
+    ck_assert_str_eq(live_kube_bearer(k), "tok-d");
+    put_file(cli, " \n");
+    ck_assert_int_eq(get_node(k), 200);
+    ck_assert_str_eq(live_kube_bearer(k), "tok-d");
+    live_kube_close(k);
+    serve_down();
+    unlink(cli);
+    unlink(srv);
+    rmdir(dir);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("live_kube");
@@ -352,6 +455,7 @@ int main(void)
     tcase_add_test(tc, test_verbs_and_status_bodies);
     tcase_add_test(tc, test_closed_port_is_not_sent);
     tcase_add_test(tc, test_root_routes_batches_and_clocks);
+    tcase_add_test(tc, test_token_file_rotated_mid_run);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

@@ -15,16 +15,16 @@ log=$(mktemp)
 rec=$(mktemp -d)
 trap 'rm -rf "$log" "$rec"' EXIT
 status=0
-check() { # check NAME COMMAND...
+check() { # check NAME COMMAND... (WANT=N: the exit expected, default 0)
   name=$1; shift
   valgrind --quiet --child-silent-after-fork=yes --leak-check=full \
     --show-leak-kinds=definite,indirect "$@" >"$log" 2>&1
   rc=$?
-  if [ $rc -eq 0 ] && ! grep -q '^==[0-9]*== ' "$log"; then
+  if [ $rc -eq "${WANT:-0}" ] && ! grep -q '^==[0-9]*== ' "$log"; then
     echo "valgrind ok: $name"
   else
     echo "valgrind FAIL: $name (exit $rc)"; grep -A25 '^==[0-9]*== ' "$log" | head -60
-    [ $rc -ne 0 ] && tail -20 "$log"
+    [ $rc -ne "${WANT:-0}" ] && tail -20 "$log"
     status=1
   fi
 }
@@ -35,6 +35,13 @@ done
 for scn in two-run-stage-reassert failed-fence-resume; do
   check "reassert sim $scn" "$build/reassert" sim "$src/scenarios/$scn.yaml"
 done
+# A sweep that finds a (test-only) defect: its report and reproducer are
+# built in process; exit 1 is the finding.
+WANT=1
+check "reassert sweep --test-only-broken" "$build/reassert" sweep \
+  "$src/scenarios/two-run-stage-reassert.yaml" --run stage --strategy lazy \
+  --plan 133:lost-response --test-only-broken root-before-second-inventory
+WANT=0
 # The recorder and strict replay run in process (no fork): a recorded run,
 # then its replay and its timeline.
 "$build/reassert" sim init --scenario "$src/scenarios/two-run-stage-reassert.yaml" \

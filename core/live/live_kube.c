@@ -48,7 +48,11 @@ struct live_kube {
     int64_t connect_ms, total_ms;
     char *bearer; /* secret */
     live_exec_cred cred;
-    bool cred_stale; /* a 401 answered the plugin's credential: ask the plugin again */
+    bool cred_stale;  /* a 401 answered the plugin's credential: ask the plugin again */
+    bool token_stale; /* a 401 answered the tokenFile's token: read the file again */
+    int64_t token_read_ms;
+    int64_t (*now_ms)(void *ctx); /* a monotonic clock: the tokenFile's cache */
+    void *clock_ctx;
     char where[640];
 };
 
@@ -102,6 +106,16 @@ static rs_code kube_http_open(live_kube *k, rs_err *e)
     return live_http_open(&conf, &k->http, e);
 }
 
+static int64_t kube_monotonic_ms(void *ctx)
+{
+    (void)ctx;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* The tokenFile's token (blanks around it dropped, as Go's
+ * strings.TrimSpace), replacing the bearer only when the file gives one. */
 static rs_code kube_token_file(live_kube *k, rs_err *e)
 {
     FILE *f = fopen(k->kc->token_file, "r");
@@ -112,14 +126,43 @@ static rs_code kube_token_file(live_kube *k, rs_err *e)
     size_t n = fread(buf, 1, sizeof buf - 1, f);
     fclose(f);
     buf[n] = '\0';
-    while (n && (buf[n - 1] == '\n' || buf[n - 1] == '\r' || buf[n - 1] == ' '))
+    while (n && strchr(" \t\n\v\f\r", buf[n - 1]))
         buf[--n] = '\0';
-    if (!n)
+    size_t lead = strspn(buf, " \t\n\v\f\r");
+    if (lead == n) {
+        OPENSSL_cleanse(buf, sizeof buf);
         return rs_fail(e, RS_DATAERR, "tokenFile %s of user %s (%s) is empty", k->kc->token_file,
                        k->kc->user, k->where);
-    k->bearer = rs_xstrdup(buf);
+    }
+    if (k->bearer) cred_text_wipe_free(k->bearer);
+    k->bearer = rs_xstrdup(buf + lead);
     OPENSSL_cleanse(buf, sizeof buf);
+    k->token_read_ms = k->now_ms(k->clock_ctx);
     return RS_OK;
+}
+
+/* As client-go's cached file token source: the file is read again once the
+ * token is LIVE_KUBE_TOKEN_FILE_REFRESH_MS old, or after a 401 answered it,
+ * so a projected service-account token the kubelet rotates is picked up
+ * during a long run. A read that fails keeps the token in hand (client-go
+ * logs "Unable to rotate token" and goes on with it). */
+static void kube_token_refresh(live_kube *k)
+{
+    if (!k->kc->token_file || k->kc->has_exec) return;
+    if (!k->token_stale &&
+        k->now_ms(k->clock_ctx) - k->token_read_ms < LIVE_KUBE_TOKEN_FILE_REFRESH_MS)
+        return;
+    k->token_stale = false;
+    rs_err ignored;
+    rs_err_clear(&ignored);
+    kube_token_file(k, &ignored);
+}
+
+void live_kube_set_clock(live_kube *k, int64_t (*now_ms)(void *ctx), void *ctx)
+{
+    k->now_ms = now_ms ? now_ms : kube_monotonic_ms;
+    k->clock_ctx = now_ms ? ctx : NULL;
+    k->token_read_ms = k->now_ms(k->clock_ctx);
 }
 
 /* The exec plugin's credential, asked again once it has expired. */
@@ -149,6 +192,7 @@ rs_code live_kube_open(const live_kubeconfig *kc, int64_t connect_ms, int64_t to
     k->kc = kc;
     k->connect_ms = connect_ms;
     k->total_ms = total_ms;
+    k->now_ms = kube_monotonic_ms;
     live_kubeconfig_where(kc, k->where, sizeof k->where);
     rs_code c = RS_OK;
     if (kc->has_exec)
@@ -347,6 +391,7 @@ void live_kube_call_batch(live_kube *k, const rs_req *reqs, rs_resp *resps, size
     rs_err e;
     rs_err_clear(&e);
     bool auth_ok = !k->kc->has_exec || kube_exec_refresh(k, &e) == RS_OK;
+    kube_token_refresh(k);
     live_http_call *cs = rs_xcalloc(n + 1, sizeof *cs);
     kube_prep *ps = rs_xcalloc(n + 1, sizeof *ps);
     size_t *idx = rs_xcalloc(n + 1, sizeof *idx);
@@ -368,6 +413,7 @@ void live_kube_call_batch(live_kube *k, const rs_req *reqs, rs_resp *resps, size
         /* As client-go does: a 401 makes the next call ask the plugin
          * again (the request itself is not replayed: the core decides). */
         if (run[j].status == 401 && k->kc->has_exec) k->cred_stale = true;
+        if (run[j].status == 401 && k->kc->token_file) k->token_stale = true;
         kube_answer(k, &reqs[idx[j]], &run[j], &resps[idx[j]]);
         live_http_call_free(&run[j]);
         kube_prep_free(&ps[idx[j]]);
@@ -383,6 +429,7 @@ void live_kube_call_batch(live_kube *k, const rs_req *reqs, rs_resp *resps, size
 cJSON *live_kube_facade(live_kube *k, const char *method, const char *path, const char *body,
                         rs_err *e)
 {
+    kube_token_refresh(k);
     char *url = rs_xasprintf("%s%s", k->kc->server, path);
     char *auth = k->bearer ? rs_xasprintf("Authorization: Bearer %s", k->bearer) : NULL;
     live_http_call c = {
@@ -402,6 +449,7 @@ cJSON *live_kube_facade(live_kube *k, const char *method, const char *path, cons
 
 static rs_code kube_probe_once(live_kube *k, long *status, rs_err *e)
 {
+    kube_token_refresh(k);
     char *url = rs_xasprintf("%s/version", k->kc->server);
     char *auth = k->bearer ? rs_xasprintf("Authorization: Bearer %s", k->bearer) : NULL;
     live_http_call c = {.method = "GET", .url = url};
@@ -434,11 +482,17 @@ rs_code live_kube_probe(live_kube *k, rs_err *e)
 {
     long status = 0;
     rs_code rc = kube_probe_once(k, &status, e);
-    if (rc == RS_OK || status != 401 || !k->kc->has_exec) return rc;
-    /* The plugin's credential was refused: ask it once more, as client-go
+    if (rc == RS_OK || status != 401 || (!k->kc->has_exec && !k->kc->token_file)) return rc;
+    /* The credential was refused: ask the plugin once more, or read the
+     * tokenFile again (a token rotated since it was read), as client-go
      * does, and probe again. */
-    k->cred_stale = true;
     rs_err_clear(e);
-    rc = kube_exec_refresh(k, e);
+    if (k->kc->has_exec) {
+        k->cred_stale = true;
+        rc = kube_exec_refresh(k, e);
+    } else {
+        k->token_stale = true;
+        rc = RS_OK;
+    }
     return rc == RS_OK ? kube_probe_once(k, &status, e) : rc;
 }

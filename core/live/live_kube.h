@@ -19,7 +19,11 @@
  * after, or after a 401 (as client-go does: the refused request is not
  * replayed, the next one carries the new credential; the probe asks once
  * more and probes again); a credential that is already expired when it
- * arrives is an error.
+ * arrives is an error. A tokenFile is read again, as client-go's cached
+ * file token source reads it, once its token is
+ * LIVE_KUBE_TOKEN_FILE_REFRESH_MS old and after a 401 answered it (the
+ * refused request is not replayed; the probe reads again and probes once
+ * more), so a rotated projected service-account token is picked up.
  */
 #ifndef CORE_LIVE_KUBE_H
 #define CORE_LIVE_KUBE_H
@@ -31,6 +35,8 @@
 
 #define LIVE_KUBE_EXEC_TIMEOUT_MS 60000
 #define LIVE_KUBE_EXEC_OUTPUT_MAX (1024u * 1024u)
+/* client-go caches a tokenFile's token for a minute, refreshed 10 s early. */
+#define LIVE_KUBE_TOKEN_FILE_REFRESH_MS 50000
 
 typedef struct live_kube live_kube;
 
@@ -41,6 +47,9 @@ typedef struct live_kube live_kube;
 rs_code live_kube_open(const live_kubeconfig *kc, int64_t connect_ms, int64_t total_ms,
                        live_kube **out, rs_err *e);
 void live_kube_close(live_kube *k);
+/* The monotonic clock (milliseconds) the tokenFile's cache is timed by;
+ * NULL: the machine's CLOCK_MONOTONIC (the default). Tests inject theirs. */
+void live_kube_set_clock(live_kube *k, int64_t (*now_ms)(void *ctx), void *ctx);
 
 int live_kube_call(live_kube *k, const rs_req *req, rs_resp *resp);
 void live_kube_call_batch(live_kube *k, const rs_req *reqs, rs_resp *resps, size_t n,

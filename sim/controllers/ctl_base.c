@@ -57,6 +57,14 @@ void ctl_timers_skip(sim_world *w, const char *kind, int64_t period_ms, int64_t 
     simw_step_done(w, st);
 }
 
+void ctl_timers_cancel(sim_world *w, const char *kind, const char *payload)
+{
+    sqlite3_stmt *st = simw_stmt(w, "DELETE FROM timers WHERE kind = ?1 AND payload = ?2");
+    sqlite3_bind_text(st, 1, kind, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, payload, -1, SQLITE_STATIC);
+    simw_step_done(w, st);
+}
+
 /* ---- object helpers ---- */
 
 char *ctl_ref(const char *kind, const char *ns, const char *name)

@@ -41,6 +41,8 @@ static void ctl_fire(sim_world *w, const char *kind, const char *payload)
         ctl_flux_start(w, payload);
     } else if (strcmp(kind, "flux.finish") == 0) {
         ctl_flux_finish(w, payload);
+    } else if (strcmp(kind, "flux.cancel") == 0) {
+        ctl_flux_cancel_all(w);
     } else if (strcmp(kind, "rollout.ready") == 0) {
         ctl_rollout_ready(w, payload);
     } else if (strcmp(kind, "pod.delete") == 0) {

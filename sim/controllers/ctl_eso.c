@@ -193,11 +193,11 @@ void ctl_eso_init(sim_world *w)
 {
     const rs_config *c = &w->cfg;
     char *ref = ctl_ref("PushSecret", c->pushsecret_ns, c->pushsecret_name);
-    ctl_schedule(w, SIM_ESO_REFRESH_MS, "eso.refresh", ref);
+    ctl_schedule(w, ctl_first_period(w, SIM_ESO_REFRESH_MS), "eso.refresh", ref);
     free(ref);
     for (size_t i = 0; i < c->n_fanout; i++) {
         ref = ctl_ref("ExternalSecret", c->fanout_namespaces[i], c->externalsecret_name);
-        ctl_schedule(w, SIM_ESO_REFRESH_MS, "eso.refresh", ref);
+        ctl_schedule(w, ctl_first_period(w, SIM_ESO_REFRESH_MS), "eso.refresh", ref);
         free(ref);
     }
 }

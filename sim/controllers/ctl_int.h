@@ -27,8 +27,19 @@ bool ctl_timer_pop(sim_world *w, int64_t target_ms, int64_t *due, char **kind, c
  * periods, into (horizon_ms - period_ms, horizon_ms]: a periodic timer's
  * firings in between are skipped (ctl_clock.c's long advance). */
 void ctl_timers_skip(sim_world *w, const char *kind, int64_t period_ms, int64_t horizon_ms);
+/* Drops every pending `kind` timer with this payload. */
+void ctl_timers_cancel(sim_world *w, const char *kind, const char *payload);
 
 #define CTL_FLUX_INTERVAL_MS (10LL * 60 * 1000) /* flux.tick's period */
+
+/* A periodic timer's first firing in a new world: the next whole period
+ * after the clock. A preset world starts at 0; a world seeded from a
+ * cassette starts at the recorded clock, and a timer "due" in its past would
+ * fire at the first call as if it had been missed. */
+static inline int64_t ctl_first_period(sim_world *w, int64_t period_ms)
+{
+    return (simw_now(w) / period_ms + 1) * period_ms;
+}
 /* "Kind/ns/name", or "Kind/name" for ns NULL or "". Caller frees. */
 char *ctl_ref(const char *kind, const char *ns, const char *name);
 /* The string at obj.a[.b[.c]], or NULL. */
@@ -59,6 +70,9 @@ void ctl_flux_notice(sim_world *w, const char *ns, const char *name);
 void ctl_flux_start(sim_world *w, const char *ref);
 void ctl_flux_finish(sim_world *w, const char *ref);
 void ctl_flux_tick(sim_world *w, const char *ref);
+/* Timer "flux.cancel": the controller's pods were replaced; every reconcile in
+ * flight is cancelled and reports HealthCheckFailed until its retry. */
+void ctl_flux_cancel_all(sim_world *w);
 
 /* ---- ctl_rollout.c ---- */
 void ctl_rollout_init(sim_world *w);

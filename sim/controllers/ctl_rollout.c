@@ -5,7 +5,9 @@
  * The one idea: the Deployment's status is derived, never stored by hand —
  * every pod change (new pods, Ready, terminating, deleted) recomputes it, so
  * the core's "rollout complete" check reads what a real ReplicaSet would
- * report, including the window where old pods are still terminating.
+ * report, including the window where old pods are still terminating. When
+ * the new pods are Ready the old ones get SIGTERM, which cancels whatever
+ * Kustomization reconcile they were running (a "flux.cancel" timer).
  */
 #include "sim/controllers/ctl_int.h"
 
@@ -169,6 +171,7 @@ void ctl_rollout_ready(sim_world *w, const char *hash)
     if (superseded) return;
     int64_t now = simw_now(w);
     cJSON *list = rollout_pods(w);
+    bool replaced = false;
     const cJSON *pod;
     cJSON_ArrayForEach(pod, cJSON_GetObjectItemCaseSensitive(list, "items"))
     {
@@ -182,9 +185,13 @@ void ctl_rollout_ready(sim_world *w, const char *hash)
             ctl_patch_status(w, "Pod", w->cfg.controller_ns, name, status);
         } else if (!ctl_pod_terminating(pod)) {
             ctl_pod_terminate(w, w->cfg.controller_ns, name, SIM_POD_TERMINATE_MS);
+            replaced = true;
         }
     }
     cJSON_Delete(list);
+    /* The old pods got SIGTERM: the reconciles they were running are cancelled
+     * with their context (the seed's 2026-09-23 HealthCheckFailed). */
+    if (replaced) ctl_schedule(w, now, "flux.cancel", "");
     char *ra = simw_meta_get(w, "rollout.restarted_at");
     simw_meta_set(w, "rollout.ready_for", ra ? ra : "");
     free(ra);
@@ -198,7 +205,14 @@ void ctl_rollout_init(sim_world *w)
     rollout_hash(0, hash);
     simw_meta_set(w, "rollout.hash", hash);
     simw_meta_set_int(w, "rollout.seq", 0);
-    simw_meta_set(w, "rollout.restarted_at", "");
+    /* The restart the Deployment already carries is done (a world seeded
+     * from a cassette starts with the recorded annotation): only a new one
+     * rolls the pods. */
+    const rs_config *c = &w->cfg;
+    cJSON *dep = simw_get(w, "Deployment", c->controller_ns, c->controller_name);
+    const char *ra = dep ? restarted_at(w, dep) : NULL;
+    simw_meta_set(w, "rollout.restarted_at", ra ? ra : "");
+    cJSON_Delete(dep);
     simw_meta_set(w, "rollout.ready_for", "");
     rollout_pods_create(w, hash, true);
     ctl_rollout_status_refresh(w);

@@ -357,7 +357,8 @@ static bool scl_scenario(sc_ld *ld, const cJSON *root)
     const cJSON *f;
     const char *s;
     if (!scl_want_map(ld, root, "") || !scl_keys(ld, root, "", keys) ||
-        !scl_catalogue(ld, cJSON_GetObjectItemCaseSensitive(root, "catalogue")) ||
+        !scl_catalogue(ld, cJSON_GetObjectItemCaseSensitive(root, "catalogue"),
+                       cJSON_GetObjectItemCaseSensitive(root, "cluster")) ||
         !scl_header(ld, root) || !scl_required(ld, root, "cluster", "", &f) ||
         !scl_cluster(ld, f) || !scl_required(ld, root, "desired", "", &f) ||
         !scl_cred_name(ld, f, "desired", &s))

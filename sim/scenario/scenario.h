@@ -48,6 +48,12 @@ typedef struct sc_cluster {
     char **fanout_namespaces; /* resolved list (N => the three defaults, tenant-4, ...) */
     size_t n_fanout;
     char *credential; /* catalogue name the whole cluster holds at start */
+    /* `cluster: {cassette: FILE}` (DESIGN.md §8 r2): the path, resolved
+     * against the scenario file's folder, and where the file names it; the
+     * world is then seeded from the cassette's first observations. NULL for
+     * a preset cluster. */
+    char *cassette;
+    sc_pos cassette_pos;
 } sc_cluster;
 
 /* A world event (§5): kind is the event name ("advance", "kube.patch",

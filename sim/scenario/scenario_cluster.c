@@ -10,6 +10,7 @@
  */
 #include "core/config.h"
 #include "core/cred/cred.h"
+#include "sim/scenario/scenario_cassette.h"
 #include "sim/scenario/scenario_int.h"
 
 #include <ctype.h>
@@ -137,13 +138,161 @@ static bool scl_cred_entry(sc_ld *ld, const cJSON *v, const char *path, sc_cred 
     return !(f = cJSON_GetObjectItemCaseSensitive(v, "pulls")) || scl_pulls(ld, f, kp, c);
 }
 
-bool scl_catalogue(sc_ld *ld, const cJSON *cat)
+/* ---- a cassette's cluster (DESIGN.md §8 r2) ------------------------------ */
+
+/* The cassette's entries after the preset's, its cluster credential, node
+ * counts (from its first Node list; the preset's 3 + 3 when it has none) and
+ * the recorded fan-out namespaces. sc->catalogue has room for them. */
+static void sc_cassette_fill(sc_scenario *sc, sc_cassette *c, const char *path)
+{
+    sc_cred creds[SC_CASSETTE_CREDS_MAX];
+    memset(creds, 0, sizeof creds);
+    size_t n = 0;
+    const char *held = NULL;
+    sc_cassette_catalogue(c, creds, &n, &held);
+    for (size_t i = 0; i < n; i++) {
+        sc_cred *dst = (sc_cred *)sc_catalogue_find(sc, creds[i].name);
+        if (dst)
+            scl_cred_free(dst);
+        else
+            dst = &sc->catalogue[sc->n_catalogue++];
+        *dst = creds[i];
+        if (!dst->ciphertext) dst->ciphertext = sc_default_ciphertext(dst->name);
+    }
+    sc_cluster *cl = &sc->cluster;
+    cl->preset = rs_xstrdup("prod");
+    cl->credential = rs_xstrdup(held);
+    cl->cassette = rs_xstrdup(path);
+    cl->control_planes = cl->workers = 3;
+    const rec_row *list = sc_cassette_node_list(c);
+    cJSON *nodes = list ? cJSON_Parse(list->response) : NULL;
+    if (list) cl->control_planes = cl->workers = 0;
+    const cJSON *it;
+    cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(nodes, "items"))
+    {
+        const cJSON *labels = cJSON_GetObjectItemCaseSensitive(
+            cJSON_GetObjectItemCaseSensitive(it, "metadata"), "labels");
+        if (cJSON_HasObjectItem(labels, "node-role.kubernetes.io/control-plane"))
+            cl->control_planes++;
+        else
+            cl->workers++;
+    }
+    cJSON_Delete(nodes);
+    cl->fanout_namespaces = rs_xcalloc(c->cfg.n_fanout + 1, sizeof *cl->fanout_namespaces);
+    for (size_t i = 0; i < c->cfg.n_fanout; i++)
+        cl->fanout_namespaces[i] = rs_xstrdup(c->cfg.fanout_namespaces[i]);
+    cl->n_fanout = c->cfg.n_fanout;
+}
+
+/* The cassette path as the file names it, resolved against the file's
+ * folder. Caller frees. */
+static char *sc_cassette_path(const char *file, const char *name)
+{
+    const char *slash = strrchr(file, '/');
+    if (name[0] == '/' || !slash) return rs_xstrdup(name);
+    return rs_xasprintf("%.*s/%s", (int)(slash - file), file, name);
+}
+
+/* `cluster: {cassette: FILE}`: read here, before the file's own catalogue,
+ * because the cassette's credentials are names the rest of the file may
+ * use. A cassette that cannot be read is this field's error. */
+static bool scl_cluster_cassette(sc_ld *ld, const cJSON *cluster, sc_cassette *c, char **path)
+{
+    const cJSON *f = cJSON_GetObjectItemCaseSensitive(cluster, "cassette");
+    const char *s;
+    if (!scl_str(ld, f, "cluster.cassette", &s)) return false;
+    *path = sc_cassette_path(ld->file, s);
+    rs_err e;
+    rs_err_clear(&e);
+    if (sc_cassette_open(*path, c, &e) == RS_OK) return true;
+    return scl_fail_at(ld, f, "cluster.cassette", "%s", e.msg);
+}
+
+/* A recorded argument with the sim's private directory of the recorded run
+ * (/tmp/reassert-sim-XXXXXX) written back as {tmp}: the runner gives each
+ * execution a fresh one. Caller frees. */
+static char *sc_cassette_arg(const char *arg)
+{
+    static const char prefix[] = "/tmp/reassert-sim-";
+    const char *at = strstr(arg, prefix);
+    size_t n = sizeof prefix - 1;
+    for (size_t i = 0; at && i < 6; i++)
+        if (!isalnum((unsigned char)at[n + i])) at = NULL;
+    if (!at) return rs_xstrdup(arg);
+    return rs_xasprintf("%.*s{tmp}%s", (int)(at - arg), arg, at + n + 6);
+}
+
+/* The recorded run: its name when it is one a scenario may use, else
+ * "reassert"; its arguments (a live run records none). */
+static void sc_cassette_run(sc_cassette *c, sc_run *run)
+{
+    const char *name = rec_tape_meta(c->tape, "run");
+    bool ok = name && name[0] && strlen(name) <= 63 && name[0] != '-';
+    for (const char *p = name; ok && *p; p++)
+        ok = islower((unsigned char)*p) || isdigit((unsigned char)*p) || *p == '-';
+    run->name = rs_xstrdup(ok ? name : "reassert");
+    const char *args = rec_tape_meta(c->tape, "args");
+    char *plain = args ? rec_unredact_string(c->red, args) : NULL;
+    cJSON *arr = plain ? cJSON_Parse(plain) : NULL;
+    free(plain);
+    run->args = rs_xcalloc((size_t)cJSON_GetArraySize(arr) + 1, sizeof *run->args);
+    const cJSON *it;
+    cJSON_ArrayForEach(it, arr)
+    {
+        if (cJSON_IsString(it)) run->args[run->n_args++] = sc_cassette_arg(it->valuestring);
+    }
+    cJSON_Delete(arr);
+}
+
+rs_code sc_cassette_scenario(const char *path, sc_scenario **out, rs_err *e)
+{
+    *out = NULL;
+    sc_cassette c;
+    if (sc_cassette_open(path, &c, e) != RS_OK) {
+        sc_cassette_close(&c);
+        return e->code;
+    }
+    sc_scenario *sc = rs_xcalloc(1, sizeof *sc);
+    sc->file = rs_xstrdup(path);
+    const char *name = rec_tape_meta(c.tape, "scenario");
+    sc->name = rs_xstrdup(name ? name : "cassette");
+    sc->seed = 1;
+    sc->catalogue =
+        rs_xcalloc(RS_ARRAY_LEN(sc_preset_creds) + SC_CASSETTE_CREDS_MAX, sizeof *sc->catalogue);
+    sc_preset_catalogue(sc);
+    sc_cassette_fill(sc, &c, path);
+    sc->desired = rs_xstrdup("desired");
+    sc->strategies = rs_xcalloc(2, sizeof *sc->strategies);
+    sc->strategies[sc->n_strategies++] = rs_xstrdup("lazy");
+    sc->strategies[sc->n_strategies++] = rs_xstrdup("eager");
+    sc->runs = rs_xcalloc(1, sizeof *sc->runs);
+    sc->n_runs = 1;
+    sc_cassette_run(&c, &sc->runs[0]);
+    sc_cassette_close(&c);
+    *out = sc;
+    return RS_OK;
+}
+
+bool scl_catalogue(sc_ld *ld, const cJSON *cat, const cJSON *cluster)
 {
     sc_scenario *sc = ld->sc;
     size_t n_file = cat ? (size_t)cJSON_GetArraySize(cat) : 0;
     if (cat && !scl_want_map(ld, cat, "catalogue")) return false;
-    sc->catalogue = rs_xcalloc(RS_ARRAY_LEN(sc_preset_creds) + n_file, sizeof *sc->catalogue);
+    sc->catalogue = rs_xcalloc(RS_ARRAY_LEN(sc_preset_creds) + SC_CASSETTE_CREDS_MAX + n_file,
+                               sizeof *sc->catalogue);
     sc_preset_catalogue(sc);
+    if (cJSON_IsObject(cluster) && cJSON_HasObjectItem(cluster, "cassette")) {
+        sc_cassette c;
+        memset(&c, 0, sizeof c);
+        char *path = NULL;
+        bool ok = scl_cluster_cassette(ld, cluster, &c, &path);
+        if (ok) sc_cassette_fill(sc, &c, path);
+        sc_cassette_close(&c);
+        free(path);
+        if (!ok) return false;
+        sc->cluster.cassette_pos =
+            sy_pos(ld->doc, cJSON_GetObjectItemCaseSensitive(cluster, "cassette"));
+    }
     const cJSON *v;
     cJSON_ArrayForEach(v, cat)
     {
@@ -241,9 +390,13 @@ bool scl_cluster(sc_ld *ld, const cJSON *v)
 {
     static const char *const keys[] = {"preset",  "credential",        "control-planes",
                                        "workers", "fanout-namespaces", NULL};
+    static const char *const cassette_keys[] = {"cassette", NULL};
     sc_cluster *cl = &ld->sc->cluster;
     const cJSON *f;
     const char *s;
+    /* A cassette's cluster was read with the catalogue; it is the whole
+     * cluster (sizes, credential and namespaces are what it recorded). */
+    if (cl->cassette) return scl_keys(ld, v, "cluster", cassette_keys);
     if (!scl_want_map(ld, v, "cluster") || !scl_keys(ld, v, "cluster", keys) ||
         !scl_required(ld, v, "preset", "cluster", &f) || !scl_str(ld, f, "cluster.preset", &s))
         return false;

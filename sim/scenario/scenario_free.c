@@ -70,6 +70,7 @@ void sc_free(sc_scenario *sc)
     free(sc->cluster.preset);
     scl_str_list_free(sc->cluster.fanout_namespaces, sc->cluster.n_fanout);
     free(sc->cluster.credential);
+    free(sc->cluster.cassette);
     free(sc->desired);
     for (size_t i = 0; i < sc->n_catalogue; i++)
         scl_cred_free(&sc->catalogue[i]);

@@ -83,7 +83,9 @@ void scl_cred_free(sc_cred *c);
 
 /* The catalogue (preset entries, then the file's) and the cluster
  * (scenario_cluster.c). */
-bool scl_catalogue(sc_ld *ld, const cJSON *cat);
+/* cluster: the file's `cluster:` (its `cassette:` form adds the cassette's
+ * entries and fills the cluster here). */
+bool scl_catalogue(sc_ld *ld, const cJSON *cat, const cJSON *cluster);
 bool scl_cluster(sc_ld *ld, const cJSON *v);
 
 /* Events, faults and `during:` entries (scenario_events.c). */

@@ -110,6 +110,7 @@ static void serve_free(serve_server *s)
     free(s->url);
     free(s->registry_host);
     if (s->kube_token) cred_text_wipe_free(s->kube_token);
+    free(s->kube_token_path);
     if (s->bao_token) cred_text_wipe_free(s->bao_token);
     free(s->bao_namespace);
     free(s);
@@ -158,6 +159,7 @@ rs_code serve_start(const serve_config *cfg, serve_server **out, rs_err *e)
         return rs_fail(e, RS_USAGE, "--tls-cert and --tls-key go together");
     serve_server *s = rs_xcalloc(1, sizeof *s);
     s->kube_token = cfg->kube_token ? rs_xstrdup(cfg->kube_token) : NULL;
+    s->kube_token_path = cfg->kube_token_path ? rs_xstrdup(cfg->kube_token_path) : NULL;
     s->bao_token = cfg->bao_token ? rs_xstrdup(cfg->bao_token) : NULL;
     s->bao_namespace = cfg->bao_namespace ? rs_xstrdup(cfg->bao_namespace) : NULL;
     bool tls = cfg->tls_cert_pem != NULL;

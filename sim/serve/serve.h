@@ -32,7 +32,12 @@ typedef struct serve_config {
     const char *tls_cert_pem;  /* both or neither: HTTPS */
     const char *tls_key_pem;
     const char *kube_token; /* NULL: the Kubernetes API takes any bearer */
-    const char *bao_token;  /* NULL: OpenBao takes any X-Vault-Token */
+    /* The file kube_token came from (NULL: none). Each non-blank line is a
+     * token the server takes, and the file is read again at each bearer
+     * check, so a test can rotate the token mid-run (add the new line,
+     * then drop the old). */
+    const char *kube_token_path;
+    const char *bao_token; /* NULL: OpenBao takes any X-Vault-Token */
     /* NULL: OpenBao's root namespace. Else every OpenBao request must name
      * this namespace in X-Vault-Namespace (403 otherwise), as a token
      * issued in a namespace is valid only there. */

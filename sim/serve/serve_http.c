@@ -127,11 +127,46 @@ bool serve_secret_eq(const char *want, const char *got)
     return strlen(got) == n && CRYPTO_memcmp(want, got, n) == 0;
 }
 
-bool serve_bearer_ok(const serve_server *s, const serve_http *h)
+/* True when got is one of the non-blank lines of tokens (blanks around a
+ * line ignored). */
+static bool token_listed(const char *tokens, const char *got)
+{
+    size_t glen = strlen(got);
+    for (const char *p = tokens; *p;) {
+        size_t n = strcspn(p, "\n"), a = 0, b = n;
+        while (a < b && strchr(" \t\r", p[a]))
+            a++;
+        while (b > a && strchr(" \t\r", p[b - 1]))
+            b--;
+        if (b > a && b - a == glen && CRYPTO_memcmp(p + a, got, glen) == 0) return true;
+        p += n + (p[n] == '\n');
+    }
+    return false;
+}
+
+/* The token file again; the tokens taken so far stay when it cannot be read
+ * or is empty (a rotation half-written is not a lock-out). */
+static void token_reread(serve_server *s)
+{
+    FILE *f = fopen(s->kube_token_path, "rb");
+    if (!f) return;
+    char *buf = rs_xcalloc(1, SERVE_SECRET_MAX + 2);
+    size_t n = fread(buf, 1, SERVE_SECRET_MAX + 1, f);
+    fclose(f);
+    if (n > 0 && n <= SERVE_SECRET_MAX && !memchr(buf, '\0', n) && strspn(buf, " \t\r\n") < n) {
+        cred_text_wipe_free(s->kube_token);
+        s->kube_token = rs_xstrdup(buf);
+    }
+    cred_bytes_wipe_free(buf, SERVE_SECRET_MAX + 2);
+}
+
+bool serve_bearer_ok(serve_server *s, const serve_http *h)
 {
     if (!s->kube_token) return true;
+    if (s->kube_token_path) token_reread(s); /* a rotation, or a revocation, at once */
     const char *auth = serve_header(h, "Authorization");
-    return auth && strncmp(auth, "Bearer ", 7) == 0 && serve_secret_eq(s->kube_token, auth + 7);
+    return auth && strncmp(auth, "Bearer ", 7) == 0 && auth[7] &&
+           token_listed(s->kube_token, auth + 7);
 }
 
 /* ---- routing ------------------------------------------------------------ */

@@ -46,7 +46,8 @@ struct serve_server {
     rs_transport door; /* what every handler calls: sim, batch-aware */
     serve_batch batch;
     char *kube_token, *bao_token;
-    char *bao_namespace; /* NULL: the root namespace */
+    char *kube_token_path; /* read again at each bearer check */
+    char *bao_namespace;   /* NULL: the root namespace */
     char *url;
     char *registry_host;
     void *daemon; /* struct MHD_Daemon */
@@ -90,8 +91,10 @@ cJSON *serve_body_json(const serve_http *h, bool *malformed);
 /* A secret compared in constant time; false when either is NULL. */
 bool serve_secret_eq(const char *want, const char *got);
 /* True when the request may pass the bearer check: no --token-file, or
- * `Authorization: Bearer <token>` with the token. */
-bool serve_bearer_ok(const serve_server *s, const serve_http *h);
+ * `Authorization: Bearer <token>` with a token of the file (one per line,
+ * the file read again at each check: a rotation or revocation applies at
+ * once; a file that cannot be read keeps the tokens taken so far). */
+bool serve_bearer_ok(serve_server *s, const serve_http *h);
 /* True when a JSON string in the body holds U+0000 (the escape, or a raw
  * control byte): cJSON would end the string there, and a Secret's
  * stringData would be stored truncated. serve_body_json refuses such a

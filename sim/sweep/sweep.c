@@ -66,9 +66,11 @@ static void swarm_plan(uint64_t seed, size_t i, const sw_base *b, const sw_menu 
 }
 
 /* Drops one fault at a time while the plan still fails; returns the number
- * of plans executed. */
-static size_t shrink(const sw_ctx *c, size_t run, const sw_base *b, sw_plan *p)
+ * of plans executed. *failures: the shrunk plan's own failures (what its
+ * reproduce command prints), NULL when no fault could be dropped. */
+static size_t shrink(const sw_ctx *c, size_t run, const sw_base *b, sw_plan *p, cJSON **failures)
 {
+    *failures = NULL;
     size_t tries = 0;
     bool changed = true;
     while (changed && p->n > 1) {
@@ -82,6 +84,9 @@ static size_t shrink(const sw_ctx *c, size_t run, const sw_base *b, sw_plan *p)
             if (!o.passed) {
                 *p = t;
                 changed = true;
+                cJSON_Delete(*failures);
+                *failures = o.failures;
+                o.failures = NULL;
             }
             sw_outcome_free(&o);
         }
@@ -127,11 +132,15 @@ static void one_plan(sw_run_state *st, size_t run, const sw_base *b, sw_plan *p,
     free(spec);
     if (!out.passed && may_shrink) {
         sw_plan small = *p;
-        size_t tries = shrink(&st->ctx, run, b, &small);
+        cJSON *small_failures = NULL;
+        size_t tries = shrink(&st->ctx, run, b, &small, &small_failures);
         char *s = sw_plan_spec(&small, st->ctx.menu);
         cJSON_AddStringToObject(row, "shrunk", s);
         cJSON_AddNumberToObject(row, "shrunk_faults", (double)small.n);
         cJSON_AddNumberToObject(row, "shrink_runs", (double)tries);
+        cJSON_AddItemToObject(row, "shrunk_failures",
+                              small_failures ? small_failures
+                                             : cJSON_Duplicate(out.failures, true));
         free(s);
         *p = small;
     }
@@ -222,6 +231,25 @@ static void sweep_plans(sw_run_state *st, size_t run, sw_base *bp)
             one_plan(st, run, &b, &p, row, true, false, false);
         }
     }
+}
+
+static const char *const broken_names[] = {
+    [RS_BROKEN_NONE] = "",
+    [RS_BROKEN_SKIP_CORDON_RESTORE] = "skip-cordon-restore",
+    [RS_BROKEN_LEASE_FIRST] = "lease-before-policy",
+    [RS_BROKEN_ROOT_EARLY] = "root-before-second-inventory",
+};
+
+rs_broken sweep_broken_find(const char *name)
+{
+    for (size_t i = 1; i < RS_ARRAY_LEN(broken_names); i++)
+        if (strcmp(name, broken_names[i]) == 0) return (rs_broken)i;
+    return RS_BROKEN_NONE;
+}
+
+const char *sweep_broken_name(rs_broken b)
+{
+    return (size_t)b < RS_ARRAY_LEN(broken_names) ? broken_names[b] : "";
 }
 
 static bool strategy_applies(const sc_scenario *sc, const char *s)

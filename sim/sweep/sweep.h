@@ -49,6 +49,13 @@ typedef struct sweep_opts {
     FILE *out; /* the report (stdout) */
 } sweep_opts;
 
+/* TEST-ONLY defects (core/txn.h rs_broken) by their --test-only-broken
+ * names: RS_BROKEN_NONE for a name that is none of them; "" for NONE. */
+rs_broken sweep_broken_find(const char *name);
+const char *sweep_broken_name(rs_broken b);
+#define SWEEP_BROKEN_NAMES                                                                         \
+    "skip-cordon-restore, lease-before-policy or root-before-second-inventory"
+
 /* Runs the sweep and prints its table (or --json). Exit 0 every plan of
  * this shard passed; 1 some failed; 64 a bad --plan or --run; 65 the
  * scenario could not be loaded (or its perturbation menu is bad). */

@@ -53,6 +53,8 @@ sw_report *sw_report_new(const sweep_opts *o, const sc_scenario *sc, const sw_me
         cJSON_AddStringToObject(r->doc, "seed", seed);
         cJSON_AddNumberToObject(r->doc, "swarm", o->swarm_n);
     }
+    if (o->strategy && o->strategy->broken)
+        cJSON_AddStringToObject(r->doc, "test_only_broken", sweep_broken_name(o->strategy->broken));
     char shard[32];
     snprintf(shard, sizeof shard, "%u/%u", o->shard_i, o->shard_n);
     cJSON_AddStringToObject(r->doc, "shard", shard);
@@ -87,7 +89,10 @@ void sw_report_section(sw_report *r, const char *strategy, const char *run, cons
     FILE *f = r->o->out;
     fprintf(f, "sweep %s: scenario ", mode_name(r->o->mode));
     put(f, r->sc->name);
-    fprintf(f, ", strategy %s, run ", strategy);
+    fprintf(f, ", strategy %s", strategy);
+    if (r->o->strategy && r->o->strategy->broken)
+        fprintf(f, " (TEST-ONLY defect %s)", sweep_broken_name(r->o->strategy->broken));
+    fputs(", run ", f);
     put(f, run);
     fprintf(f, ": %zu calls, %zu writes, fault-free exit %d (shard %u/%u)\n", b->n, writes, b->exit,
             r->o->shard_i, r->o->shard_n);
@@ -113,8 +118,10 @@ void sw_report_section(sw_report *r, const char *strategy, const char *run, cons
 /* The one command that replays the plan exactly. */
 static char *reproduce(const sw_report *r, const char *spec)
 {
-    return rs_xasprintf("reassert sweep '%s' --run %s --strategy %s --plan '%s'", r->sc->file,
-                        r->run, r->strategy, spec);
+    rs_broken b = r->o->strategy ? r->o->strategy->broken : RS_BROKEN_NONE;
+    return rs_xasprintf("reassert sweep '%s' --run %s --strategy %s --plan '%s'%s%s", r->sc->file,
+                        r->run, r->strategy, spec, b ? " --test-only-broken " : "",
+                        sweep_broken_name(b));
 }
 
 static void print_row(sw_report *r, const cJSON *row, const sw_outcome *out, size_t index)
@@ -158,6 +165,12 @@ static void print_row(sw_report *r, const cJSON *row, const sw_outcome *out, siz
                 cJSON_GetObjectItemCaseSensitive(row, "shrunk_faults")->valueint);
         put(f, shrunk->valuestring);
         fputc('\n', f);
+        cJSON_ArrayForEach(x, cJSON_GetObjectItemCaseSensitive(row, "shrunk_failures"))
+        {
+            fputs("      FAIL (shrunk plan): ", f);
+            put(f, cJSON_GetStringValue(x));
+            fputc('\n', f);
+        }
     }
     fputs("      reproduce: ", f);
     put(f, cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(row, "reproduce")));

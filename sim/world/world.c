@@ -245,7 +245,8 @@ static void world_unlink(const char *db_path)
     }
 }
 
-rs_code sim_world_create(const char *db_path, const sim_world_desc *d, rs_err *e)
+rs_code simw_create(const char *db_path, const sim_world_desc *d, simw_overlay_fn overlay,
+                    void *ctx, rs_err *e)
 {
     world_unlink(db_path);
     sim_world *w = NULL;
@@ -259,18 +260,32 @@ rs_code sim_world_create(const char *db_path, const sim_world_desc *d, rs_err *e
     }
     simw_begin(w);
     rc = simw_preset_build(w, d, e);
+    if (rc == RS_OK && overlay) rc = overlay(w, ctx, e);
     if (rc != RS_OK) {
         simw_exec(w, "ROLLBACK");
         world_free(w);
         return rc;
     }
+    /* The controllers' bookkeeping starts from the objects as they are now
+     * (an overlay's observed Kustomizations, say). */
+    ctl_init(w);
     simw_commit(w);
     world_free(w);
     return RS_OK;
 }
 
-rs_code sim_world_build(const char *db_path, const sc_scenario *sc, rs_err *e)
+rs_code sim_world_create(const char *db_path, const sim_world_desc *d, rs_err *e)
 {
+    return simw_create(db_path, d, NULL, NULL, e);
+}
+
+rs_code sim_world_build_warn(const char *db_path, const sc_scenario *sc, char ***warnings,
+                             size_t *n_warnings, rs_err *e)
+{
+    if (warnings) {
+        *warnings = NULL;
+        *n_warnings = 0;
+    }
     sim_world_cred *creds = rs_xcalloc(sc->n_catalogue, sizeof *creds);
     for (size_t i = 0; i < sc->n_catalogue; i++) {
         const sc_cred *c = &sc->catalogue[i];
@@ -292,9 +307,15 @@ rs_code sim_world_build(const char *db_path, const sc_scenario *sc, rs_err *e)
                         .catalogue = creds,
                         .n_catalogue = sc->n_catalogue,
                         .seed = sc->seed};
-    rs_code rc = sim_world_create(db_path, &d, e);
+    rs_code rc = sc->cluster.cassette ? simw_reseed(db_path, sc, &d, warnings, n_warnings, e)
+                                      : sim_world_create(db_path, &d, e);
     free(creds);
     return rc;
+}
+
+rs_code sim_world_build(const char *db_path, const sc_scenario *sc, rs_err *e)
+{
+    return sim_world_build_warn(db_path, sc, NULL, NULL, e);
 }
 
 rs_code sim_world_probe(const char *db_path, rs_err *e)

@@ -72,8 +72,15 @@ typedef struct sim_world_desc {
  * RS_DATAERR for an unknown preset or a credential not in the catalogue. */
 rs_code sim_world_create(const char *db_path, const sim_world_desc *d, rs_err *e);
 
-/* sim_world_create from a scenario's `cluster:`, `catalogue:` and `seed:`. */
+/* sim_world_create from a scenario's `cluster:`, `catalogue:` and `seed:`.
+ * A `cluster: {cassette: FILE}` seeds the world from the cassette's first
+ * observations (DESIGN.md §8 r2; world_cassette.c). */
 rs_code sim_world_build(const char *db_path, const sc_scenario *sc, rs_err *e);
+/* The same, and for a cassette's cluster what the cassette could not show,
+ * one sentence each (never a silent guess); caller frees them with
+ * sim_strings_free. NULL/0 for a preset cluster. */
+rs_code sim_world_build_warn(const char *db_path, const sc_scenario *sc, char ***warnings,
+                             size_t *n_warnings, rs_err *e);
 
 /* RS_OK when db_path is a world file (read-only look; nothing is changed),
  * RS_DATAERR naming why not otherwise. */

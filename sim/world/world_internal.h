@@ -133,7 +133,18 @@ void simw_talos_insert(sim_world *w, const char *node, const char *role, const c
 void simw_node_annotations_apply(sim_world *w, const char *node, const cJSON *annotations);
 
 /* ---- preset (world_preset.c) ---- */
+/* The preset's objects, catalogue and machines; the caller starts the
+ * controllers (ctl_init) once the world is complete. */
 rs_code simw_preset_build(sim_world *w, const sim_world_desc *d, rs_err *e);
+/* What a world is built with after the preset and before the controllers
+ * start (world.c). */
+typedef rs_code (*simw_overlay_fn)(sim_world *w, void *ctx, rs_err *e);
+rs_code simw_create(const char *db_path, const sim_world_desc *d, simw_overlay_fn overlay,
+                    void *ctx, rs_err *e);
+/* A world from sc's cassette (world_cassette.c): d built from sc; warnings
+ * as sim_world_build_warn says. */
+rs_code simw_reseed(const char *db_path, const sc_scenario *sc, const sim_world_desc *d,
+                    char ***warnings, size_t *n_warnings, rs_err *e);
 cJSON *simw_node_object(sim_world *w, const char *name, bool control_plane, int index,
                         const char *revision);
 void simw_node_pods_ensure(sim_world *w, const char *node);

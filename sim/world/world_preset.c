@@ -523,7 +523,5 @@ rs_code simw_preset_build(sim_world *w, const sim_world_desc *d, rs_err *e)
     cJSON_Delete(auth);
     free(text);
     free(cipher);
-    if (!ok) return e ? e->code : RS_FAILED;
-    ctl_init(w);
-    return RS_OK;
+    return ok ? RS_OK : e ? e->code : RS_FAILED;
 }

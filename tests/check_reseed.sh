@@ -1,0 +1,134 @@
+#!/bin/sh
+# Reseed and incidents (issue 11 items 4 and 5, DESIGN.md §8 r2), on
+# two-run-stage-reassert recorded under eager (production's behaviour):
+#  1. `replay --reseed --strategy eager` reproduces each recorded run's exit
+#     and counters on the world seeded from its cassette — the stage run only
+#     does its 6 reboots when the world holds the recorded (stale)
+#     credential, not the preset's;
+#  2. `--reseed` (lazy) on the no-drift run shows 0 controller restarts and
+#     0 Lease writes where the recording has them; the side-by-side names
+#     both columns and is the same bytes twice;
+#  3. `--to-scenario` writes a scenario (cassette path relative to it) that
+#     loads and passes in `reassert sim`, pins those counters, starts with a
+#     header to fill in, and is the same bytes twice;
+#  4. a scenario's `cluster: {cassette: FILE}` that is missing, not a
+#     cassette, or given with preset keys is exit 65 naming the scenario
+#     file, line and field;
+#  5. an object written before any read is a warning, never a silent guess;
+#  6. no catalogue password, its base64 or base64(user:password) appears in
+#     anything these commands print or write.
+#
+#   tests/check_reseed.sh BUILD/reassert SOURCE_ROOT
+set -u
+bin=$1
+src=$2
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+status=0
+fail() {
+  echo "FAIL: $1"
+  status=1
+}
+
+"$bin" sim --record "$out/rec" --strategy eager "$src"/scenarios/two-run-stage-reassert.yaml \
+  >"$out/sim.txt" 2>&1 || fail "recording the fixture failed: $(tail -3 "$out/sim.txt")"
+stage="$out/rec/two-run-stage-reassert.stage.db"
+noop="$out/rec/two-run-stage-reassert.reassert.db"
+[ -f "$stage" ] && [ -f "$noop" ] || {
+  echo "FAIL: no cassettes recorded"
+  exit 1
+}
+
+# 1. Eager on the reseeded world is the recorded run.
+same='[.recorded.writes, .recorded.controller_restarts, .recorded.lease_writes,
+  .recorded.fence_acquisitions, .recorded.policy_pauses, .recorded.node_reboots,
+  .recorded.node_drains, .recorded.api_calls, .recorded.virtual_seconds, .exit.recorded]
+  == [.replayed.writes, .replayed.controller_restarts, .replayed.lease_writes,
+  .replayed.fence_acquisitions, .replayed.policy_pauses, .replayed.node_reboots,
+  .replayed.node_drains, .replayed.api_calls, .replayed.virtual_seconds, .exit.replayed]'
+for c in "$stage" "$noop"; do
+  "$bin" replay "$c" --reseed --strategy eager --json >"$out/eager.json" 2>"$out/e" ||
+    fail "--reseed --strategy eager of ${c#"$out"/} exited $?: $(head -c 300 "$out/e")"
+  jq -e "$same" "$out/eager.json" >/dev/null ||
+    fail "--reseed --strategy eager of ${c#"$out"/} does not reproduce the recording: $(cat "$out/eager.json")"
+  cat "$out/eager.json" >>"$out/all-output"
+done
+"$bin" replay "$stage" --reseed --strategy eager --json | jq -e '.replayed.node_reboots == 6' \
+  >/dev/null || fail "the reseeded stage run did not roll the 6 nodes (world not from the cassette?)"
+
+# 2. Lazy on the recorded no-drift run: no restart, no Lease write.
+"$bin" replay "$noop" --reseed --json >"$out/lazy.json" 2>"$out/e" ||
+  fail "--reseed exited $?: $(head -c 300 "$out/e")"
+jq -e '.strategy == {"recorded": "eager", "replayed": "lazy"}
+  and .recorded.controller_restarts >= 1 and .recorded.lease_writes >= 1
+  and .replayed.controller_restarts == 0 and .replayed.lease_writes == 0
+  and .replayed.writes == 0 and .exit == {"recorded": 0, "replayed": 0}
+  and (.warnings | type) == "array"' "$out/lazy.json" >/dev/null ||
+  fail "lazy on the no-drift recording: $(cat "$out/lazy.json")"
+"$bin" replay "$noop" --reseed >"$out/table.txt" 2>&1 || fail "--reseed (text) exited $?"
+"$bin" replay "$noop" --reseed >"$out/table2.txt" 2>&1
+cmp -s "$out/table.txt" "$out/table2.txt" || fail "--reseed printed different bytes twice"
+grep -Eq '^ +recorded +replayed$' "$out/table.txt" || fail "the side-by-side has no columns"
+grep -Eq '^controller_restarts +1 +0$' "$out/table.txt" ||
+  fail "the side-by-side does not show 1 restart recorded, 0 replayed: $(cat "$out/table.txt")"
+grep -Eq '^lease_writes +[1-9][0-9]* +0$' "$out/table.txt" ||
+  fail "the side-by-side does not show Lease writes recorded, none replayed"
+grep -q '^::' "$out/table.txt" && fail "--reseed printed a workflow command"
+cat "$out/lazy.json" "$out/table.txt" >>"$out/all-output"
+
+# 3. The incident as a scenario.
+mkdir "$out/inc"
+"$bin" replay "$noop" --to-scenario "$out/inc/no-drift-incident.yaml" >"$out/o" 2>&1 ||
+  fail "--to-scenario exited $?: $(cat "$out/o")"
+scn="$out/inc/no-drift-incident.yaml"
+if [ -f "$scn" ]; then
+  cp "$scn" "$out/first.yaml"
+  "$bin" replay "$noop" --to-scenario "$scn" >/dev/null 2>&1
+  cmp -s "$scn" "$out/first.yaml" || fail "--to-scenario wrote different bytes twice"
+  head -1 "$scn" | grep -q '^# Hazard: ' || fail "the written scenario has no header to fill in"
+  grep -qF 'cluster: {cassette: "../rec/two-run-stage-reassert.reassert.db"}' "$scn" ||
+    fail "the cassette path is not relative to the scenario: $(grep cluster "$scn")"
+  grep -qF 'name: "no-drift-incident"' "$scn" || fail "the scenario is not named after its file"
+  "$bin" sim "$scn" >"$out/sim2.txt" 2>&1 ||
+    fail "the written scenario does not pass in reassert sim: $(tail -5 "$out/sim2.txt")"
+  grep -Eq 'eager +reassert +0 +1 ' "$out/sim2.txt" || fail "the eager run does not pin 1 restart"
+  # The expectations pin: a changed pin fails the scenario.
+  sed 's/controller_restarts: 1/controller_restarts: 0/' "$scn" >"$out/inc/edited.yaml"
+  "$bin" sim "$out/inc/edited.yaml" >/dev/null 2>&1
+  [ $? -eq 1 ] || fail "the written expectations do not pin the eager run's restarts"
+  cat "$scn" >>"$out/all-output"
+fi
+
+# 4. A scenario's cassette that cannot be read.
+bad_cluster() {
+  printf 'name: bad\ncluster: %s\ndesired: desired\nruns:\n  - name: r\n' "$2" >"$out/inc/bad.yaml"
+  "$bin" sim "$out/inc/bad.yaml" >/dev/null 2>"$out/e"
+  rc=$?
+  [ $rc -eq 65 ] || fail "$1: exit $rc, expected 65"
+  grep -qF "$out/inc/bad.yaml:2:" "$out/e" || fail "$1: the error does not name file and line"
+  grep -q "cluster" "$out/e" || fail "$1: the error does not name the field: $(cat "$out/e")"
+}
+bad_cluster "a missing cassette" '{cassette: missing.db}'
+printf 'not a database\n' >"$out/inc/text.db"
+bad_cluster "a text file as cassette" '{cassette: text.db}'
+bad_cluster "a cassette with preset keys" \
+  '{cassette: ../rec/two-run-stage-reassert.reassert.db, preset: prod}'
+
+# 5. A write before any read is named.
+cp "$noop" "$out/unread.db"
+sqlite3 "$out/unread.db" \
+  "DELETE FROM calls WHERE op = 'kube.get' AND target = 'Lease/flux-system/ghcr-auth-refresh'"
+"$bin" replay "$out/unread.db" --reseed --json >"$out/unread.json" 2>"$out/e" ||
+  fail "--reseed of a cassette with the Lease never read exited $?: $(head -c 300 "$out/e")"
+jq -e '[.warnings[] | select(test("kube.patch Lease/flux-system/ghcr-auth-refresh was written before it was ever read"))] | length == 1' \
+  "$out/unread.json" >/dev/null || fail "no warning for the Lease written before any read"
+
+# 6. Nothing printed or written holds a catalogue secret.
+for pw in ghp-prev-0a1b2c3d4e5f ghp-curr-9f8e7d6c5b4a ghp-revk-5566778899aa; do
+  for needle in "$pw" "$(printf %s "$pw" | base64)" "$(printf 'deploy-bot:%s' "$pw" | base64)"; do
+    grep -qF "$needle" "$out/all-output" && fail "a catalogue secret reached the output"
+  done
+done
+
+[ $status -eq 0 ] && echo "reseed: eager reproduces the recording, lazy drops the restarts, the incident scenario passes"
+exit $status
