@@ -7,10 +7,11 @@
 # a device that does not end. Each command is cut by `timeout` (124 = it
 # hung: a deploy step would sit there until the job's timeout).
 #   --reuse-runtime-proof, --openbao-token-file, a kubeconfig's tokenFile,
-#   sim serve --token-file/--openbao-token-file/--tls-cert/--tls-key, and
-#   the token file sim serve re-reads on every request (swapped for a FIFO
-#   while it runs, the server still answers); --config, --kubeconfig,
-#   --secret-file, a scenario and a cassette as guards.
+#   --talosconfig (talosctl would wait on it), sim serve --token-file/
+#   --openbao-token-file/--tls-cert/--tls-key, and the token file sim serve
+#   re-reads on every request (swapped for a FIFO while it runs, the server
+#   still answers); --config, --kubeconfig, --secret-file and a scenario as
+#   guards.
 # Args: reassert binary, source dir.
 set -u
 BIN=$1
@@ -71,6 +72,7 @@ for p in "$T/fifo" "$T/dir" /dev/null; do
     "$BIN" sim serve --db w.db --listen 127.0.0.1:0 --tls-cert "$p" --tls-key ktok
   refused "sim serve --tls-key $p" "$p" \
     "$BIN" sim serve --db w.db --listen 127.0.0.1:0 --tls-cert ktok --tls-key "$p"
+  refused "run --talosconfig $p" "$p" "$BIN" run --kubeconfig kc.yaml --talosconfig "$p" --fences
   # Guards: these refused a FIFO already.
   refused "run --config $p" "$p" "$BIN" run --transport sim:w.db --desired current --config "$p"
   refused "run --kubeconfig $p" "$p" "$BIN" run --kubeconfig "$p" --fences
