@@ -132,3 +132,11 @@ clean:
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')
+
+# scenarios/incidents/ regenerated from scenarios/incident-*.yaml (recorded
+# under eager, `replay --to-scenario`); tests/check_incidents.sh fails when
+# the committed files differ from what today's core generates.
+.PHONY: incidents
+incidents: build
+	rm -f scenarios/incidents/*.yaml scenarios/incidents/*.db
+	sh tests/incidents_gen.sh $(BUILD)/reassert . scenarios/incidents

@@ -30,6 +30,10 @@ cJSON *replay_reseed_run(const sc_scenario *sc, const rs_strategy *strategy);
  * built. */
 cJSON *replay_reseed_warnings(const sc_scenario *sc, rs_err *e);
 
+/* The counters a reseed shows side by side and a written scenario pins,
+ * in this order (DESIGN.md §4 names); NULL-terminated. */
+extern const char *const replay_counter_rows[];
+
 /* --to-scenario OUT.yaml. */
 int replay_to_scenario(const rec_tape *t, const char *out_path);
 

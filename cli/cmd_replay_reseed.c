@@ -19,18 +19,17 @@
 #include <string.h>
 #include <unistd.h>
 
-/* The counters the side-by-side shows, in this order. */
-static const char *const reseed_rows[] = {"writes",
-                                          "controller_restarts",
-                                          "lease_writes",
-                                          "fence_acquisitions",
-                                          "policy_pauses",
-                                          "node_reboots",
-                                          "node_drains",
-                                          "talos_mutations",
-                                          "api_calls",
-                                          "virtual_seconds",
-                                          NULL};
+const char *const replay_counter_rows[] = {"writes",
+                                           "controller_restarts",
+                                           "lease_writes",
+                                           "fence_acquisitions",
+                                           "policy_pauses",
+                                           "node_reboots",
+                                           "node_drains",
+                                           "talos_mutations",
+                                           "api_calls",
+                                           "virtual_seconds",
+                                           NULL};
 
 /* What the world builder could not take from the cassette. Warnings are
  * world-building facts, not the run's: building the world once more here
@@ -97,11 +96,11 @@ static void reseed_table(const rec_tape *t, const char *strategy, const cJSON *r
     char cell[32];
     reseed_cell(ex, cell);
     printf("%-22s %12s %12s\n", "exit", rec_exit ? rec_exit : "-", cell);
-    for (size_t i = 0; reseed_rows[i]; i++) {
+    for (size_t i = 0; replay_counter_rows[i]; i++) {
         char a[32], b[32];
-        reseed_cell(cJSON_GetObjectItemCaseSensitive(t->counters, reseed_rows[i]), a);
-        reseed_cell(cJSON_GetObjectItemCaseSensitive(delta, reseed_rows[i]), b);
-        printf("%-22s %12s %12s\n", reseed_rows[i], a, b);
+        reseed_cell(cJSON_GetObjectItemCaseSensitive(t->counters, replay_counter_rows[i]), a);
+        reseed_cell(cJSON_GetObjectItemCaseSensitive(delta, replay_counter_rows[i]), b);
+        printf("%-22s %12s %12s\n", replay_counter_rows[i], a, b);
     }
     const char *keys[] = {"lease_rv_moved", "writes_by_kind"};
     for (size_t i = 0; i < RS_ARRAY_LEN(keys); i++) {

@@ -92,10 +92,11 @@ for p in probs:
 sys.exit(1 if probs else 0)
 PY
 
-# stdout: the failure is an annotation at the run's expect (line 10); the
+# stdout: the failure is an annotation at the failing `output-contains`
+# entry (line 12), not at the run's `expect:` (line 10); the
 # forged command in the needle stays escaped; nothing else starts ::error::.
-grep -qE '^::error file=[^,]*hostile[.]yaml,line=10::hostile-summary \[lazy\] r: ' "$tmp/out" ||
-  fail "no ::error file=...,line=10:: annotation for the failing expectation"
+grep -qE '^::error file=[^,]*hostile[.]yaml,line=12::hostile-summary \[lazy\] r: ' "$tmp/out" ||
+  fail "no ::error file=...,line=12:: annotation for the failing expectation"
 grep -q '%0A::error::forged' "$tmp/out" || fail "the needle's line break is not escaped"
 if grep -q '^::error::forged' "$tmp/out"; then fail "scenario text formed a workflow command"; fi
 for f in "$sum" "$tmp/out" "$tmp/err"; do

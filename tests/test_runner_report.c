@@ -6,6 +6,7 @@
  */
 #include "cli/cli.h"
 #include "sim/runner/runner.h"
+#include "sim/runner/runner_int.h"
 
 #include <check.h>
 #include <signal.h>
@@ -121,6 +122,49 @@ START_TEST(test_run_reports_its_expect_line)
 }
 END_TEST
 
+/* expect-key-lines.yaml: each failed expectation carries its own line, and
+ * the annotation points there (DESIGN §7.1), not at the run's `expect:`. */
+static int line_of_failure(const cJSON *run, const char *prefix)
+{
+    const cJSON *f = cJSON_GetObjectItemCaseSensitive(run, "failures");
+    const cJSON *lines = cJSON_GetObjectItemCaseSensitive(run, "failure_lines");
+    ck_assert_int_eq(cJSON_GetArraySize(f), cJSON_GetArraySize(lines));
+    for (int i = 0; i < cJSON_GetArraySize(f); i++)
+        if (!strncmp(cJSON_GetArrayItem(f, i)->valuestring, prefix, strlen(prefix)))
+            return cJSON_GetArrayItem(lines, i)->valueint;
+    ck_abort_msg("no failure starting with %s", prefix);
+    return -1;
+}
+
+START_TEST(test_failures_carry_their_key_line)
+{
+    sc_scenario *sc = load_bad("expect-key-lines");
+    cJSON *runs = NULL;
+    ck_assert(!sim_scenario_run(sc, rs_strategy_find("lazy"), "lazy", cli_sim_run, &runs));
+    const cJSON *r = cJSON_GetArrayItem(runs, 0);
+    ck_assert_int_eq(line_of_failure(r, "delta.controller_restarts:"), 13);
+    ck_assert_int_eq(line_of_failure(r, "delta.writes_by_kind.Secret:"), 15);
+    ck_assert_int_eq(line_of_failure(r, "output-contains:"), 17);
+    ck_assert_int_eq(line_of_failure(r, "state Lease/"), 19);
+    cJSON *s = cJSON_CreateObject();
+    cJSON_AddStringToObject(s, "file", "x.yaml");
+    cJSON_AddStringToObject(s, "name", "expect-key-lines");
+    cJSON_AddItemToObject(s, "runs", runs);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&buf, &len);
+    runner_actions_annotate(out, s);
+    fclose(out);
+    ck_assert_msg(strstr(buf, "::error file=x.yaml,line=13::expect-key-lines [lazy] only: delta."
+                              "controller_restarts"),
+                  "%s", buf);
+    ck_assert_msg(strstr(buf, ",line=19::expect-key-lines [lazy] only: state Lease/"), "%s", buf);
+    free(buf);
+    cJSON_Delete(s);
+    sc_free(sc);
+}
+END_TEST
+
 static Suite *runner_report_suite(void)
 {
     Suite *s = suite_create("runner_report");
@@ -130,6 +174,7 @@ static Suite *runner_report_suite(void)
     tcase_add_test(tc, test_failure_quoting_a_password_is_redacted);
     tcase_add_test(tc, test_secret_state_check_prints_fingerprints);
     tcase_add_test(tc, test_run_reports_its_expect_line);
+    tcase_add_test(tc, test_failures_carry_their_key_line);
     suite_add_tcase(s, tc);
     return s;
 }

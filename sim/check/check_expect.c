@@ -19,8 +19,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void fail(cJSON *failures, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void fail(cJSON *failures, const char *fmt, ...)
+/* Where failures go: the sentences, and beside each the scenario line of
+ * the expectation it broke (0 when unknown; the runner then uses the run's
+ * `expect:` line). */
+typedef struct ex_out {
+    cJSON *failures;
+    cJSON *lines; /* may be NULL */
+} ex_out;
+
+static void fail(const ex_out *o, int line, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void fail(const ex_out *o, int line, const char *fmt, ...)
 {
     /* Never truncated: a message cut inside a credential would hide the
      * cut-off part from the redaction filter the runner applies. */
@@ -28,8 +37,22 @@ static void fail(cJSON *failures, const char *fmt, ...)
     va_start(ap, fmt);
     char *msg = rs_xvasprintf(fmt, ap);
     va_end(ap);
-    cJSON_AddItemToArray(failures, cJSON_CreateString(msg));
+    cJSON_AddItemToArray(o->failures, cJSON_CreateString(msg));
+    if (o->lines) cJSON_AddItemToArray(o->lines, cJSON_CreateNumber(line));
     free(msg);
+}
+
+/* The line of a node of the expectation's line mirror (sc_expect_lines_for):
+ * a number for a scalar, an object's "@" for a map. */
+static int line_of(const cJSON *m)
+{
+    if (cJSON_IsObject(m)) m = cJSON_GetObjectItemCaseSensitive(m, "@");
+    return cJSON_IsNumber(m) ? m->valueint : 0;
+}
+
+static const cJSON *mirror_key(const cJSON *m, const char *key)
+{
+    return cJSON_IsObject(m) ? cJSON_GetObjectItemCaseSensitive(m, key) : NULL;
 }
 
 /* A value of Secret data as the failure shows it: its fingerprint, never the
@@ -81,18 +104,19 @@ bool expect_compare(const cJSON *want, double got, char *desc, size_t desclen)
     }
 }
 
-static void check_delta(const cJSON *want, const cJSON *delta, cJSON *failures)
+static void check_delta(const cJSON *want, const cJSON *lines, const cJSON *delta, const ex_out *o)
 {
     const cJSON *item;
     cJSON_ArrayForEach(item, want)
     {
         const char *key = item->string;
         const cJSON *got = cJSON_GetObjectItemCaseSensitive(delta, key);
+        const cJSON *at = mirror_key(lines, key);
         char desc[64];
         if (strcmp(key, "lease_rv_moved") == 0) {
             bool g = cJSON_IsTrue(got);
             if (g != (bool)cJSON_IsTrue(item))
-                fail(failures, "delta.lease_rv_moved: expected %s, got %s",
+                fail(o, line_of(at), "delta.lease_rv_moved: expected %s, got %s",
                      cJSON_IsTrue(item) ? "true" : "false", g ? "true" : "false");
         } else if (strcmp(key, "writes_by_kind") == 0) {
             const cJSON *k;
@@ -101,13 +125,13 @@ static void check_delta(const cJSON *want, const cJSON *delta, cJSON *failures)
                 const cJSON *gk = cJSON_GetObjectItemCaseSensitive(got, k->string);
                 double g = cJSON_IsNumber(gk) ? gk->valuedouble : 0;
                 if (!expect_compare(k, g, desc, sizeof desc))
-                    fail(failures, "delta.writes_by_kind.%s: expected %s, got %g", k->string, desc,
-                         g);
+                    fail(o, line_of(mirror_key(at, k->string)),
+                         "delta.writes_by_kind.%s: expected %s, got %g", k->string, desc, g);
             }
         } else {
             double g = cJSON_IsNumber(got) ? got->valuedouble : 0;
             if (!expect_compare(item, g, desc, sizeof desc))
-                fail(failures, "delta.%s: expected %s, got %g", key, desc, g);
+                fail(o, line_of(at), "delta.%s: expected %s, got %g", key, desc, g);
         }
     }
 }
@@ -152,7 +176,7 @@ static bool credential_is(sim_world *w, const char *name, const char *text)
     return eq;
 }
 
-static void check_state_one(const cJSON *chk, sim_world *w, cJSON *failures)
+static void check_state_one(const cJSON *chk, int line, sim_world *w, const ex_out *o)
 {
     const char *ref = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(chk, "ref"));
     const char *path = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(chk, "path"));
@@ -162,7 +186,7 @@ static void check_state_one(const cJSON *chk, sim_world *w, cJSON *failures)
     if (bao) {
         char *v = sim_world_openbao_value(w, bao);
         if (!credential_is(w, cred, v))
-            fail(failures, "state openbao %s: expected credential %s, found %s", bao, cred,
+            fail(o, line, "state openbao %s: expected credential %s, found %s", bao, cred,
                  v ? "another value" : "nothing");
         free(v);
         return;
@@ -172,7 +196,7 @@ static void check_state_one(const cJSON *chk, sim_world *w, cJSON *failures)
             cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(chk, "registry-auth"));
         char *v = sim_world_talos_auth(w, talos);
         if (!credential_is(w, want, v))
-            fail(failures, "state talos %s: expected registry auth %s, found %s", talos, want,
+            fail(o, line, "state talos %s: expected registry auth %s, found %s", talos, want,
                  v ? "another value" : "nothing");
         free(v);
         return;
@@ -182,7 +206,7 @@ static void check_state_one(const cJSON *chk, sim_world *w, cJSON *failures)
     if (cred) {
         char *v = st == 200 ? secret_docker_config(obj) : NULL;
         if (!credential_is(w, cred, v))
-            fail(failures, "state %s: expected credential %s, found %s", ref, cred,
+            fail(o, line, "state %s: expected credential %s, found %s", ref, cred,
                  st != 200 ? "no object"
                  : v       ? "another value"
                            : "no docker config");
@@ -194,7 +218,7 @@ static void check_state_one(const cJSON *chk, sim_world *w, cJSON *failures)
         bool secret = ref && strncmp(ref, "Secret/", 7) == 0;
         if (absent && node) {
             char *s = shown_value(node, secret);
-            fail(failures, "state %s %s: expected absent, found %s", ref, path, s);
+            fail(o, line, "state %s %s: expected absent, found %s", ref, path, s);
             free(s);
         } else if (!absent && equals) {
             /* A missing boolean reads as false, as Kubernetes defaults it. */
@@ -203,7 +227,7 @@ static void check_state_one(const cJSON *chk, sim_world *w, cJSON *failures)
             if (!ok) {
                 char *want = shown_value(equals, secret);
                 char *got = node ? shown_value(node, secret) : NULL;
-                fail(failures, "state %s %s: expected %s, found %s", ref, path, want,
+                fail(o, line, "state %s %s: expected %s, found %s", ref, path, want,
                      got ? got : (st == 200 ? "nothing" : "no object"));
                 free(want);
                 free(got);
@@ -213,39 +237,49 @@ static void check_state_one(const cJSON *chk, sim_world *w, cJSON *failures)
     cJSON_Delete(obj);
 }
 
-void expect_check(const cJSON *expect, int exit_code, const cJSON *delta, const char *output,
-                  sim_world *w, cJSON *failures)
+void expect_check(const cJSON *expect, const cJSON *lines, int exit_code, const cJSON *delta,
+                  const char *output, sim_world *w, cJSON *failures, cJSON *failure_lines)
 {
+    const ex_out o = {failures, failure_lines};
     const cJSON *ex = cJSON_GetObjectItemCaseSensitive(expect, "exit");
     /* No exit named is "exit 0": a run that failed is never passed just
      * because nobody wrote down what it should do (DESIGN §5.1). */
     int want = cJSON_IsNumber(ex) ? ex->valueint : 0;
     if (want != exit_code)
-        fail(failures, "exit: expected %d%s, got %d", want,
+        fail(&o, line_of(mirror_key(lines, "exit")), "exit: expected %d%s, got %d", want,
              cJSON_IsNumber(ex) ? "" : " (no expect.exit: a run must succeed)", exit_code);
     const cJSON *d = cJSON_GetObjectItemCaseSensitive(expect, "delta");
-    if (d) check_delta(d, delta, failures);
+    if (d) check_delta(d, mirror_key(lines, "delta"), delta, &o);
     const cJSON *oc = cJSON_GetObjectItemCaseSensitive(expect, "output-contains");
     const cJSON *s;
+    int i = 0;
     cJSON_ArrayForEach(s, oc)
     {
+        int at = line_of(cJSON_GetArrayItem(mirror_key(lines, "output-contains"), i++));
         if (cJSON_IsString(s) && !strstr(output, s->valuestring))
-            fail(failures, "output-contains: \"%s\" not in the run's output", s->valuestring);
+            fail(&o, at, "output-contains: \"%s\" not in the run's output", s->valuestring);
     }
     const cJSON *order = cJSON_GetObjectItemCaseSensitive(expect, "output-in-order");
     const char *cursor = output;
+    i = 0;
     cJSON_ArrayForEach(s, order)
     {
+        int at = line_of(cJSON_GetArrayItem(mirror_key(lines, "output-in-order"), i++));
         const char *hit = cJSON_IsString(s) ? strstr(cursor, s->valuestring) : NULL;
         if (!hit) {
-            fail(failures, "output-in-order: \"%s\" not found after the previous entry",
+            fail(&o, at, "output-in-order: \"%s\" not found after the previous entry",
                  s->valuestring);
             break;
         }
         cursor = hit + strlen(s->valuestring);
     }
     const cJSON *state = cJSON_GetObjectItemCaseSensitive(expect, "state");
-    cJSON_ArrayForEach(s, state) check_state_one(s, w, failures);
+    i = 0;
+    cJSON_ArrayForEach(s, state)
+    {
+        int at = line_of(cJSON_GetArrayItem(mirror_key(lines, "state"), i++));
+        check_state_one(s, at, w, &o);
+    }
 }
 
 static bool contains_form(const char *hay, const char *secret)
@@ -270,15 +304,16 @@ static bool contains_form(const char *hay, const char *secret)
 
 void expect_no_plaintext(sim_world *w, const char *output, const char *where, cJSON *failures)
 {
+    const ex_out o = {failures, NULL};
     char **secrets = NULL;
     size_t n = 0;
     rs_err e;
     if (sim_world_secrets(w, &secrets, &n, &e) != RS_OK) {
-        fail(failures, "invariant 6: could not list catalogue secrets: %s", e.msg);
+        fail(&o, 0, "invariant 6: could not list catalogue secrets: %s", e.msg);
         return;
     }
     for (size_t i = 0; i < n; i++)
         if (contains_form(output, secrets[i]))
-            fail(failures, "invariant 6: a catalogue secret (#%zu) appears in %s", i + 1, where);
+            fail(&o, 0, "invariant 6: a catalogue secret (#%zu) appears in %s", i + 1, where);
     sim_strings_free(secrets, n);
 }

@@ -10,9 +10,12 @@
 
 #include <cjson/cJSON.h>
 
-/* Appends one sentence per unmet expectation to failures (a JSON array). */
-void expect_check(const cJSON *expect, int exit_code, const cJSON *delta, const char *output,
-                  sim_world *w, cJSON *failures);
+/* Appends one sentence per unmet expectation to failures (a JSON array)
+ * and, when failure_lines is not NULL, the scenario line of that
+ * expectation to failure_lines (0 when unknown); lines is the expectation's
+ * line mirror (sc_expect_lines_for), or NULL. */
+void expect_check(const cJSON *expect, const cJSON *lines, int exit_code, const cJSON *delta,
+                  const char *output, sim_world *w, cJSON *failures, cJSON *failure_lines);
 
 /* Appends a failure for every catalogue secret found in output (raw, base64 or
  * JSON-escaped). The failure names the credential, never the value. */

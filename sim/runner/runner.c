@@ -146,6 +146,14 @@ static int run_child(const char *db, const sc_scenario *sc, const sc_run *run,
 /* A core process that died by a signal did not finish its run, whatever the
  * expectations say (the scenario's `crash` fault exits, it is not killed):
  * the run fails even without an `expect`. */
+/* Lines for failures that name no expectation (a killed run, an event that
+ * never fired, an invariant): 0, annotated at the run's `expect:`. */
+static void pad_lines(cJSON *failure_lines, const cJSON *failures)
+{
+    while (cJSON_GetArraySize(failure_lines) < cJSON_GetArraySize(failures))
+        cJSON_AddItemToArray(failure_lines, cJSON_CreateNumber(0));
+}
+
 static void fail_if_killed(int sig, cJSON *failures)
 {
     if (!sig) return;
@@ -205,6 +213,7 @@ static cJSON *run_checked(const sc_scenario *sc, const sc_run *run, const rs_str
     const char *named = run_args_strategy(run);
     if (named) expect_as = named;
     cJSON *failures = cJSON_CreateArray();
+    cJSON *failure_lines = cJSON_CreateArray(); /* the scenario line of each */
     rs_err e;
     rs_err_clear(&e);
     sim_world *w = NULL;
@@ -241,7 +250,11 @@ static cJSON *run_checked(const sc_scenario *sc, const sc_run *run, const rs_str
         delta = sim_counters_delta(before, after);
         timeline = runner_timeline(w, mark.call_seq, run->name, from_ms, sim_world_now_ms(w));
         cJSON *expect = sc_expect_for(run, expect_as);
-        if (check_expect) expect_check(expect, code, delta, output, w, failures);
+        cJSON *lines = sc_expect_lines_for(run, expect_as);
+        pad_lines(failure_lines, failures);
+        if (check_expect)
+            expect_check(expect, lines, code, delta, output, w, failures, failure_lines);
+        cJSON_Delete(lines);
         inv_run ir = {.name = run->name,
                       .args = run->args,
                       .n_args = run->n_args,
@@ -256,6 +269,7 @@ static cJSON *run_checked(const sc_scenario *sc, const sc_run *run, const rs_str
     } else {
         cJSON_AddItemToArray(failures, cJSON_CreateString(e.msg));
     }
+    pad_lines(failure_lines, failures);
     bool passed = cJSON_GetArraySize(failures) == 0;
     cJSON *r = cJSON_CreateObject();
     cJSON_AddStringToObject(r, "name", run->name);
@@ -265,6 +279,7 @@ static cJSON *run_checked(const sc_scenario *sc, const sc_run *run, const rs_str
     cJSON_AddItemToObject(r, "counters", after ? after : cJSON_CreateObject());
     cJSON_AddItemToObject(r, "delta", delta ? delta : cJSON_CreateObject());
     cJSON_AddItemToObject(r, "failures", failures);
+    cJSON_AddItemToObject(r, "failure_lines", failure_lines);
     if (run->n_invariants_off) {
         cJSON_AddItemToObject(
             r, "invariants_off",

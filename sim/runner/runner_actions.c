@@ -3,7 +3,9 @@
  *
  * The one idea: workflow commands come from the sim itself and nothing else.
  * A failure becomes an `::error file=...,line=...::` annotation on the
- * scenario line that made the promise; the output of a failed run is dumped
+ * scenario line that made the promise (the failing key itself — `exit:`, a
+ * delta counter, one `output-contains` entry, one `state` check — else the
+ * run's `expect:`); the output of a failed run is dumped
  * in its own group with commands stopped, because that output is the core's
  * (its own `::error::` lines, cluster text such as a Lease holder) and must
  * neither close the group nor annotate anything. Runs that passed are not
@@ -51,12 +53,16 @@ void runner_actions_annotate(FILE *out, const cJSON *s)
     {
         if (!run_failed(r)) continue;
         const cJSON *line = cJSON_GetObjectItemCaseSensitive(r, "line");
+        const cJSON *lines = cJSON_GetObjectItemCaseSensitive(r, "failure_lines");
+        int i = 0;
         cJSON_ArrayForEach(f, cJSON_GetObjectItemCaseSensitive(r, "failures"))
         {
+            /* The failing expectation's own line, else the run's `expect:`. */
+            const cJSON *at = cJSON_GetArrayItem(lines, i++);
+            if (!cJSON_IsNumber(at) || at->valueint <= 0) at = line;
             fputs("::error file=", out);
             runner_actions_escape(out, str_of(s, "file"), true);
-            if (cJSON_IsNumber(line) && line->valueint > 0)
-                fprintf(out, ",line=%d", line->valueint);
+            if (cJSON_IsNumber(at) && at->valueint > 0) fprintf(out, ",line=%d", at->valueint);
             fputs("::", out);
             runner_actions_escape(out, str_of(s, "name"), false);
             fputs(" [", out);

@@ -106,6 +106,11 @@ typedef struct sc_run {
      * the run has no expect. */
     cJSON *expect;
     cJSON *by_strategy; /* {"eager": {...}, "lazy": {...}} or NULL */
+    /* The same two trees with every scalar replaced by its scenario line and
+     * every map given an "@" key holding its own line: where a failed
+     * expectation is annotated (DESIGN §7.1). */
+    cJSON *expect_lines;
+    cJSON *by_strategy_lines;
     int *invariants_off;
     size_t n_invariants_off;
     char *invariants_reason;
@@ -146,6 +151,9 @@ void sc_free(sc_scenario *sc);
  * deeply over the rest (maps merge, scalars and lists replace). Caller frees.
  * Never NULL (an empty object when the run has no expect). */
 cJSON *sc_expect_for(const sc_run *run, const char *strategy);
+/* sc_expect_for's line mirror: the same merge over expect_lines. Caller
+ * frees. */
+cJSON *sc_expect_lines_for(const sc_run *run, const char *strategy);
 
 const sc_cred *sc_catalogue_find(const sc_scenario *sc, const char *name);
 

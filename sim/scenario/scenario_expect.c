@@ -235,6 +235,48 @@ static bool scl_expect_body(sc_ld *ld, const cJSON *ex, const char *path, bool t
     return true;
 }
 
+/* One node of the line mirror (see sc_run.expect_lines): a number for a
+ * scalar, an empty array, or a map holding only its own line as "@". */
+static cJSON *scl_line_node(const sc_ld *ld, const cJSON *node)
+{
+    cJSON *m = cJSON_IsObject(node)  ? cJSON_CreateObject()
+               : cJSON_IsArray(node) ? cJSON_CreateArray()
+                                     : cJSON_CreateNumber(sy_pos(ld->doc, node).line);
+    if (!m) abort();
+    if (cJSON_IsObject(node)) cJSON_AddNumberToObject(m, "@", sy_pos(ld->doc, node).line);
+    return m;
+}
+
+/* The line mirror of a checked expectation tree, built without recursion
+ * (a worklist of source container and mirror container, like sc_merge). */
+static cJSON *scl_lines(const sc_ld *ld, const cJSON *root)
+{
+    cJSON *out = scl_line_node(ld, root);
+    size_t cap = 16, n = 0;
+    struct scl_pair {
+        const cJSON *src;
+        cJSON *dst;
+    } *work = rs_xmalloc(cap * sizeof *work);
+    work[n++] = (struct scl_pair){root, out};
+    while (n > 0) {
+        struct scl_pair w = work[--n];
+        const cJSON *c;
+        cJSON_ArrayForEach(c, w.src)
+        {
+            cJSON *m = scl_line_node(ld, c);
+            if (cJSON_IsObject(w.dst))
+                cJSON_AddItemToObject(w.dst, c->string, m);
+            else
+                cJSON_AddItemToArray(w.dst, m);
+            if (!cJSON_IsObject(c) && !cJSON_IsArray(c)) continue;
+            if (n == cap) work = rs_xrealloc(work, (cap *= 2) * sizeof *work);
+            work[n++] = (struct scl_pair){c, m};
+        }
+    }
+    free(work);
+    return out;
+}
+
 bool scl_expect(sc_ld *ld, const cJSON *expect, const char *path, sc_run *run)
 {
     static const char *const strategies[] = {"lazy", "eager", NULL};
@@ -255,6 +297,9 @@ bool scl_expect(sc_ld *ld, const cJSON *expect, const char *path, sc_run *run)
     run->expect = cJSON_Duplicate(expect, true);
     cJSON_DeleteItemFromObjectCaseSensitive(run->expect, "by-strategy");
     run->by_strategy = bs ? cJSON_Duplicate(bs, true) : NULL;
+    run->expect_lines = scl_lines(ld, expect);
+    cJSON_DeleteItemFromObjectCaseSensitive(run->expect_lines, "by-strategy");
+    run->by_strategy_lines = bs ? scl_lines(ld, bs) : NULL;
     return true;
 }
 
@@ -316,12 +361,22 @@ static void sc_merge(cJSON *dst, const cJSON *src)
     free(work);
 }
 
-cJSON *sc_expect_for(const sc_run *run, const char *strategy)
+static cJSON *sc_merged(const cJSON *base, const cJSON *by_strategy, const char *strategy)
 {
-    cJSON *out = run && run->expect ? cJSON_Duplicate(run->expect, true) : cJSON_CreateObject();
+    cJSON *out = base ? cJSON_Duplicate(base, true) : cJSON_CreateObject();
     if (!out) abort();
-    const cJSON *over =
-        run && strategy ? cJSON_GetObjectItemCaseSensitive(run->by_strategy, strategy) : NULL;
+    const cJSON *over = strategy ? cJSON_GetObjectItemCaseSensitive(by_strategy, strategy) : NULL;
     if (cJSON_IsObject(over)) sc_merge(out, over);
     return out;
+}
+
+cJSON *sc_expect_for(const sc_run *run, const char *strategy)
+{
+    return run ? sc_merged(run->expect, run->by_strategy, strategy) : sc_merged(NULL, NULL, NULL);
+}
+
+cJSON *sc_expect_lines_for(const sc_run *run, const char *strategy)
+{
+    return run ? sc_merged(run->expect_lines, run->by_strategy_lines, strategy)
+               : sc_merged(NULL, NULL, NULL);
 }

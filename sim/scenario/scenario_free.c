@@ -54,6 +54,8 @@ static void sc_run_free(sc_run *r)
     free(r->during);
     cJSON_Delete(r->expect);
     cJSON_Delete(r->by_strategy);
+    cJSON_Delete(r->expect_lines);
+    cJSON_Delete(r->by_strategy_lines);
     free(r->invariants_off);
     free(r->invariants_reason);
 }
