@@ -47,9 +47,11 @@ rs_out_sink cli_out_file(FILE *fp);
 
 /* cli_proof.c — the runtime proof file. */
 #define CLI_PROOF_MAX_BYTES (1 << 20)
-/* The proof's text (caller frees), or NULL with why[] saying why not. Never
- * follows a symlink. */
-char *cli_proof_read(const char *path, char *why, size_t whylen);
+/* The proof's text (caller frees), or NULL with why[] saying why not and
+ * *irregular true when the path is there but is not a regular file (a FIFO,
+ * a directory, a device: refused, never waited on). Never follows a
+ * symlink. */
+char *cli_proof_read(const char *path, bool *irregular, char *why, size_t whylen);
 /* RS_FAILED when something (a file, a symlink, anything) is at path: a
  * proof never replaces one. */
 rs_code cli_proof_check_absent(const char *path, rs_err *e);

@@ -18,6 +18,7 @@
 #include "core/cred/cred.h"
 #include "core/live/live_oracle.h"
 #include "core/live/live_talos_exec.h"
+#include "core/live/live_text.h"
 #include "core/live/live_yaml.h"
 
 #include <errno.h>
@@ -68,9 +69,10 @@ static const char *env_first(const char *a, const char *b)
 /* A token file's text (trimmed), or NULL with e set (65). */
 static char *read_token_file(const char *flag, const char *path, rs_err *e)
 {
-    FILE *f = fopen(path, "rb");
+    char why_open[160];
+    FILE *f = live_fopen_regular(path, NULL, why_open, sizeof why_open); /* never blocks (F16) */
     if (!f) {
-        rs_fail(e, RS_DATAERR, "%s %s: %s", flag, path, strerror(errno));
+        rs_fail(e, RS_DATAERR, "%s %s: %s", flag, path, why_open);
         return NULL;
     }
     char *buf = rs_xmalloc(CLI_SECRET_MAX + 2);

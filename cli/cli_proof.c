@@ -14,6 +14,8 @@
  */
 #include "cli/cli.h"
 
+#include "core/live/live_text.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -24,13 +26,12 @@
 #define CLI_PROOF_MODE 0600
 #define CLI_PROOF_WRITE_ATTEMPTS_MAX 1024 /* short writes before giving up */
 
-char *cli_proof_read(const char *path, char *why, size_t whylen)
+char *cli_proof_read(const char *path, bool *irregular, char *why, size_t whylen)
 {
-    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0) {
-        snprintf(why, whylen, "%s", strerror(errno));
-        return NULL;
-    }
+    /* A FIFO, a directory or a device is refused, never waited on or read
+     * (F16); a missing or unreadable file is the caller's warning. */
+    int fd = live_open_regular(path, O_NOFOLLOW, irregular, why, whylen);
+    if (fd < 0) return NULL;
     char *buf = rs_xmalloc(CLI_PROOF_MAX_BYTES + 1);
     size_t n = 0;
     ssize_t got;

@@ -171,8 +171,9 @@ static int run_txn(const rs_run_args *args, const sim_run_req *sim, rs_transport
     opt.run_ref = run_name ? ref : args->run_ref;
     char why[256] = "";
     char *proof_in = NULL;
+    bool proof_irregular = false;
     if (opt.reuse_proof_path) {
-        proof_in = cli_proof_read(opt.reuse_proof_path, why, sizeof why);
+        proof_in = cli_proof_read(opt.reuse_proof_path, &proof_irregular, why, sizeof why);
         opt.reuse_proof_text = proof_in;
         opt.reuse_proof_error = proof_in ? NULL : why;
     }
@@ -184,7 +185,14 @@ static int run_txn(const rs_run_args *args, const sim_run_req *sim, rs_transport
     /* Refused before the first call: the run would otherwise converge the
      * cluster and only then find it cannot leave its proof behind. */
     rs_transport *rec = NULL;
-    if (opt.record_proof_path && cli_proof_check_absent(opt.record_proof_path, &e) != RS_OK) {
+    if (proof_irregular) {
+        /* Bad input, refused before the first call (DESIGN §5.1, F16): a
+         * FIFO would have been waited on, a device read without end. */
+        rs_fail(&e, RS_DATAERR, "--reuse-runtime-proof %s: %s", opt.reuse_proof_path, why);
+        out_error(&o, "%s", e.msg);
+        res.exit = e.code;
+    } else if (opt.record_proof_path &&
+               cli_proof_check_absent(opt.record_proof_path, &e) != RS_OK) {
         out_error(&o, "%s", e.msg);
     } else if (!(rec = run_recorder(args, sim, t, cfg, &opt, d, known, &e)) && e.code != RS_OK) {
         out_error(&o, "%s", e.msg);

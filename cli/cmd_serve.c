@@ -10,6 +10,7 @@
 #include "cli/cli.h"
 
 #include "core/cred/cred.h"
+#include "core/live/live_text.h"
 #include "sim/serve/serve.h"
 
 #include <errno.h>
@@ -66,11 +67,11 @@ static int serve_args_parse(int argc, char **argv, serve_args *a)
  * message on stderr (which names the file, never its content). */
 static char *serve_read_file(const char *flag, const char *path, size_t max, bool trim)
 {
-    FILE *f = fopen(path, "rb");
+    char why_open[160];
+    FILE *f = live_fopen_regular(path, NULL, why_open, sizeof why_open); /* never blocks (F16) */
     if (!f) {
-        int err = errno;
         char *where = out_escape(path, false);
-        fprintf(stderr, "reassert sim serve: %s %s: %s\n", flag, where, strerror(err));
+        fprintf(stderr, "reassert sim serve: %s %s: %s\n", flag, where, why_open);
         free(where);
         return NULL;
     }

@@ -142,6 +142,11 @@ void gate_sleep_ms(rs_gate *g, int64_t ms)
     g->t->sleep_ms(g->t, ms);
 }
 
+void gate_wait_ms(rs_gate *g, int64_t ms)
+{
+    g->t->sleep_ms(g->t, ms);
+}
+
 uint64_t gate_entropy(rs_gate *g)
 {
     return g->t->entropy(g->t);

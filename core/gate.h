@@ -77,6 +77,9 @@ int gate_changes(const rs_gate *g); /* gated (non-fence) writes the cluster acce
 
 int64_t gate_now_ms(rs_gate *g);
 void gate_sleep_ms(rs_gate *g, int64_t ms);
+/* A wait with no heartbeat: the Lease renewal's own back-off (a renewal
+ * cannot renew the Lease while it waits to renew it). */
+void gate_wait_ms(rs_gate *g, int64_t ms);
 uint64_t gate_entropy(rs_gate *g);
 int gate_pid(rs_gate *g);
 

@@ -64,7 +64,7 @@ START_TEST(test_proof_written_once_with_mode_0600)
     ck_assert_int_eq(st.st_mode & 07777, 0600);
     ck_assert_uint_eq(t_entries(), 1); /* no temp file beside it */
     char why[128];
-    char *text = cli_proof_read(path, why, sizeof why);
+    char *text = cli_proof_read(path, NULL, why, sizeof why);
     ck_assert_ptr_nonnull(text);
     ck_assert_str_eq(text, "{\"version\":1}\n");
     free(text);
@@ -81,7 +81,7 @@ START_TEST(test_proof_never_overwrites_a_file)
     ck_assert_int_eq(cli_proof_write(path, "second", &e), RS_FAILED);
     ck_assert_ptr_nonnull(strstr(e.msg, "an existing file is never overwritten"));
     char why[128];
-    char *text = cli_proof_read(path, why, sizeof why);
+    char *text = cli_proof_read(path, NULL, why, sizeof why);
     ck_assert_str_eq(text, "first\n");
     free(text);
     ck_assert_uint_eq(t_entries(), 1);
@@ -103,7 +103,33 @@ START_TEST(test_proof_path_that_is_a_symlink_is_refused)
     ck_assert_uint_eq(t_entries(), 1);       /* only the symlink */
     /* Reading never follows one either. */
     char why[128];
-    ck_assert_ptr_null(cli_proof_read(path, why, sizeof why));
+    ck_assert_ptr_null(cli_proof_read(path, NULL, why, sizeof why));
+}
+END_TEST
+
+/* F16 (DESIGN §5.1): a FIFO nobody writes is refused, never waited on in
+ * open(); a directory and a device are refused too, and told apart from a
+ * missing file (the caller's warning: verify fully). */
+START_TEST(test_proof_read_refuses_what_is_not_a_regular_file)
+{
+    char fifo[128], dir[128], missing[128], why[128];
+    snprintf(fifo, sizeof fifo, "%s/fifo", t_dir);
+    snprintf(dir, sizeof dir, "%s/dir", t_dir);
+    snprintf(missing, sizeof missing, "%s/missing.json", t_dir);
+    ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+    ck_assert_int_eq(mkdir(dir, 0700), 0);
+    const char *paths[] = {fifo, dir, "/dev/null"};
+    const char *whys[] = {"(a FIFO)", "it is a directory", "(a device)"};
+    for (size_t i = 0; i < 3; i++) {
+        bool irregular = false;
+        ck_assert_ptr_null(cli_proof_read(paths[i], &irregular, why, sizeof why));
+        ck_assert_msg(irregular, "%s", paths[i]);
+        ck_assert_msg(strstr(why, whys[i]) != NULL, "%s: %s", paths[i], why);
+    }
+    bool irregular = true;
+    ck_assert_ptr_null(cli_proof_read(missing, &irregular, why, sizeof why));
+    ck_assert(!irregular);
+    rmdir(dir);
 }
 END_TEST
 
@@ -175,6 +201,7 @@ int main(void)
     tcase_add_test(tc, test_proof_written_once_with_mode_0600);
     tcase_add_test(tc, test_proof_never_overwrites_a_file);
     tcase_add_test(tc, test_proof_path_that_is_a_symlink_is_refused);
+    tcase_add_test(tc, test_proof_read_refuses_what_is_not_a_regular_file);
     tcase_add_test(tc, test_failed_proof_write_leaves_no_temp_file);
     tcase_add_test(tc, test_restarted_round_records_the_proof_again_without_error);
     suite_add_tcase(s, tc);

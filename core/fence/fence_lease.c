@@ -157,11 +157,19 @@ static kube_cas_step lease_plan_acquire(lease_write *l, const kube_cas_view *v, 
     return KUBE_CAS_WRITE;
 }
 
+/* An answer that says the API server could not serve the renewal now
+ * (throttled, unavailable, a gateway's timeout), not that it refused it. */
+static bool lease_transient(int status)
+{
+    return status == 429 || (status >= 500 && status <= 599);
+}
+
 /* First blind on the remembered resourceVersion. A CAS that failed because
  * someone else touched the Lease (a label, an annotation: H5, DESIGN §3.4
- * r2) is re-read and, while the holder is still ours, renewed again. Only a
- * read showing another holder (or none) proves the Lease lost; a failure to
- * read proves nothing. */
+ * r2), or a transient answer (429, 5xx: H6), is re-read and, while the
+ * holder is still ours, renewed again (after a wait, for a transient one).
+ * Only a read showing another holder (or none) proves the Lease lost; a
+ * failure to read proves nothing. */
 static kube_cas_step lease_plan_renew(lease_write *l, const kube_cas_view *v, kube_cas_req *w,
                                       rs_err *e)
 {
@@ -184,19 +192,31 @@ static kube_cas_step lease_plan_renew(lease_write *l, const kube_cas_view *v, ku
                     tx->cfg->lease_ns, tx->cfg->lease_name, ws, v->read_status);
             return KUBE_CAS_REFUSE;
         }
-        if (ws != 409 && ws != 422) {
-            rs_fail(e, RS_FAILED, "renewing Lease %s/%s failed (HTTP %d); it is still ours",
-                    tx->cfg->lease_ns, tx->cfg->lease_name, ws);
+        bool conflict = ws == 409 || ws == 422;
+        if ((!conflict && !lease_transient(ws)) || v->last) {
+            if (v->last)
+                rs_fail(e, RS_FAILED,
+                        "renewing Lease %s/%s failed (HTTP %d on the last of %d attempts); it "
+                        "is still ours",
+                        tx->cfg->lease_ns, tx->cfg->lease_name, ws, v->attempt);
+            else
+                rs_fail(e, RS_FAILED, "renewing Lease %s/%s failed (HTTP %d); it is still ours",
+                        tx->cfg->lease_ns, tx->cfg->lease_name, ws);
             return KUBE_CAS_REFUSE;
         }
-        out_info(tx->out,
-                 "Lease %s/%s changed under us but is still ours (HTTP %d on renewal); "
-                 "renewing again",
-                 tx->cfg->lease_ns, tx->cfg->lease_name, ws);
-        if (v->last) {
-            rs_fail(e, RS_FAILED, "renewing Lease %s/%s failed (HTTP %d); it is still ours",
-                    tx->cfg->lease_ns, tx->cfg->lease_name, ws);
-            return KUBE_CAS_REFUSE;
+        if (conflict) {
+            out_info(tx->out,
+                     "Lease %s/%s changed under us but is still ours (HTTP %d on renewal); "
+                     "renewing again",
+                     tx->cfg->lease_ns, tx->cfg->lease_name, ws);
+        } else {
+            /* H6, DESIGN §3.4 r2: a transient answer never turns held into
+             * lost. The re-read proved the same holder: wait, renew again. */
+            out_warning(tx->out,
+                        "renewing Lease %s/%s failed (HTTP %d); re-read: it is still ours; "
+                        "renewing again",
+                        tx->cfg->lease_ns, tx->cfg->lease_name, ws);
+            gate_wait_ms(tx->gate, tx->cfg->sync_interval_ms);
         }
     }
     char now[48];

@@ -10,6 +10,7 @@
 
 #include "core/cred/cred.h"
 #include "core/live/live_kube_exec.h"
+#include "core/live/live_text.h"
 
 #include <openssl/crypto.h>
 #include <stdio.h>
@@ -118,10 +119,11 @@ static int64_t kube_monotonic_ms(void *ctx)
  * strings.TrimSpace), replacing the bearer only when the file gives one. */
 static rs_code kube_token_file(live_kube *k, rs_err *e)
 {
-    FILE *f = fopen(k->kc->token_file, "r");
+    char why[160];
+    FILE *f = live_fopen_regular(k->kc->token_file, NULL, why, sizeof why);
     if (!f)
-        return rs_fail(e, RS_DATAERR, "tokenFile %s of user %s (%s) cannot be read",
-                       k->kc->token_file, k->kc->user, k->where);
+        return rs_fail(e, RS_DATAERR, "tokenFile %s of user %s (%s) cannot be read: %s",
+                       k->kc->token_file, k->kc->user, k->where, why);
     char buf[16384];
     size_t n = fread(buf, 1, sizeof buf - 1, f);
     fclose(f);

@@ -41,6 +41,12 @@ rs_code live_talos_open(const live_talos_opts *o, live_talos **out, rs_err *e)
     if ((o->talosctl && !o->talosctl[0]) || (o->talosconfig && !o->talosconfig[0]))
         return rs_fail(e, RS_USAGE, "the talosctl path and --talosconfig must not be empty");
     if (o->timeout_ms < 0) return rs_fail(e, RS_USAGE, "the talosctl timeout must be positive");
+    /* talosctl would wait on a FIFO until its timeout, on every call: a path
+     * that is there but is not a regular file is bad input (DESIGN §5.1). A
+     * missing one is talosctl's to report. */
+    struct stat tc;
+    if (o->talosconfig && stat(o->talosconfig, &tc) == 0 && !S_ISREG(tc.st_mode))
+        return rs_fail(e, RS_DATAERR, "--talosconfig %s: it is not a regular file", o->talosconfig);
     const char *tmp = o->tmp_parent ? o->tmp_parent : getenv("TMPDIR");
     if (!tmp || tmp[0] != '/') tmp = "/tmp";
     live_talos *lt = rs_xcalloc(1, sizeof *lt);

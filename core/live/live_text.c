@@ -5,11 +5,13 @@
 #include "core/live/live_text.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 /* The length of the well-formed UTF-8 sequence at s (of n bytes left), or 0
  * when it is malformed (RFC 3629 table: no overlongs, no surrogates, no code
@@ -66,24 +68,74 @@ rs_code live_text_check(const char *file, const char *buf, size_t len, rs_err *e
     return RS_OK;
 }
 
+static const char *lt_not_regular(mode_t m)
+{
+    if (S_ISDIR(m)) return "it is a directory";
+    if (S_ISFIFO(m)) return "it is not a regular file (a FIFO)";
+    if (S_ISCHR(m) || S_ISBLK(m)) return "it is not a regular file (a device)";
+    if (S_ISSOCK(m)) return "it is not a regular file (a socket)";
+    return "it is not a regular file";
+}
+
+int live_open_regular(const char *path, int flags, bool *irregular, char *why, size_t whylen)
+{
+    if (irregular) *irregular = false;
+    /* Looked at first, so a device is never even opened (an open can have
+     * effects of its own); a symlink refused by O_NOFOLLOW is open's to say. */
+    struct stat pre;
+    int looked = (flags & O_NOFOLLOW) ? lstat(path, &pre) : stat(path, &pre);
+    if (looked == 0 && !S_ISLNK(pre.st_mode) && !S_ISREG(pre.st_mode)) {
+        if (irregular) *irregular = true;
+        snprintf(why, whylen, "%s", lt_not_regular(pre.st_mode));
+        return -1;
+    }
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | flags);
+    if (fd < 0) {
+        snprintf(why, whylen, "%s", strerror(errno));
+        return -1;
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        snprintf(why, whylen, "%s", strerror(errno));
+        close(fd);
+        return -1;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        if (irregular) *irregular = true;
+        snprintf(why, whylen, "%s", lt_not_regular(st.st_mode));
+        close(fd);
+        return -1;
+    }
+    int fl = fcntl(fd, F_GETFL);
+    if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) != 0) {
+        snprintf(why, whylen, "%s", strerror(errno));
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+FILE *live_fopen_regular(const char *path, bool *irregular, char *why, size_t whylen)
+{
+    int fd = live_open_regular(path, 0, irregular, why, whylen);
+    if (fd < 0) return NULL;
+    FILE *fp = fdopen(fd, "rb");
+    if (!fp) {
+        snprintf(why, whylen, "%s", strerror(errno));
+        close(fd);
+    }
+    return fp;
+}
+
 rs_code live_text_read(const char *path, const char *what, char **buf, size_t *len, rs_err *e)
 {
     *buf = NULL;
     *len = 0;
     /* Only a regular file: opening a FIFO nobody writes would block forever,
      * and a device never ends (DESIGN §5.1: never hang on input). */
-    struct stat pre;
-    if (stat(path, &pre) == 0 && !S_ISREG(pre.st_mode))
-        return rs_fail(e, RS_DATAERR, "%s: cannot read the %s: %s", path, what,
-                       S_ISDIR(pre.st_mode) ? "it is a directory" : "it is not a regular file");
-    FILE *fp = fopen(path, "rb");
-    if (!fp)
-        return rs_fail(e, RS_DATAERR, "%s: cannot read the %s: %s", path, what, strerror(errno));
-    struct stat st;
-    if (fstat(fileno(fp), &st) == 0 && S_ISDIR(st.st_mode)) {
-        fclose(fp);
-        return rs_fail(e, RS_DATAERR, "%s: cannot read the %s: it is a directory", path, what);
-    }
+    char why[160];
+    FILE *fp = live_fopen_regular(path, NULL, why, sizeof why);
+    if (!fp) return rs_fail(e, RS_DATAERR, "%s: cannot read the %s: %s", path, what, why);
     size_t cap = 4096, n = 0;
     char *b = rs_xmalloc(cap + 1);
     for (;;) {

@@ -16,9 +16,23 @@
 
 #include "core/rs.h"
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #define LIVE_TEXT_MAX_BYTES (4u * 1024u * 1024u) /* 4 MiB: documented in README "Input bounds" */
+
+/* Opens path read-only only if it is a regular file (DESIGN §5.1: open()
+ * of a FIFO nobody writes blocks forever, a device never ends, a directory
+ * is no file). Never blocks: the path is looked at first, then opened
+ * O_NONBLOCK and judged again on the descriptor (the path may be swapped in
+ * between), blocking mode restored. flags: more open flags (O_NOFOLLOW).
+ * Returns the descriptor, or -1 with why[] saying why not ("it is not a
+ * regular file (a FIFO)", "it is a directory", strerror) and *irregular
+ * (may be NULL) true when the path exists but is not a regular file. */
+int live_open_regular(const char *path, int flags, bool *irregular, char *why, size_t whylen);
+/* The same as a stdio stream ("rb"), or NULL. */
+FILE *live_fopen_regular(const char *path, bool *irregular, char *why, size_t whylen);
 
 /* Reads path whole into *buf (NUL-terminated, caller frees) and *len; `what`
  * names the file in errors ("scenario", "configuration"). */

@@ -26,8 +26,8 @@
 /* One Talos write after the recheck (node_recheck: identity, our fence,
  * cordon, taints). boot_before (may be NULL) receives the boot ID the
  * rechecking read showed: a reboot is later proven by a different one
- * (DESIGN §3.3 r2). keep (may be NULL): once the write is about to be sent,
- * a later failure keeps the node fence for this reason (DESIGN r2 §3.4). */
+ * (DESIGN §3.3 r2). keep (may be NULL): once the write has been sent, a
+ * failure keeps the node fence for this reason (DESIGN r2 §3.4). */
 static tx_status node_talos_write_boot(rs_txn *tx, const node_info *n, rs_op op, cJSON *body,
                                        const char *what, char *boot_before, const char *keep)
 {
@@ -45,7 +45,6 @@ static tx_status node_talos_write_boot(rs_txn *tx, const node_info *n, rs_op op,
         cJSON_Delete(body);
         return s;
     }
-    if (keep) tx->claimed_keep = keep;
     rs_req req = {.op = op, .target = n->name, .host = tx->cfg->registry_host, .body = body};
     rs_resp r;
     gate_result g = gate_write(tx->gate, GATE_NEED_FULL, &req, &r, &tx->err);
@@ -53,7 +52,11 @@ static tx_status node_talos_write_boot(rs_txn *tx, const node_info *n, rs_op op,
     int st = r.status;
     rs_resp_free(&r);
     if (g == GATE_FENCE_TAKEN) return TX_RESTART;
+    /* The gate refused before sending (the Lease is not proven: H6, H10):
+     * nothing reached Talos, so this write gives no reason to keep the
+     * fence (F1: a claim kept "a reboot was issued" with no reboot sent). */
     if (g != GATE_WRITTEN) return TX_FAIL;
+    if (keep) tx->claimed_keep = keep;
     bool ok = st == 200 || (op == RS_OP_TALOS_IMAGE_REMOVE && st == 404);
     if (!ok) {
         rs_fail(&tx->err, RS_FAILED, "Talos %s on node %s failed (HTTP %d)", what, n->name, st);

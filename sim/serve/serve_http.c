@@ -19,6 +19,7 @@
 #include "sim/serve/serve_int.h"
 
 #include "core/cred/cred.h"
+#include "core/live/live_text.h"
 #include "sim/serve/serve_talos.h"
 #include "sim/store/store.h"
 
@@ -155,7 +156,10 @@ static bool token_listed(const char *tokens, const char *got)
  * or is empty (a rotation half-written is not a lock-out). */
 static void token_reread(serve_server *s)
 {
-    FILE *f = fopen(s->kube_token_path, "rb");
+    char why[160];
+    /* Swapped for a FIFO or a device while serving: never block a request
+     * on it (F16); the tokens taken so far stay. */
+    FILE *f = live_fopen_regular(s->kube_token_path, NULL, why, sizeof why);
     if (!f) return;
     char *buf = rs_xcalloc(1, SERVE_SECRET_MAX + 2);
     size_t n = fread(buf, 1, SERVE_SECRET_MAX + 1, f);
