@@ -230,6 +230,7 @@ static int run_sim(const rs_run_args *args, const sim_run_req *sim, FILE *out)
 {
     const char *run_name = sim ? sim->run_name : "cli";
     const char *desired = sim ? sim->desired_name : args->desired_name;
+    bool inspects = args->opt.mode == RS_MODE_FENCES || args->opt.mode == RS_MODE_RECOVER_FENCES;
     rs_err e;
     rs_err_clear(&e);
     sim_session *root = NULL;
@@ -243,10 +244,15 @@ static int run_sim(const rs_run_args *args, const sim_run_req *sim, FILE *out)
     int code;
     if (sim_session_config(root, &cfg, &e) != RS_OK ||
         (args->config_path && live_config_load(args->config_path, &cfg, &e) != RS_OK) ||
-        sim_session_credential(root, desired ? desired : "", &text, &ciphertext, &e) != RS_OK) {
+        ((desired || !inspects) &&
+         sim_session_credential(root, desired ? desired : "", &text, &ciphertext, &e) != RS_OK)) {
         code = run_fail_early(args, sim, out, &e);
     } else {
-        rs_desired d = {.dockerconfigjson = text, .len = strlen(text), .ciphertext = ciphertext};
+        /* No desired credential only for --fences / --recover-fences
+         * (cmd_run refuses it otherwise): they need none (H27). */
+        rs_desired d = {.dockerconfigjson = text ? text : "",
+                        .len = text ? strlen(text) : 0,
+                        .ciphertext = ciphertext};
         char **known = sim_session_secrets(root);
         code = run_txn(args, sim, sim_session_transport(root), &cfg, &d, run_name,
                        (const char *const *)known, out);
