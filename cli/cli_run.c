@@ -16,6 +16,7 @@
 #include "cli/cli_live.h"
 
 #include "core/cred/cred.h"
+#include "core/cred/cred_redact.h"
 #include "core/live/live_config.h"
 #include "core/live/live_root.h"
 #include "core/transport/transport_count.h"
@@ -153,6 +154,18 @@ static void run_recorder_finish(rs_transport *rec, rs_transport *count, rs_resul
     cJSON_Delete(counters);
 }
 
+/* The credentials a run's output must never show: the desired one and
+ * every other the root knows (the sim catalogue; the live bearer tokens). */
+static cred_redact *run_filter(const rs_desired *d, const char *const *known)
+{
+    cred_redact *f = cred_redact_new();
+    if (d->dockerconfigjson && d->len)
+        cred_redact_add_dockerconfig(f, "desired", d->dockerconfigjson, d->len);
+    for (size_t i = 0; known && known[i]; i++)
+        cred_redact_add_dockerconfig(f, "secret", known[i], strlen(known[i]));
+    return f;
+}
+
 static int run_txn(const rs_run_args *args, const sim_run_req *sim, rs_transport *root,
                    const rs_config *cfg, const rs_desired *d, const char *run_name,
                    const char *const *known, FILE *out)
@@ -179,6 +192,11 @@ static int run_txn(const rs_run_args *args, const sim_run_req *sim, rs_transport
     }
     rs_out o;
     out_init(&o, cli_out_file(out), args->json_output);
+    /* Cluster text the core prints (a Lease holder, an owner, an error
+     * body) may carry a credential: every line and the result document pass
+     * this filter (F3; DESIGN §3.1). */
+    cred_redact *filter = run_filter(d, known);
+    out_set_filter(&o, filter);
     rs_result res = {.exit = RS_FAILED, .outcome = "failed"};
     rs_err e;
     rs_err_clear(&e);
@@ -204,6 +222,7 @@ static int run_txn(const rs_run_args *args, const sim_run_req *sim, rs_transport
     }
     if (args->json_output || !sim) {
         cJSON *doc = run_result_doc(&res, &opt, &o, tp_count_counters(t));
+        cred_redact_json(filter, doc);
         if (args->json_output) {
             char *s = cJSON_PrintUnformatted(doc);
             fprintf(out, "%s\n", s);
@@ -220,6 +239,7 @@ static int run_txn(const rs_run_args *args, const sim_run_req *sim, rs_transport
     if (rec) rec->close(rec);
     t->close(t);
     out_free(&o);
+    cred_redact_free(filter);
     free(proof_in);
     rs_result_free(&res);
     return res.exit;
