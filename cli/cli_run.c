@@ -16,6 +16,7 @@
 #include "cli/cli_live.h"
 
 #include "core/cred/cred.h"
+#include "core/cred/cred_redact.h"
 #include "core/live/live_config.h"
 #include "core/live/live_root.h"
 #include "core/transport/transport_count.h"
@@ -153,6 +154,18 @@ static void run_recorder_finish(rs_transport *rec, rs_transport *count, rs_resul
     cJSON_Delete(counters);
 }
 
+/* The credentials a run's output must never show: the desired one and
+ * every other the root knows (the sim catalogue; the live bearer tokens). */
+static cred_redact *run_filter(const rs_desired *d, const char *const *known)
+{
+    cred_redact *f = cred_redact_new();
+    if (d->dockerconfigjson && d->len)
+        cred_redact_add_dockerconfig(f, "desired", d->dockerconfigjson, d->len);
+    for (size_t i = 0; known && known[i]; i++)
+        cred_redact_add_dockerconfig(f, "secret", known[i], strlen(known[i]));
+    return f;
+}
+
 static int run_txn(const rs_run_args *args, const sim_run_req *sim, rs_transport *root,
                    const rs_config *cfg, const rs_desired *d, const char *run_name,
                    const char *const *known, FILE *out)
@@ -179,6 +192,11 @@ static int run_txn(const rs_run_args *args, const sim_run_req *sim, rs_transport
     }
     rs_out o;
     out_init(&o, cli_out_file(out), args->json_output);
+    /* Cluster text the core prints (a Lease holder, an owner, an error
+     * body) may carry a credential: every line and the result document pass
+     * this filter (F3; DESIGN §3.1). */
+    cred_redact *filter = run_filter(d, known);
+    out_set_filter(&o, filter);
     rs_result res = {.exit = RS_FAILED, .outcome = "failed"};
     rs_err e;
     rs_err_clear(&e);
@@ -204,6 +222,7 @@ static int run_txn(const rs_run_args *args, const sim_run_req *sim, rs_transport
     }
     if (args->json_output || !sim) {
         cJSON *doc = run_result_doc(&res, &opt, &o, tp_count_counters(t));
+        cred_redact_json(filter, doc);
         if (args->json_output) {
             char *s = cJSON_PrintUnformatted(doc);
             fprintf(out, "%s\n", s);
@@ -220,6 +239,7 @@ static int run_txn(const rs_run_args *args, const sim_run_req *sim, rs_transport
     if (rec) rec->close(rec);
     t->close(t);
     out_free(&o);
+    cred_redact_free(filter);
     free(proof_in);
     rs_result_free(&res);
     return res.exit;
@@ -230,6 +250,7 @@ static int run_sim(const rs_run_args *args, const sim_run_req *sim, FILE *out)
 {
     const char *run_name = sim ? sim->run_name : "cli";
     const char *desired = sim ? sim->desired_name : args->desired_name;
+    bool inspects = args->opt.mode == RS_MODE_FENCES || args->opt.mode == RS_MODE_RECOVER_FENCES;
     rs_err e;
     rs_err_clear(&e);
     sim_session *root = NULL;
@@ -243,10 +264,15 @@ static int run_sim(const rs_run_args *args, const sim_run_req *sim, FILE *out)
     int code;
     if (sim_session_config(root, &cfg, &e) != RS_OK ||
         (args->config_path && live_config_load(args->config_path, &cfg, &e) != RS_OK) ||
-        sim_session_credential(root, desired ? desired : "", &text, &ciphertext, &e) != RS_OK) {
+        ((desired || !inspects) &&
+         sim_session_credential(root, desired ? desired : "", &text, &ciphertext, &e) != RS_OK)) {
         code = run_fail_early(args, sim, out, &e);
     } else {
-        rs_desired d = {.dockerconfigjson = text, .len = strlen(text), .ciphertext = ciphertext};
+        /* No desired credential only for --fences / --recover-fences
+         * (cmd_run refuses it otherwise): they need none (H27). */
+        rs_desired d = {.dockerconfigjson = text ? text : "",
+                        .len = text ? strlen(text) : 0,
+                        .ciphertext = ciphertext};
         char **known = sim_session_secrets(root);
         code = run_txn(args, sim, sim_session_transport(root), &cfg, &d, run_name,
                        (const char *const *)known, out);

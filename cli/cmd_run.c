@@ -47,7 +47,9 @@ int cmd_run(int argc, char **argv)
         rs_fail(&e, RS_USAGE, "--test-facade-clock is for --transport live against sim serve");
         return run_usage_fail(args.json_output, args.strategy_name, &e);
     }
-    if (sim && !args.desired_name) {
+    /* --fences and --recover-fences need no credential (H27). */
+    bool inspects = args.opt.mode == RS_MODE_FENCES || args.opt.mode == RS_MODE_RECOVER_FENCES;
+    if (sim && !args.desired_name && !inspects) {
         rs_fail(&e, RS_USAGE, "--transport sim:FILE.db needs --desired NAME");
         return run_usage_fail(args.json_output, args.strategy_name, &e);
     }

@@ -4,6 +4,7 @@
  */
 #include "core/out.h"
 
+#include "core/cred/cred_redact.h"
 #include "core/rs.h"
 
 #include <stdarg.h>
@@ -14,11 +15,17 @@
 void out_init(rs_out *o, rs_out_sink sink, bool json)
 {
     o->sink = sink;
+    o->filter = NULL;
     o->json = json;
     o->errors = cJSON_CreateArray();
     o->warnings = cJSON_CreateArray();
     o->group_depth = 0;
     memset(o->group_titles, 0, sizeof o->group_titles);
+}
+
+void out_set_filter(rs_out *o, const struct cred_redact *filter)
+{
+    o->filter = filter;
 }
 
 void out_free(rs_out *o)
@@ -33,7 +40,9 @@ void out_free(rs_out *o)
     o->group_depth = 0;
 }
 
-static char *vformat(const char *fmt, va_list ap)
+/* The message, formatted and then passed through the run's credential
+ * filter: nothing that reaches a sink or the collected errors escapes it. */
+static char *vformat(const rs_out *o, const char *fmt, va_list ap)
 {
     va_list ap2;
     va_copy(ap2, ap);
@@ -41,7 +50,10 @@ static char *vformat(const char *fmt, va_list ap)
     va_end(ap2);
     char *s = rs_xmalloc((size_t)(n < 0 ? 0 : n) + 1);
     vsnprintf(s, (size_t)(n < 0 ? 0 : n) + 1, fmt, ap);
-    return s;
+    if (!o->filter) return s;
+    char *clean = cred_redact_text(o->filter, s, strlen(s), NULL);
+    free(s);
+    return clean;
 }
 
 char *out_escape(const char *msg, bool line_start)
@@ -91,7 +103,7 @@ static void out_line(rs_out *o, const char *prefix, const char *msg)
 
 static void emit(rs_out *o, const char *prefix, cJSON *collect, const char *fmt, va_list ap)
 {
-    char *msg = vformat(fmt, ap);
+    char *msg = vformat(o, fmt, ap);
     if (collect) cJSON_AddItemToArray(collect, cJSON_CreateString(msg));
     out_line(o, prefix, msg);
     free(msg);
@@ -133,7 +145,7 @@ void out_group_begin(rs_out *o, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    char *title = vformat(fmt, ap);
+    char *title = vformat(o, fmt, ap);
     va_end(ap);
     if (o->group_depth >= OUT_GROUP_DEPTH_MAX) {
         /* Too deep to track: the lines stay in the current group. */

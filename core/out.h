@@ -8,10 +8,14 @@
  * errors and warnings for the one final document. The core never touches a
  * file or a terminal: where the lines go (stdout, a pipe to the scenario
  * runner, a buffer in a test) is the sink's business, and the sink lives in
- * cli/. Callers format names, never secret values: nothing here can scrub a
- * credential after the fact. What a message carries is escaped on its way to
- * the sink (out_escape), so cluster or scenario text never forms a workflow
- * command.
+ * cli/. Callers format names, never secret values; but a name is often
+ * cluster text (a Lease holder, an owner annotation, an error body), and
+ * cluster text may carry a credential. So every message and group title
+ * passes the filter set by out_set_filter (the credentials of the run, in
+ * every encoding cred_redact knows) before it is collected or written
+ * (finding F3, DESIGN.md §3.1). What a message carries is then escaped on
+ * its way to the sink (out_escape), so cluster or scenario text never forms
+ * a workflow command.
  */
 #ifndef RS_OUT_H
 #define RS_OUT_H
@@ -33,8 +37,11 @@ typedef struct rs_out_sink {
  * "<title> (continued)". Deeper nesting than this is flattened. */
 #define OUT_GROUP_DEPTH_MAX 4
 
+struct cred_redact;
+
 typedef struct rs_out {
-    rs_out_sink sink; /* write may be NULL: say nothing */
+    rs_out_sink sink;                 /* write may be NULL: say nothing */
+    const struct cred_redact *filter; /* NULL: no credential to hide */
     bool json;
     cJSON *errors;   /* array of strings */
     cJSON *warnings; /* array of strings */
@@ -50,6 +57,9 @@ typedef struct rs_out {
 char *out_escape(const char *msg, bool line_start);
 
 void out_init(rs_out *o, rs_out_sink sink, bool json);
+/* Every later message and group title is redacted by filter (borrowed: it
+ * must outlive every later call on o; NULL turns filtering off). */
+void out_set_filter(rs_out *o, const struct cred_redact *filter);
 void out_free(rs_out *o);
 
 void out_info(rs_out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -311,7 +311,8 @@ static tx_status lazy_lease_unmoved(rs_txn *tx, const char *rv_start, bool *move
     return TX_OK;
 }
 
-#define TX_QUIET_ATTEMPTS_MAX 3
+/* DESIGN.md §3.5 item 4: "redo the read-only pass, at most 3 times". */
+#define TX_QUIET_REDOS_MAX 3
 
 void txn_repair(rs_txn *tx, rs_result *res)
 {
@@ -320,7 +321,7 @@ void txn_repair(rs_txn *tx, rs_result *res)
     tx_status s = TX_OK;
     bool bootstrapped = false;
     if (!lazy && gate_take(tx->gate, GATE_NEED_LEASE, &tx->err) != RS_OK) s = TX_FAIL;
-    for (int quiet = 0; s == TX_OK; quiet++) {
+    for (int redos = 0; s == TX_OK; redos++) {
         if (lazy) s = lazy_start(tx, rv_start);
         if (s == TX_OK) s = txn_attempt(tx, &bootstrapped);
         if (s != TX_OK || bootstrapped || !lazy || gate_held(tx->gate) != GATE_NEED_NONE) break;
@@ -328,11 +329,11 @@ void txn_repair(rs_txn *tx, rs_result *res)
         bool moved = false;
         s = lazy_lease_unmoved(tx, rv_start, &moved);
         if (s != TX_OK || !moved) break;
-        if (quiet + 1 >= TX_QUIET_ATTEMPTS_MAX) {
+        if (redos >= TX_QUIET_REDOS_MAX) {
             rs_fail(&tx->err, RS_FAILED,
                     "concurrent transaction: Lease %s/%s moved during %d "
-                    "read-only passes",
-                    tx->cfg->lease_ns, tx->cfg->lease_name, quiet + 1);
+                    "read-only passes (the first and %d redos)",
+                    tx->cfg->lease_ns, tx->cfg->lease_name, redos + 1, redos);
             s = TX_FAIL;
             break;
         }

@@ -313,7 +313,7 @@ tx_status node_release(rs_txn *tx)
 {
     rs_resp r;
     int st = kobj_get(tx, "Node", NULL, tx->claimed_node, &r);
-    bool ours = false, uncordon = false;
+    bool ours = false, uncordon = false, left_cordoned = false, fail_now = false;
     if (st == 200 && r.body) {
         const char *o = kobj_annotation(r.body, tx->cfg->ann.drain_owner);
         const char *uid = kobj_str(r.body, "metadata.uid");
@@ -324,9 +324,10 @@ tx_status node_release(rs_txn *tx)
         uncordon = ours && !tx->claimed_was_cordoned && same_taints &&
                    kobj_bool(r.body, "spec", "unschedulable") &&
                    tx->opt->strategy->broken != RS_BROKEN_SKIP_CORDON_RESTORE; /* TEST-ONLY */
-        if (ours && !tx->claimed_was_cordoned && !same_taints)
-            out_warning(tx->out, "Node %s: taints changed while fenced; leaving it cordoned",
-                        tx->claimed_node);
+        /* Left cordoned on purpose (DESIGN §3.3), so not a success: exit 0
+         * means no node cordoned by this run (§6 invariant 2; H92, G3). */
+        left_cordoned = ours && !tx->claimed_was_cordoned && !same_taints &&
+                        kobj_bool(r.body, "spec", "unschedulable");
         free(taints);
     }
     rs_resp_free(&r);
@@ -335,12 +336,26 @@ tx_status node_release(rs_txn *tx)
                     tx->claimed_node);
     } else if (node_claim_patch(tx, tx->claimed_node, true, uncordon) != TX_OK) {
         return TX_FAIL;
+    } else if (left_cordoned) {
+        char msg[RS_ERR_MSG_MAX];
+        snprintf(msg, sizeof msg,
+                 "Node %s is left cordoned: its taints changed while this run held it "
+                 "(another actor's maintenance, or the autoscaler removing it); its fence is "
+                 "released — inspect its taints, then `kubectl uncordon %s` if it should serve",
+                 tx->claimed_node, tx->claimed_node);
+        /* On a run already failing (node_cleanup) the first cause stays the
+         * run's error; this one is said beside it. */
+        fail_now = tx->err.code == RS_OK;
+        if (fail_now)
+            rs_fail(&tx->err, RS_FAILED, "%s", msg);
+        else
+            out_error(tx->out, "%s", msg);
     }
     tx->claimed_node[0] = '\0';
     tx->claimed_keep = NULL;
     free(tx->claimed_taints);
     tx->claimed_taints = NULL;
-    return TX_OK;
+    return fail_now ? TX_FAIL : TX_OK;
 }
 
 void node_cleanup(rs_txn *tx, rs_result *res)
