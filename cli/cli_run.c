@@ -140,6 +140,19 @@ static rs_transport *run_recorder(const rs_run_args *args, const sim_run_req *si
     return rec_shim_open(t, path, sim && sim->record_path, &info, known, e);
 }
 
+/* The live root's tokens as they are now: a kubeconfig tokenFile is read
+ * again after a rotation (and an exec plugin run again), so the recorder
+ * must learn the new token mid-run, not only the first one. */
+static size_t run_live_secrets(void *root, const char **out, size_t max)
+{
+    return live_root_secrets(root, out, max);
+}
+
+static void run_recorder_rotating(rs_transport *rec, rs_transport *root)
+{
+    if (rec && strcmp(root->name, "live") == 0) rec_shim_secret_source(rec, run_live_secrets, root);
+}
+
 /* The cassette's counters; a cassette that could not be written fails a
  * run that otherwise succeeded (the incident record is part of the job). */
 static void run_recorder_finish(rs_transport *rec, rs_transport *count, rs_result *res, rs_out *o)
@@ -216,6 +229,7 @@ static int run_txn(const rs_run_args *args, const sim_run_req *sim, rs_transport
         out_error(&o, "%s", e.msg);
         res.exit = e.code;
     } else {
+        run_recorder_rotating(rec, root);
         txn_run(rec ? rec : t, cfg, &opt, d, &o, &res);
         run_proof_out(&opt, &res, &o);
         if (rec) run_recorder_finish(rec, t, &res, &o);

@@ -102,6 +102,18 @@ void rs_config_defaults(rs_config *cfg)
     cfg->ann = default_ann;
 }
 
+bool rs_config_target_split(const char *target, char *repo, size_t repolen)
+{
+    const char *slash = strrchr(target, '/');
+    const char *colon = strrchr(slash ? slash : target, ':');
+    if (!colon || colon == target || colon[1] == '\0') return false;
+    size_t n = (size_t)(colon - target);
+    if (n >= repolen) return false;
+    memcpy(repo, target, n);
+    repo[n] = '\0';
+    return true;
+}
+
 int rs_config_talos_attempts(const rs_config *cfg)
 {
     return cfg->talos_attempts > 0 ? cfg->talos_attempts : cfg->sync_attempts;

@@ -100,4 +100,10 @@ void rs_config_free(rs_config *cfg);
 /* The convergence loop's rounds: talos_attempts, or sync_attempts when unset. */
 int rs_config_talos_attempts(const rs_config *cfg);
 
+/* Splits a registry target "repo:ref" at the last ':' after the last '/'
+ * into repo (false: no such ':', an empty repo or ref, or repo too long).
+ * The registry proof and `--config`'s load use the same rule, so a target
+ * the proof cannot split is refused at load, naming file:line:column. */
+bool rs_config_target_split(const char *target, char *repo, size_t repolen);
+
 #endif

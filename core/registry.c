@@ -11,19 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Splits "repo:ref" at the last ':' after the last '/'. */
-static bool target_split(const char *target, char *repo, size_t repolen)
-{
-    const char *slash = strrchr(target, '/');
-    const char *colon = strrchr(slash ? slash : target, ':');
-    if (!colon || colon == target || colon[1] == '\0') return false;
-    size_t n = (size_t)(colon - target);
-    if (n >= repolen) return false;
-    memcpy(repo, target, n);
-    repo[n] = '\0';
-    return true;
-}
-
 /* What each target's calls answered. */
 typedef struct reg_target {
     const char *target; /* "repo:ref" on the registry host */
@@ -154,7 +141,7 @@ static size_t reg_targets(rs_txn *tx, reg_target *ts)
         if (strcmp(ts[i].target, op) == 0) listed = true;
     if (!listed) ts[n++].target = op;
     for (size_t i = 0; i < n; i++) {
-        if (!target_split(ts[i].target, ts[i].repo, sizeof ts[i].repo)) {
+        if (!rs_config_target_split(ts[i].target, ts[i].repo, sizeof ts[i].repo)) {
             rs_fail(&tx->err, RS_DATAERR, "%s %s is not repo:ref",
                     i < cfg->n_pull_targets ? "required pull target" : "operator-image",
                     ts[i].target);

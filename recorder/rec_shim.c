@@ -27,6 +27,8 @@ typedef struct rec_shim {
     rec_cassette *cas;
     rec_redactor *red;
     int64_t seq, batch;
+    rec_secret_source secrets; /* rotating secrets, asked after each call */
+    void *secrets_ctx;
     struct timespec t0;
     rs_err err; /* the first failure to write, if any */
 } rec_shim;
@@ -70,6 +72,27 @@ static void rec_record_call(rec_shim *s, const rs_req *req, const rs_resp *resp,
     free(row.error);
 }
 
+#define REC_ROTATING_MAX 8 /* secrets one source answers at a time */
+
+/* A token the root read during the call (a rotated tokenFile, an exec
+ * plugin's next credential) is learnt before the call's row, or any later
+ * one, is redacted: the list given at open holds only the first. */
+static void rec_learn_rotated(rec_shim *s)
+{
+    if (!s->secrets) return;
+    const char *now[REC_ROTATING_MAX + 1] = {NULL};
+    size_t n = s->secrets(s->secrets_ctx, now, REC_ROTATING_MAX);
+    for (size_t i = 0; i < n && i < REC_ROTATING_MAX; i++)
+        if (now[i]) rec_redactor_learn(s->red, now[i]); /* a known atom is not added twice */
+}
+
+void rec_shim_secret_source(rs_transport *t, rec_secret_source fn, void *ctx)
+{
+    rec_shim *s = rec_of(t);
+    s->secrets = fn;
+    s->secrets_ctx = ctx;
+}
+
 static int rec_call(rs_transport *t, const rs_req *req, rs_resp *resp)
 {
     rec_shim *s = rec_of(t);
@@ -77,6 +100,7 @@ static int rec_call(rs_transport *t, const rs_req *req, rs_resp *resp)
      * the time any answer or error quoting it is redacted. */
     rec_call_learn(s->red, req);
     int status = s->inner->call(s->inner, req, resp);
+    rec_learn_rotated(s);
     rec_record_call(s, req, resp, 0);
     return status;
 }
@@ -88,6 +112,7 @@ static void rec_call_batch(rs_transport *t, const rs_req *reqs, rs_resp *resps, 
     for (size_t i = 0; i < n; i++)
         rec_call_learn(s->red, &reqs[i]);
     tp_batch_forward(s->inner, reqs, resps, n, parallelism);
+    rec_learn_rotated(s);
     int64_t batch = ++s->batch;
     for (size_t i = 0; i < n; i++)
         rec_record_call(s, &reqs[i], &resps[i], batch);

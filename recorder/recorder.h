@@ -38,6 +38,14 @@ typedef struct rec_run_info {
  * NULL-terminated; the desired credential is learnt from info. */
 rs_transport *rec_shim_open(rs_transport *inner, const char *cassette_path, bool replace,
                             const rec_run_info *info, const char *const *known, rs_err *e);
+/* Secrets that can change mid-run — a kubeconfig tokenFile read again
+ * after a rotation, an exec plugin's next credential: the shim asks fn
+ * after every call and batch, before the row is redacted, and learns what
+ * it answers (up to max, NULL-terminated or counted), so a rotated token is
+ * never written in plaintext. fn NULL: none. */
+typedef size_t (*rec_secret_source)(void *ctx, const char **out, size_t max);
+void rec_shim_secret_source(rs_transport *t, rec_secret_source fn, void *ctx);
+
 /* The run's counters (the counting shim's) and its exit code (meta
  * `exit`), written when the run ends; a run killed before has neither, and
  * replay says so. */

@@ -116,6 +116,21 @@ START_TEST(test_config_values_are_refused_never_clamped)
                  ":1:27: fanout-namespaces: a value is listed twice");
     expect_error("fanout-namespaces: [a, B]\n", ":1:24: fanout-namespaces: expected a DNS label");
     expect_error("lease.name: l1\nlease: {name: l2}\n", ":2:9: lease.name: given twice");
+    /* F15: the registry proof's targets are checked at load, naming
+     * file:line:column like every other key (H138: the operator image is
+     * proved on the credential's own registry). */
+    expect_error("operator-image: quay.io/x/y:1\n",
+                 ":1:1: operator-image: operator-image quay.io/x/y:1 is not on the registry "
+                 "ghcr.io");
+    expect_error(
+        "sync.attempts: 3\noperator-image: ghcr.io/x/y\n",
+        ":2:1: operator-image: operator-image ghcr.io/x/y is not <registry-host>/repo:ref");
+    expect_error(
+        "registry-host: quay.io\n",
+        ":1:1: registry-host: operator-image ghcr.io/devantler-tech/ksail:v7.178.30 is not "
+        "on the registry quay.io");
+    expect_error("required-pull-targets: [x/y:1, x/y]\n",
+                 ":1:1: required-pull-targets: required pull target x/y is not repo:ref");
 }
 END_TEST
 

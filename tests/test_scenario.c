@@ -426,8 +426,7 @@ START_TEST(test_every_event_kind_loads_with_durations_in_ms)
                 "      - openbao.write: {path: infrastructure/ghcr/auth, credential: revoked}\n"
                 "      - talos.partial-apply: {nodes: [prod-worker-1], drop-node-annotations: "
                 "true, registry-auth: previous}\n"
-                "      - talos.partial-apply: {nodes: [prod-worker-2], drop-node-annotations: "
-                "false}\n"
+                "      - talos.partial-apply: {nodes: [prod-worker-2]}\n"
                 "      - node.replace: {node: prod-worker-2}\n"
                 "      - node.add: {role: control-plane, name: prod-control-plane-4}\n"
                 "      - etcd.unhealthy: {node: prod-control-plane-1}\n"
@@ -448,6 +447,10 @@ START_TEST(test_every_event_kind_loads_with_durations_in_ms)
     ck_assert_str_eq(r->before[0].kind, "advance");
     ck_assert_int_eq(ts_int(r->before[0].args, "ms"), 90000);
     ck_assert_int_eq(cJSON_GetArraySize(ts_get(r->before[1].args, "json-patch")), 2);
+    /* F15: drop-node-annotations is optional (DESIGN §5), absent = false. */
+    ck_assert_str_eq(r->before[7].kind, "talos.partial-apply");
+    ck_assert_ptr_null(
+        cJSON_GetObjectItemCaseSensitive(r->before[7].args, "drop-node-annotations"));
     ck_assert_str_eq(r->before[12].kind, "pdb.block");
     ck_assert_int_eq(ts_int(r->before[12].args, "for_ms"), 300000);
     ck_assert_ptr_null(cJSON_GetObjectItemCaseSensitive(r->before[12].args, "for"));

@@ -547,6 +547,10 @@ START_TEST(test_field_selectors)
     ck_assert_str_eq(list_names("Node", NULL, NULL, "spec.unschedulable!=true", buf, sizeof buf),
                      "w2");
     ck_assert_str_eq(list_names("Secret", NULL, NULL, "type!=Opaque", buf, sizeof buf), "");
+    /* Escaped `,` `=` `\\` stand for themselves (a value, not a second term). */
+    create("Pod", "a", "{\"metadata\":{\"name\":\"x\"},\"spec\":{\"nodeName\":\"w,1=\\\\\"}}");
+    ck_assert_str_eq(list_names("Pod", NULL, NULL, "spec.nodeName=w\\,1\\=\\\\", buf, sizeof buf),
+                     "x");
     /* Only the fields the API server indexes for a kind: any other field
      * (even one every object has) is 400 "field label not supported". */
     static const struct {
@@ -578,8 +582,18 @@ START_TEST(test_invalid_selectors_are_400)
         "app in web", "app in (web", "=web",  "app=web,",      "app>1",
         "app=we b",   "-app=x",      "a/b/c", "app notin ()x", "app in ()",
     };
-    static const char *const bad_fields[] = {"spec.nodeName", "=x", "a=b,", "spec nodeName=x",
-                                             ".spec=x"};
+    /* F15: `===`, `!==` and a value with an unescaped `=` or an unknown
+     * escape are 400, as the API server's UnescapeValue refuses them. */
+    static const char *const bad_fields[] = {"spec.nodeName",
+                                             "=x",
+                                             "a=b,",
+                                             "spec nodeName=x",
+                                             ".spec=x",
+                                             "spec.nodeName===x",
+                                             "spec.nodeName!==x",
+                                             "metadata.name=a=b",
+                                             "metadata.name=a\\b",
+                                             "metadata.name=a\\"};
     cJSON *out = NULL;
     for (size_t i = 0; i < sizeof bad_labels / sizeof bad_labels[0]; i++) {
         ck_assert_msg(store_list(db, "Pod", NULL, bad_labels[i], NULL, &out) == 400,

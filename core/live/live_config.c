@@ -261,6 +261,41 @@ static live_yaml_pos cf_pos(const cf_seen *seen, const char *name)
     return (live_yaml_pos){0, 0};
 }
 
+/* The registry proof's targets, as the proof will split them (F15): every
+ * required target and the operator image must be repo:ref, and the
+ * operator image must live on registry-host (H138: the image the nodes pull
+ * is proved, and this credential proves only its own registry). Refused
+ * here, naming file:line:column like every other key, not when the proof
+ * starts. */
+static rs_code cf_validate_targets(const char *path, const rs_config *c, const cf_seen *seen,
+                                   rs_err *e)
+{
+    char repo[512], why[768];
+    for (size_t i = 0; i < c->n_pull_targets; i++) {
+        if (rs_config_target_split(c->pull_targets[i], repo, sizeof repo)) continue;
+        snprintf(why, sizeof why, "required pull target %.256s is not repo:ref",
+                 c->pull_targets[i]);
+        return cf_fail(e, path, cf_pos(seen, "required-pull-targets"), "required-pull-targets",
+                       why);
+    }
+    bool own = cf_pos(seen, "operator-image").line > 0;
+    const char *key = own ? "operator-image" : "registry-host";
+    size_t hl = strlen(c->registry_host);
+    const char *img = c->operator_image;
+    if (strncmp(img, c->registry_host, hl) != 0 || img[hl] != '/') {
+        snprintf(why, sizeof why,
+                 "operator-image %.256s is not on the registry %.256s the credential is proved "
+                 "against",
+                 img, c->registry_host);
+        return cf_fail(e, path, cf_pos(seen, key), key, why);
+    }
+    if (!rs_config_target_split(img + hl + 1, repo, sizeof repo)) {
+        snprintf(why, sizeof why, "operator-image %.256s is not <registry-host>/repo:ref", img);
+        return cf_fail(e, path, cf_pos(seen, key), key, why);
+    }
+    return RS_OK;
+}
+
 /* The rules that relate keys (DESIGN §3 r2; H141–H143): refused, never
  * clamped, before any cluster call. */
 static rs_code cf_validate(const char *path, const rs_config *c, const cf_seen *seen, rs_err *e)
@@ -287,7 +322,7 @@ static rs_code cf_validate(const char *path, const rs_config *c, const cf_seen *
         return cf_fail(e, path, cf_pos(seen, hb ? "lease.heartbeat-s" : "lease.duration-s"),
                        hb ? "lease.heartbeat-s" : "lease.duration-s", why);
     }
-    return RS_OK;
+    return cf_validate_targets(path, c, seen, e);
 }
 
 static void cf_copy_over(rs_config *dst, const rs_config *src)

@@ -210,8 +210,10 @@ static rs_code kc_bad_tls(const kc_file *f, const cJSON *node, const live_kubeco
                           const char *field, const char *what, rs_err *e)
 {
     live_yaml_pos p = live_yaml_pos_of(f->doc, node);
-    return rs_fail(e, RS_DATAERR, "%s:%d:%d: kubeconfig: context %s, cluster %s: %s: %s", f->path,
-                   p.line, p.col, k->context, k->cluster, field, what);
+    bool user = strncmp(field, "client-", 7) == 0;
+    return rs_fail(e, RS_DATAERR, "%s:%d:%d: kubeconfig: context %s, %s %s: %s: %s", f->path,
+                   p.line, p.col, k->context, user ? "user" : "cluster",
+                   user ? k->user : k->cluster, field, what);
 }
 
 /* The certificate authority as client-go takes it, checked before any
@@ -323,6 +325,24 @@ static rs_code kc_exec(const kc_file *f, const cJSON *ex, live_kubeconfig *k, rs
     return RS_OK;
 }
 
+/* A client-certificate or client-key file as clientcmd validates it before
+ * any connection ("unable to read client-cert"), and as tls.X509KeyPair
+ * needs it (a PEM certificate, a PEM private key) unless -data is given,
+ * which then wins (F13): a malformed kubeconfig (65), not a TLS failure. */
+static rs_code kc_client_file_check(const kc_file *f, const cJSON *u, const live_kubeconfig *k,
+                                    bool key, rs_err *e)
+{
+    const char *path = key ? k->key_file : k->cert_file;
+    if (!path) return RS_OK;
+    const char *why = key ? live_pem_key_file_problem(path) : live_pem_file_problem(path);
+    bool has_data = key ? k->key_pem_len > 0 : k->cert_pem_len > 0;
+    if (!why || (has_data && strncmp(why, "holds no PEM", 12) == 0)) return RS_OK;
+    const char *field = key ? "client-key" : "client-certificate";
+    char what[512];
+    snprintf(what, sizeof what, "%s %s", path, why);
+    return kc_bad_tls(f, cJSON_GetObjectItemCaseSensitive(u, field), k, field, what, e);
+}
+
 static rs_code kc_user(const kc_file *f, const cJSON *u, live_kubeconfig *k, rs_err *e)
 {
     const char *cert = NULL, *key = NULL, *token = NULL, *tfile = NULL;
@@ -338,7 +358,9 @@ static rs_code kc_user(const kc_file *f, const cJSON *u, live_kubeconfig *k, rs_
     k->key_file = kc_path(f, key);
     k->token = token && token[0] ? rs_xstrdup(token) : NULL;
     k->token_file = kc_path(f, tfile);
-    c = RS_OK;
+    if ((c = kc_client_file_check(f, u, k, false, e)) != RS_OK ||
+        (c = kc_client_file_check(f, u, k, true, e)) != RS_OK)
+        return c;
     const cJSON *ex = kc_map(f, u, "exec", "exec", e, &c);
     if (c != RS_OK) return c;
     if (ex) return kc_exec(f, ex, k, e);

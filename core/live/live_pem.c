@@ -10,7 +10,9 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <openssl/crypto.h>
 #include <openssl/err.h>
+#include <openssl/evp.h>
 #include <openssl/pem.h>
 #include <openssl/x509.h>
 #include <stdio.h>
@@ -76,12 +78,38 @@ static const char *pem_read(const char *path, unsigned char **buf, size_t *len)
     return NULL;
 }
 
-const char *live_pem_file_problem(const char *path)
+bool live_pem_has_key(const unsigned char *pem, size_t len)
+{
+    if (!pem || len == 0 || len > LIVE_PEM_FILE_MAX) return false;
+    BIO *b = BIO_new_mem_buf(pem, (int)len);
+    if (!b) return false;
+    EVP_PKEY *k = PEM_read_bio_PrivateKey(b, NULL, NULL, NULL);
+    bool ok = k != NULL;
+    EVP_PKEY_free(k);
+    BIO_free(b);
+    ERR_clear_error();
+    return ok;
+}
+
+/* A file's problem as a certificate (key false) or a private key (true). */
+static const char *pem_file_problem(const char *path, bool key)
 {
     unsigned char *buf = NULL;
     size_t len = 0;
     const char *why = pem_read(path, &buf, &len);
-    if (!why && !live_pem_has_cert(buf, len)) why = "holds no PEM certificate";
-    free(buf); /* a CA bundle is public: nothing to wipe */
+    if (!why && !key && !live_pem_has_cert(buf, len)) why = "holds no PEM certificate";
+    if (!why && key && !live_pem_has_key(buf, len)) why = "holds no PEM private key";
+    if (buf) OPENSSL_cleanse(buf, len); /* a client key is a secret */
+    free(buf);
     return why;
+}
+
+const char *live_pem_file_problem(const char *path)
+{
+    return pem_file_problem(path, false);
+}
+
+const char *live_pem_key_file_problem(const char *path)
+{
+    return pem_file_problem(path, true);
 }

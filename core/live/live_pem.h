@@ -30,4 +30,12 @@ bool live_pem_has_cert(const unsigned char *pem, size_t len);
  * starts). */
 const char *live_pem_file_problem(const char *path);
 
+/* True when pem[0..len) holds a PEM private key OpenSSL parses (the
+ * client-key a kubeconfig names; Go's tls.X509KeyPair needs one). */
+bool live_pem_has_key(const unsigned char *pem, size_t len);
+
+/* As live_pem_file_problem, for a client-key file ("holds no PEM private
+ * key"); the bytes read are wiped before they are freed. */
+const char *live_pem_key_file_problem(const char *path);
+
 #endif

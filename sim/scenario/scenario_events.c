@@ -184,7 +184,10 @@ static bool ev_talos_partial(sc_ld *ld, const cJSON *v, const char *path, cJSON 
     char **nodes;
     size_t n_nodes;
     bool drop;
-    if (!scl_shape(ld, v, path, keys, 2)) return false;
+    /* drop-node-annotations is optional (DESIGN §5 lists it as a plain
+     * bool): absent means false, the annotations stay — the world's
+     * applier reads it so. */
+    if (!scl_shape(ld, v, path, keys, 1)) return false;
     scl_path_key(kp, path, "nodes");
     const cJSON *nl = cJSON_GetObjectItemCaseSensitive(v, "nodes");
     if (!scl_str_list(ld, nl, kp, &nodes, &n_nodes)) return false;
@@ -196,8 +199,8 @@ static bool ev_talos_partial(sc_ld *ld, const cJSON *v, const char *path, cJSON 
         if (!scl_node(ld, cJSON_GetArrayItem(nl, (int)i), ip)) return false;
     }
     scl_path_key(kp, path, "drop-node-annotations");
-    if (!scl_bool(ld, cJSON_GetObjectItemCaseSensitive(v, "drop-node-annotations"), kp, &drop))
-        return false;
+    const cJSON *dn = cJSON_GetObjectItemCaseSensitive(v, "drop-node-annotations");
+    if (dn && !scl_bool(ld, dn, kp, &drop)) return false;
     if (cJSON_GetObjectItemCaseSensitive(v, "registry-auth") &&
         !scl_field_cred(ld, v, "registry-auth", path))
         return false;

@@ -11,6 +11,10 @@
  * becomes U+FFFD). The store stores a carrier as a Secret's stringData value
  * and refuses it anywhere else.
  *
+ * Bytes that are not UTF-8 become U+FFFD first, one per byte, as Go's
+ * encoding/json decodes a string (serve_body_utf8): the API server stores
+ * the replacement character, never the raw byte.
+ *
  * The one idea: the bytes the client sent are the bytes stored, or the write
  * is refused whole — never a value cut at the NUL. So a body whose carriers
  * are not exactly the ones written here (a client forging one) is refused,
@@ -124,6 +128,57 @@ static bool unquote(const char *p, const char *end, body_buf *out)
     return true;
 }
 
+/* The length of the well-formed UTF-8 sequence at p (1 to 4), or 0 when
+ * none starts there: as Go's utf8.DecodeRune, which answers (RuneError, 1)
+ * for an overlong form, a surrogate, a value past U+10FFFF, a stray
+ * continuation byte or a sequence cut short. */
+static size_t utf8_len(const unsigned char *p, const unsigned char *end)
+{
+    unsigned c = p[0], lo = 0x80, hi = 0xBF;
+    size_t n;
+    if (c < 0x80) return 1;
+    if (c >= 0xC2 && c <= 0xDF)
+        n = 2;
+    else if (c == 0xE0)
+        n = 3, lo = 0xA0;
+    else if (c == 0xED)
+        n = 3, hi = 0x9F;
+    else if (c >= 0xE1 && c <= 0xEF)
+        n = 3;
+    else if (c == 0xF0)
+        n = 4, lo = 0x90;
+    else if (c == 0xF4)
+        n = 4, hi = 0x8F;
+    else if (c >= 0xF1 && c <= 0xF3)
+        n = 4;
+    else
+        return 0;
+    if ((size_t)(end - p) < n || p[1] < lo || p[1] > hi) return 0;
+    for (size_t i = 2; i < n; i++)
+        if (p[i] < 0x80 || p[i] > 0xBF) return 0;
+    return n;
+}
+
+char *serve_body_utf8(const char *body, size_t len, size_t *out_len)
+{
+    const unsigned char *p = (const unsigned char *)body, *end = p + len, *copied = p;
+    body_buf out = {0};
+    while (p < end) {
+        size_t n = utf8_len(p, end);
+        if (n) {
+            p += n;
+            continue;
+        }
+        buf_put(&out, copied, (size_t)(p - copied));
+        buf_put(&out, "\xEF\xBF\xBD", 3); /* U+FFFD for this one byte */
+        copied = ++p;
+    }
+    if (!out.p) return NULL;
+    buf_put(&out, copied, (size_t)(end - copied));
+    *out_len = out.len;
+    return out.p;
+}
+
 /* The end of the string starting at the quote q (at its closing quote), or
  * NULL when unterminated; *nul is set when it holds the escape \u0000. */
 static const char *string_end(const char *q, const char *end, bool *nul)
@@ -186,9 +241,14 @@ cJSON *serve_body_json_bytes(const serve_http *h, bool *malformed, const char **
     *malformed = false;
     *why = "the request body is not valid JSON";
     if (!h->body || h->body_len == 0) return NULL;
+    size_t fixed_len = 0;
+    char *fixed = serve_body_utf8(h->body, h->body_len, &fixed_len);
     body_buf text = {0};
     size_t carriers = 0;
-    if (!rewrite(h->body, h->body_len, &text, &carriers, why)) {
+    bool ok =
+        rewrite(fixed ? fixed : h->body, fixed ? fixed_len : h->body_len, &text, &carriers, why);
+    if (fixed) cred_bytes_wipe_free(fixed, fixed_len + 1);
+    if (!ok) {
         buf_free(&text);
         *malformed = true;
         return NULL;

@@ -115,16 +115,19 @@ cJSON *serve_body_json(const serve_http *h, bool *malformed)
         *malformed = true;
         return NULL;
     }
-    const char *end = NULL;
-    cJSON *j = cJSON_ParseWithLengthOpts(h->body, h->body_len, &end, false);
+    size_t len = h->body_len;
+    char *fixed = serve_body_utf8(h->body, h->body_len, &len); /* U+FFFD, as Go decodes */
+    const char *text = fixed ? fixed : h->body, *end = NULL;
+    cJSON *j = cJSON_ParseWithLengthOpts(text, len, &end, false);
     /* Trailing bytes other than blanks are a malformed body, not ignored. */
-    while (j && end && (size_t)(end - h->body) < h->body_len && strchr(" \t\r\n", *end))
+    while (j && end && (size_t)(end - text) < len && strchr(" \t\r\n", *end))
         end++;
-    if (!j || (size_t)(end - h->body) != h->body_len) {
+    if (!j || (size_t)(end - text) != len) {
         cred_json_wipe_delete(j);
+        j = NULL;
         *malformed = true;
-        return NULL;
     }
+    if (fixed) cred_bytes_wipe_free(fixed, len + 1);
     return j;
 }
 

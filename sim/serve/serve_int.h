@@ -107,6 +107,12 @@ bool serve_body_has_nul(const serve_http *h);
  * NULL when empty or malformed (*malformed set, *why the 400's message:
  * not JSON, U+0000 in a key, a carrier the client forged). */
 cJSON *serve_body_json_bytes(const serve_http *h, bool *malformed, const char **why);
+/* body with every byte that starts no well-formed UTF-8 sequence replaced
+ * by U+FFFD, as Go's encoding/json decodes strings (the API server and
+ * OpenBao store the replacement, never the byte); NULL when body is
+ * already UTF-8. The copy holds *out_len bytes (NUL-terminated): free it
+ * with cred_bytes_wipe_free(copy, *out_len + 1). */
+char *serve_body_utf8(const char *body, size_t len, size_t *out_len);
 
 /* serve_http.c: the daemon (struct MHD_Daemon *) answering on listen_fd
  * (bound, listening; the daemon closes it when stopped) on a thread of its

@@ -218,11 +218,28 @@ static bool sel_parse_field_req(const char **pp, sel_req *r, char *why, size_t w
         r->op = SEL_NE, p += 2;
     else
         return sel_fail(why, whylen, "expected =, == or != after a field path", text);
-    const char *end = strchr(p, ',');
-    size_t len = end ? (size_t)(end - p) : strlen(p);
-    r->values[0] = (sel_str){p, len};
+    /* The value, unescaped in place as the API server's UnescapeValue does:
+     * `\\`, `\,` and `\=` stand for themselves; any other escape, a
+     * trailing `\`, or an unescaped `=` is 400 (so `spec.nodeName===x` is
+     * refused, never read as the value "=x"); an unescaped `,` ends it.
+     * p points into sel_parse's own copy of the text, so writing is safe. */
+    char *w = (char *)p;
+    const char *start = p;
+    while (*p && *p != ',') {
+        if (*p == '=')
+            return sel_fail(why, whylen,
+                            "invalid field selector: unescaped character in value: =", text);
+        if (*p == '\\') {
+            if (p[1] != '\\' && p[1] != ',' && p[1] != '=')
+                return sel_fail(why, whylen, "invalid field selector: invalid escape sequence",
+                                text);
+            p++;
+        }
+        *w++ = *p++;
+    }
+    r->values[0] = (sel_str){start, (size_t)(w - start)};
     r->nvalues = 1;
-    *pp = p + len;
+    *pp = p;
     return true;
 }
 
