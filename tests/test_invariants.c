@@ -722,6 +722,60 @@ START_TEST(test_catalogue_password_in_output_is_invariant_6)
 }
 END_TEST
 
+/* Every encoding DESIGN §5.1/§6.6 and the README name, built here
+ * independently of the filter: raw, base64 at each alignment inside a
+ * larger text (standard and URL-safe), base64 of user:password (the auth
+ * field), and the docker config JSON-escaped inside a JSON document. Each
+ * alone must make invariant 6 fail (F4: base64(user:password) passed). */
+START_TEST(test_every_encoding_of_a_credential_is_invariant_6)
+{
+    sim_world *w = t_world("current");
+    inv_mark m;
+    inv_mark_take(w, &m);
+    const char *userpass = "deploy-bot:" CURRENT_PASS;
+    char *forms[8];
+    size_t n = 0;
+    forms[n++] = rs_xasprintf("held by %s", CURRENT_PASS);
+    forms[n++] = base64_encode(userpass, strlen(userpass));
+    const char *wrapped[] = {"x", "xy", "xyz"};
+    for (size_t i = 0; i < RS_ARRAY_LEN(wrapped); i++) {
+        char *plain = rs_xasprintf("%s%s-tail", wrapped[i], CURRENT_PASS);
+        forms[n++] = base64_encode(plain, strlen(plain));
+        free(plain);
+    }
+    char *urlsafe = rs_xasprintf("%s?>?%s", CURRENT_PASS, CURRENT_PASS);
+    forms[n] = base64_encode(urlsafe, strlen(urlsafe));
+    for (char *p = forms[n]; *p; p++)
+        *p = *p == '+' ? '-' : *p == '/' ? '_' : *p;
+    n++;
+    free(urlsafe);
+    char *dc = cred_dockerconfig_build("ghcr.io", "deploy-bot", CURRENT_PASS);
+    cJSON *doc = cJSON_CreateObject();
+    cJSON_AddStringToObject(doc, "holder", dc);
+    forms[n++] = cJSON_PrintUnformatted(doc);
+    cJSON_Delete(doc);
+    free(dc);
+    for (size_t i = 0; i < n; i++) {
+        char *out = rs_xasprintf("::error::Lease is held by %s\n", forms[i]);
+        cJSON *failures = t_check(w, &m, ROGUE, 1, out, NULL, 0);
+        char *all = cJSON_Print(failures);
+        ck_assert_msg(t_mentions(failures, "invariant 6"), "form %zu passed invariant 6: %s", i,
+                      all);
+        free(all);
+        cJSON_Delete(failures);
+        free(out);
+        free(forms[i]);
+    }
+    /* The username alone, and the other credential's user name, are not
+     * secrets: nothing to report. */
+    cJSON *failures = t_check(w, &m, ROGUE, 1, "::error::login as deploy-bot failed\n", NULL, 0);
+    t_none(failures);
+    cJSON_Delete(failures);
+    inv_mark_free(&m);
+    sim_world_close(w);
+}
+END_TEST
+
 /* ---- invariant 7 ---- */
 
 START_TEST(test_fence_held_and_unnamed_is_invariant_7)
@@ -782,6 +836,7 @@ static Suite *invariants_suite(void)
     tcase_add_test(tc, test_failed_run_with_the_root_changed_is_invariant_5);
     tcase_add_test(tc, test_failed_bootstrap_run_that_wrote_the_root_passed_cutover);
     tcase_add_test(tc, test_catalogue_password_in_output_is_invariant_6);
+    tcase_add_test(tc, test_every_encoding_of_a_credential_is_invariant_6);
     tcase_add_test(tc, test_fence_held_and_unnamed_is_invariant_7);
     suite_add_tcase(s, tc);
     return s;
