@@ -28,12 +28,12 @@ cd "$src" || exit 1
 judged() { jq -S '[.sections[].plans[] | {plan, passed, verdict, exit, final_exit,
                      failures: (.failures | sort)}]' "$1"; }
 
-# replay SWEEP-JSON FALLBACK-ARGS...: every plan of the sweep's report,
+# replay SWEEP-JSON BASE: every plan of the sweep's report,
 # replayed by its printed reproduce command (or, for a plan that passed and
 # has none, by --plan with the sweep's own mode flags), must be judged as
-# the sweep judged it.
+# the sweep judged it. BASE: the sweep's arguments, as one shell-quoted string.
 replay() {
-  report=$1; shift
+  report=$1; base=$2
   n=$(jq '[.sections[].plans[]] | length' "$report")
   [ "$n" -gt 0 ] && ok || fail "the sweep ran no plan: $(head -c 300 "$report")"
   i=0
@@ -45,7 +45,7 @@ replay() {
     if [ -n "$cmd" ]; then
       eval "set -- $cmd"
     else
-      set -- "$@" --plan "$plan"
+      eval "set -- $base --plan '$plan'"
     fi
     "$bin" "$@" --json >"$tmp/replay.json" 2>"$tmp/err"
     judged "$tmp/one.json" >"$tmp/want"
@@ -63,23 +63,25 @@ replay() {
 # wait of the rotation's roll (the finding's reproducer, faults removed).
 sed -e '/faults:/,/nth: 1, timeout/d' -e 's/^name: .*/name: f9-base/' \
   scenarios/adv5-fence-lease-acquire-timeout.yaml >"$tmp/f9.yaml"
-set -- sweep "$tmp/f9.yaml" --run roll --strategy lazy --perturb
+base="sweep '$tmp/f9.yaml' --run roll --strategy lazy --perturb"
+eval "set -- $base"
 "$bin" "$@" --shard 1159/10000 --json >"$tmp/f9.json"
 jq -e '[.sections[].plans[].plan] == ["96:perturb=lease-take"]' "$tmp/f9.json" >/dev/null && ok ||
   fail "shard 1159/10000 is no longer plan 96:perturb=lease-take: $(head -c 300 "$tmp/f9.json")"
 # (b): failed closed, naming the Lease and the command.
 jq -e '.sections[].plans[0] | .passed and .verdict == "failed closed"' "$tmp/f9.json" \
   >/dev/null && ok || fail "F9 (b): $(jq -c '.sections[].plans[0].failures' "$tmp/f9.json")"
-replay "$tmp/f9.json" "$@"
+replay "$tmp/f9.json" "$base"
 
 # (a) on plans that fail: a deliberately broken strategy's perturbation
 # plans, each replayed by the command the sweep printed.
 rot=scenarios/two-run-stage-reassert.yaml
-set -- sweep "$rot" --run stage --strategy lazy --perturb --test-only-broken lease-before-policy
-"$bin" "$@" --shard 1/1500 --json >"$tmp/lbp.json"
+base="sweep $rot --run stage --strategy lazy --perturb --test-only-broken lease-before-policy"
+eval "set -- $base"
+"$bin" "$@" --shard 971/1500 --json >"$tmp/lbp.json"
 jq -e '[.sections[].plans[] | select(.passed | not)] | length > 0' "$tmp/lbp.json" >/dev/null &&
   ok || fail "lease-before-policy: no failing plan to replay"
-replay "$tmp/lbp.json" "$@"
+replay "$tmp/lbp.json" "$base"
 
 echo "check_sweep_reproduce: $passes passed, $fails failed"
 [ "$fails" -eq 0 ]
