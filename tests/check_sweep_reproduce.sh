@@ -78,7 +78,7 @@ replay "$tmp/f9.json" "$base"
 rot=scenarios/two-run-stage-reassert.yaml
 base="sweep $rot --run stage --strategy lazy --perturb --test-only-broken lease-before-policy"
 eval "set -- $base"
-"$bin" "$@" --shard 971/1500 --json >"$tmp/lbp.json"
+"$bin" "$@" --shard 971/4000 --json >"$tmp/lbp.json"
 jq -e '[.sections[].plans[] | select(.passed | not)] | length > 0' "$tmp/lbp.json" >/dev/null &&
   ok || fail "lease-before-policy: no failing plan to replay"
 replay "$tmp/lbp.json" "$base"
