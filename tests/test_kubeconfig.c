@@ -14,6 +14,7 @@
 #include "core/live/live_kube.h"
 #include "core/live/live_kube_exec.h"
 #include "core/live/live_kubeconfig.h"
+#include "core/live/live_pem.h"
 
 #include <check.h>
 #include <stdio.h>
@@ -71,22 +72,59 @@ static rs_err load_fail(const live_kubeconfig_src *src, rs_code want)
     return e;
 }
 
+/* A certificate authority (a throwaway self-signed EC certificate, no key
+ * kept): what a kubeconfig's certificate-authority must hold (F13). */
+static const char *const CA_PEM =
+    "-----BEGIN CERTIFICATE-----\n"
+    "MIIBkjCCATegAwIBAgIUTBTIAldFe7FtoZ/bsO8vhDTnfekwCgYIKoZIzj0EAwIw\n"
+    "HTEbMBkGA1UEAwwSdGVzdC1rdWJlY29uZmlnLWNhMCAXDTI2MTIwNDEyMzcyNloY\n"
+    "DzIxMjYxMTEwMTIzNzI2WjAdMRswGQYDVQQDDBJ0ZXN0LWt1YmVjb25maWctY2Ew\n"
+    "WTATBgcqhkjOPQIBBggqhkjOPQMBBwNCAASshpMtw5XH5ABZwapSCsoIbJHRxq5T\n"
+    "eih6Et4rG42Shjfj2HJYH7R/QbsS4ku+Gp1UndsBdNCq7WnnXHA9D3ldo1MwUTAd\n"
+    "BgNVHQ4EFgQUSg08c2/9hli06mDItkCvxVCum0cwHwYDVR0jBBgwFoAUSg08c2/9\n"
+    "hli06mDItkCvxVCum0cwDwYDVR0TAQH/BAUwAwEB/zAKBggqhkjOPQQDAgNJADBG\n"
+    "AiEA09Nl0Og0qXgPTNa7ZK0XyJn90Mx49F3oKEb/36v8mYkCIQCG34sJ2DFCggSU\n"
+    "+n3in7hnIkH6mpSSsorVbi+Yl5+t8A==\n"
+    "-----END CERTIFICATE-----\n";
+#define CA_B64                                                                                     \
+    "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCk1JSUJrakNDQVRlZ0F3SUJBZ0lVVEJUSUFsZEZlN0Z0b1ovYnNPOHZo" \
+    "RFRuZmVrd0NnWUlLb1pJemowRUF3SXcKSFRFYk1Ca0dBMVVFQXd3U2RHVnpkQzFyZFdKbFkyOXVabWxuTFdOaE1DQVhE" \
+    "VEkyTVRJd05ERXlNemN5TmxvWQpEekl4TWpZeE1URXdNVEl6TnpJMldqQWRNUnN3R1FZRFZRUUREQkowWlhOMExXdDFZ" \
+    "bVZqYjI1bWFXY3RZMkV3CldUQVRCZ2NxaGtqT1BRSUJCZ2dxaGtqT1BRTUJCd05DQUFTc2hwTXR3NVhINUFCWndhcFND" \
+    "c29JYkpIUnhxNVQKZWloNkV0NHJHNDJTaGpmajJISllIN1IvUWJzUzRrdStHcDFVbmRzQmROQ3E3V25uWEhBOUQzbGRv" \
+    "MU13VVRBZApCZ05WSFE0RUZnUVVTZzA4YzIvOWhsaTA2bURJdGtDdnhWQ3VtMGN3SHdZRFZSMGpCQmd3Rm9BVVNnMDhj" \
+    "Mi85CmhsaTA2bURJdGtDdnhWQ3VtMGN3RHdZRFZSMFRBUUgvQkFVd0F3RUIvekFLQmdncWhrak9QUVFEQWdOSkFEQkcK" \
+    "QWlFQTA5TmwwT2cwcVhnUFROYTdaSzBYeUpuOTBNeDQ5RjNvS0ViLzM2djhtWWtDSVFDRzM0c0oyREZDZ2dTVQorbjNp" \
+    "bjdobklrSDZtcFNTc29yVmJpK1lsNSt0OEE9PQotLS0tLUVORCBDRVJUSUZJQ0FURS0tLS0tCg=="
+
 static const char *const FULL =
     "apiVersion: v1\nkind: Config\ncurrent-context: a\n"
     "clusters:\n- name: ca\n  cluster:\n    server: https://10.0.0.1:6443/\n"
     "    certificate-authority: certs/ca.pem\n    tls-server-name: kube.internal\n"
     "    proxy-url: http://proxy:3128\n"
-    "- name: cb\n  cluster: {server: 'http://127.0.0.1:8080', insecure-skip-tls-verify: true,"
-    " certificate-authority-data: aGVsbG8=}\n"
+    "- name: cb\n  cluster: {server: 'http://127.0.0.1:8080', certificate-authority-data: " CA_B64
+    "}\n"
+    "- name: cc\n  cluster: {server: 'https://127.0.0.1:6443', insecure-skip-tls-verify: true}\n"
     "users:\n- name: ua\n  user: {token: 12345, client-certificate: c.pem, client-key: "
     "/abs/k.pem}\n"
     "- name: ub\n  user: {tokenFile: tok, client-certificate-data: Y2VydA==, client-key-data: "
     "a2V5}\n"
     "contexts:\n- name: a\n  context: {cluster: ca, user: ua}\n"
-    "- name: b\n  context: {cluster: cb, user: ub}\n";
+    "- name: b\n  context: {cluster: cb, user: ub}\n"
+    "- name: c\n  context: {cluster: cc, user: ub}\n";
+
+/* FULL's certificate-authority file (context a), relative to its folder. */
+static void put_ca_file(void)
+{
+    char certs[128];
+    snprintf(certs, sizeof certs, "%s/certs", dir);
+    mkdir(certs, 0700);
+    put("certs/ca.pem", CA_PEM);
+}
 
 START_TEST(test_explicit_file_current_context_and_relative_paths)
 {
+    put_ca_file();
     live_kubeconfig_src src = {.explicit_path = put("config", FULL)};
     live_kubeconfig *k = load_ok(&src);
     ck_assert_str_eq(k->context, "a");
@@ -112,9 +150,9 @@ START_TEST(test_context_flag_overrides_current_context)
     live_kubeconfig_src src = {.explicit_path = put("config", FULL), .context = "b"};
     live_kubeconfig *k = load_ok(&src);
     ck_assert_str_eq(k->cluster, "cb");
-    ck_assert(k->insecure);
-    ck_assert_int_eq((int)k->ca_pem_len, 5);
-    ck_assert(memcmp(k->ca_pem, "hello", 5) == 0);
+    ck_assert(!k->insecure);
+    ck_assert_int_eq((int)k->ca_pem_len, (int)strlen(CA_PEM));
+    ck_assert(memcmp(k->ca_pem, CA_PEM, strlen(CA_PEM)) == 0);
     ck_assert_int_eq((int)k->cert_pem_len, 4);
     ck_assert_int_eq((int)k->key_pem_len, 3);
     char want[256];
@@ -122,6 +160,61 @@ START_TEST(test_context_flag_overrides_current_context)
     ck_assert_str_eq(k->token_file, want);
     ck_assert_ptr_null(k->token);
     live_kubeconfig_free(k);
+    src.context = "c";
+    k = load_ok(&src);
+    ck_assert(k->insecure);
+    ck_assert_ptr_null(k->ca_pem);
+    live_kubeconfig_free(k);
+}
+END_TEST
+
+/* F13: what client-go refuses about a certificate authority is a malformed
+ * kubeconfig (RS_DATAERR, exit 65) naming file:line:col, context, cluster
+ * and field — never left for the TLS handshake to fail (exit 1). */
+START_TEST(test_ca_that_kubectl_refuses_is_malformed)
+{
+    put_ca_file();
+    put("notpem.pem", "-----BEGIN CERTIFICATE-----\nbm90IGEgY2VydA==\n-----END CERTIFICATE-----\n");
+    static const struct {
+        const char *cluster, *field, *why;
+    } bad[] = {
+        {"insecure-skip-tls-verify: true, certificate-authority-data: " CA_B64,
+         "insecure-skip-tls-verify", "with the insecure flag is not allowed"},
+        {"insecure-skip-tls-verify: true, certificate-authority: certs/ca.pem",
+         "insecure-skip-tls-verify", "with the insecure flag is not allowed"},
+        {"certificate-authority: certs/none.pem", "certificate-authority", "cannot be read"},
+        {"certificate-authority: certs/none.pem, certificate-authority-data: " CA_B64,
+         "certificate-authority", "cannot be read"},
+        {"certificate-authority: notpem.pem", "certificate-authority", "holds no PEM certificate"},
+        {"certificate-authority: certs", "certificate-authority", "is not a regular file"},
+        {"certificate-authority-data: aGVsbG8=", "certificate-authority-data",
+         "no PEM certificate"},
+    };
+    char text[2048], want[256];
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        snprintf(text, sizeof text,
+                 "current-context: x\ncontexts: [{name: x, context: {cluster: c}}]\n"
+                 "clusters: [{name: c, cluster: {server: 'https://k', %s}}]\n",
+                 bad[i].cluster);
+        live_kubeconfig_src src = {.explicit_path = put("config", text)};
+        rs_err e = load_fail(&src, RS_DATAERR);
+        snprintf(want, sizeof want, "%s:3:", src.explicit_path);
+        ck_assert_msg(strstr(e.msg, want) != NULL, "case %zu: %s", i, e.msg);
+        snprintf(want, sizeof want, "context x, cluster c: %s: ", bad[i].field);
+        ck_assert_msg(strstr(e.msg, want) != NULL, "case %zu: %s", i, e.msg);
+        ck_assert_msg(strstr(e.msg, bad[i].why) != NULL, "case %zu: %s", i, e.msg);
+    }
+    /* -data wins over a file holding no certificate, as in client-go. */
+    snprintf(text, sizeof text,
+             "current-context: x\ncontexts: [{name: x, context: {cluster: c}}]\n"
+             "clusters: [{name: c, cluster: {server: 'https://k', certificate-authority: "
+             "notpem.pem, certificate-authority-data: %s}}]\n",
+             CA_B64);
+    live_kubeconfig_src src = {.explicit_path = put("config", text)};
+    live_kubeconfig_free(load_ok(&src));
+    ck_assert(live_pem_has_cert((const unsigned char *)CA_PEM, strlen(CA_PEM)));
+    ck_assert(!live_pem_has_cert(NULL, 0));
+    ck_assert(!live_pem_has_cert((const unsigned char *)"x", 0));
 }
 END_TEST
 
@@ -441,6 +534,7 @@ int main(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, test_explicit_file_current_context_and_relative_paths);
     tcase_add_test(tc, test_context_flag_overrides_current_context);
+    tcase_add_test(tc, test_ca_that_kubectl_refuses_is_malformed);
     tcase_add_test(tc, test_kubeconfig_env_merges_first_file_wins);
     tcase_add_test(tc, test_home_kube_config_is_the_last_file);
     tcase_add_test(tc, test_in_cluster_fallback_and_no_config_at_all);

@@ -11,6 +11,7 @@
 #include "core/live/live_kubeconfig.h"
 
 #include "core/cred/cred.h"
+#include "core/live/live_pem.h"
 #include "core/live/live_yaml.h"
 
 #include <stdio.h>
@@ -203,6 +204,48 @@ static rs_code kc_b64(const kc_file *f, const cJSON *obj, const char *key, unsig
     return RS_OK;
 }
 
+/* kc_bad naming the context and cluster too: a TLS input's error says
+ * which cluster entry of which context it would have trusted. */
+static rs_code kc_bad_tls(const kc_file *f, const cJSON *node, const live_kubeconfig *k,
+                          const char *field, const char *what, rs_err *e)
+{
+    live_yaml_pos p = live_yaml_pos_of(f->doc, node);
+    return rs_fail(e, RS_DATAERR, "%s:%d:%d: kubeconfig: context %s, cluster %s: %s: %s", f->path,
+                   p.line, p.col, k->context, k->cluster, field, what);
+}
+
+/* The certificate authority as client-go takes it, checked before any
+ * connection (F13): with insecure-skip-tls-verify it is refused outright
+ * (client-go: "specifying a root certificates file with the insecure flag
+ * is not allowed"); a certificate-authority file must be readable (clientcmd
+ * validates it even when -data is given, and -data then wins); the bytes
+ * used must hold a PEM certificate ("unable to load root certificates").
+ * Each is a malformed kubeconfig (65), never a TLS failure (1). */
+static rs_code kc_ca_check(const kc_file *f, const cJSON *cl, const live_kubeconfig *k, rs_err *e)
+{
+    const cJSON *file = cJSON_GetObjectItemCaseSensitive(cl, "certificate-authority");
+    const cJSON *data = cJSON_GetObjectItemCaseSensitive(cl, "certificate-authority-data");
+    if (k->insecure && (k->ca_file || k->ca_pem_len))
+        return kc_bad_tls(f, cJSON_GetObjectItemCaseSensitive(cl, "insecure-skip-tls-verify"), k,
+                          "insecure-skip-tls-verify",
+                          k->ca_file ? "true together with certificate-authority: specifying a "
+                                       "root certificates file with the insecure flag is not "
+                                       "allowed (kubectl refuses it too)"
+                                     : "true together with certificate-authority-data: "
+                                       "specifying a root certificates file with the insecure "
+                                       "flag is not allowed (kubectl refuses it too)",
+                          e);
+    if (k->ca_pem_len && !live_pem_has_cert(k->ca_pem, k->ca_pem_len))
+        return kc_bad_tls(f, data, k, "certificate-authority-data",
+                          "base64 of no PEM certificate (unable to load root certificates)", e);
+    if (!k->ca_file) return RS_OK;
+    const char *why = live_pem_file_problem(k->ca_file);
+    if (!why || (k->ca_pem_len && strcmp(why, "holds no PEM certificate") == 0)) return RS_OK;
+    char what[512];
+    snprintf(what, sizeof what, "%s %s", k->ca_file, why);
+    return kc_bad_tls(f, file, k, "certificate-authority", what, e);
+}
+
 static rs_code kc_cluster(const kc_file *f, const cJSON *cl, live_kubeconfig *k, rs_err *e)
 {
     const char *server = NULL, *ca = NULL, *sni = NULL, *proxy = NULL;
@@ -230,7 +273,7 @@ static rs_code kc_cluster(const kc_file *f, const cJSON *cl, live_kubeconfig *k,
     if (ins && !cJSON_IsBool(ins) && !cJSON_IsNull(ins))
         return kc_bad(f, ins, "insecure-skip-tls-verify", "expected true or false", e);
     k->insecure = cJSON_IsTrue(ins);
-    return RS_OK;
+    return kc_ca_check(f, cl, k, e);
 }
 
 static rs_code kc_exec(const kc_file *f, const cJSON *ex, live_kubeconfig *k, rs_err *e)

@@ -49,6 +49,10 @@ void serve_openbao(serve_server *s, const serve_http *h, const char *rest, serve
         serve_answer_errors(a, 403, "permission denied");
         return;
     }
+    if (h->path_nul) { /* a secret path holding U+0000: no secret is there */
+        serve_answer_errors(a, 404, "no secret at a path holding U+0000");
+        return;
+    }
     if (strcmp(rest, "auth/token/lookup-self") == 0) {
         /* A client's probe of its token: answered here (a token is not part
          * of the world), never echoing the token. */
@@ -241,6 +245,8 @@ void serve_registry(serve_server *s, const serve_http *h, serve_answer *a)
     bool get = serve_method_is(h, "GET") || serve_method_is(h, "HEAD");
     if (!get) {
         registry_errors(a, 405, "UNSUPPORTED", "this registry serves reads only");
+    } else if (h->path_nul) { /* a repository or reference holding U+0000 */
+        registry_errors(a, 404, "NAME_UNKNOWN", "repository name not known to registry");
     } else if (strcmp(p, "/token") == 0) {
         registry_token(s, h, a);
     } else if (strcmp(p, "/v2") == 0 || strcmp(p, "/v2/") == 0) {

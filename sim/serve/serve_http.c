@@ -3,6 +3,13 @@
  * request's body is gathered (bounded), routed by its first path segment,
  * and the handler's answer queued with its headers.
  *
+ * libmicrohttpd hands over the path decoded as a C string, so a `%00` the
+ * client sent would cut it: `.../secrets/variables-base%00junk` would read
+ * (and patch) variables-base. The path as sent is therefore looked at
+ * before decoding (serve_on_uri), and a path holding U+0000 names nothing:
+ * each protocol answers it with its own 404 after its own auth check, as an
+ * API server, OpenBao or a registry does for a name no object has.
+ *
  * The one idea: handlers never see libmicrohttpd. They read a serve_http and
  * fill a serve_answer, so every protocol file reads like the protocol, and
  * this is the one place where a connection can be closed without an answer
@@ -210,6 +217,16 @@ static void serve_talos(serve_server *s, const serve_http *h, const char *rest, 
     a->ctype = "application/json";
 }
 
+/* The answer for a path holding U+0000 on the test-only endpoints (the
+ * Kubernetes, OpenBao and registry handlers answer it in their own form). */
+static void serve_nul_path(serve_server *s, const serve_http *h, serve_answer *a)
+{
+    if (!serve_bearer_ok(s, h))
+        serve_answer_errors(a, 401, "Unauthorized: these endpoints need the bearer token");
+    else
+        serve_answer_errors(a, 404, "no such endpoint: the path holds U+0000");
+}
+
 static void serve_route(serve_server *s, const serve_http *h, serve_answer *a)
 {
     const char *p = h->path, *rest = NULL;
@@ -220,6 +237,8 @@ static void serve_route(serve_server *s, const serve_http *h, serve_answer *a)
         serve_openbao(s, h, rest, a);
     else if (strcmp(p, "/v2") == 0 || path_under(p, "/v2/", NULL) || strcmp(p, "/token") == 0)
         serve_registry(s, h, a);
+    else if (h->path_nul)
+        serve_nul_path(s, h, a);
     else if (path_under(p, "/talos/", &rest))
         serve_talos(s, h, rest, a);
     else if (path_under(p, "/reassert/v1/", &rest))
@@ -234,7 +253,22 @@ typedef struct serve_conn {
     char *body;
     size_t len, cap;
     bool too_large;
+    bool started;  /* the request callback has seen this request */
+    bool path_nul; /* the path as sent holds %00 */
 } serve_conn;
+
+/* Called with the request target as the client sent it, before decoding:
+ * the one place a %00 in the path can still be seen. Its return value is
+ * the request's serve_conn. */
+static void *serve_on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
+{
+    (void)cls, (void)conn;
+    serve_conn *c = rs_xcalloc(1, sizeof *c);
+    size_t path_len = strcspn(uri, "?");
+    for (size_t i = 0; i + 3 <= path_len; i++)
+        if (uri[i] == '%' && uri[i + 1] == '0' && uri[i + 2] == '0') c->path_nul = true;
+    return c;
+}
 
 /* Appends to the request body; a grown buffer is copied and the old one
  * wiped (realloc could leave a copy of a Secret behind). */
@@ -288,8 +322,11 @@ static enum MHD_Result serve_on_request(void *cls, struct MHD_Connection *conn, 
     (void)version;
     serve_server *s = cls;
     serve_conn *c = *con_cls;
-    if (!c) {
-        *con_cls = rs_xcalloc(1, sizeof *c);
+    if (!c) { /* serve_on_uri made one; never reached, kept for safety */
+        c = *con_cls = rs_xcalloc(1, sizeof *c);
+    }
+    if (!c->started) {
+        c->started = true;
         return MHD_YES;
     }
     if (*upload_size) {
@@ -301,8 +338,12 @@ static enum MHD_Result serve_on_request(void *cls, struct MHD_Connection *conn, 
         *upload_size = 0;
         return MHD_YES;
     }
-    serve_http h = {
-        .conn = conn, .method = method, .path = url, .body = c->body, .body_len = c->len};
+    serve_http h = {.conn = conn,
+                    .method = method,
+                    .path = url,
+                    .path_nul = c->path_nul,
+                    .body = c->body,
+                    .body_len = c->len};
     serve_answer a = {.status = 500};
     if (c->too_large)
         serve_answer_status(&a, 413, "RequestEntityTooLarge",
@@ -337,11 +378,12 @@ void *serve_http_start(serve_server *s, int listen_fd, const char *cert, const c
     if (cert)
         return MHD_start_daemon(flags, 0, NULL, NULL, serve_on_request, s, MHD_OPTION_LISTEN_SOCKET,
                                 listen_fd, MHD_OPTION_NOTIFY_COMPLETED, serve_on_done, NULL,
+                                MHD_OPTION_URI_LOG_CALLBACK, serve_on_uri, NULL,
                                 MHD_OPTION_HTTPS_MEM_CERT, cert, MHD_OPTION_HTTPS_MEM_KEY, key,
                                 MHD_OPTION_END);
     return MHD_start_daemon(flags, 0, NULL, NULL, serve_on_request, s, MHD_OPTION_LISTEN_SOCKET,
                             listen_fd, MHD_OPTION_NOTIFY_COMPLETED, serve_on_done, NULL,
-                            MHD_OPTION_END);
+                            MHD_OPTION_URI_LOG_CALLBACK, serve_on_uri, NULL, MHD_OPTION_END);
 }
 
 void serve_http_stop(void *daemon)

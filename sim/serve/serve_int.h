@@ -57,7 +57,8 @@ struct serve_server {
 typedef struct serve_http {
     void *conn; /* struct MHD_Connection */
     const char *method;
-    const char *path;
+    const char *path; /* decoded; cut at a %00 the client sent (see path_nul) */
+    bool path_nul;    /* the path as sent decodes to U+0000: it names nothing */
     const char *body;
     size_t body_len;
 } serve_http;

@@ -263,6 +263,10 @@ void serve_kube(serve_server *s, const serve_http *h, serve_answer *a)
         serve_answer_status(a, 401, "Unauthorized", "Unauthorized");
         return;
     }
+    if (h->path_nul) { /* a name or namespace holding U+0000: no object has it */
+        serve_answer_status(a, 404, "NotFound", "the server could not find the requested resource");
+        return;
+    }
     char buf[KUBE_PATH_MAX];
     const char *seg[KUBE_SEGS_MAX];
     size_t nseg = 0;
