@@ -806,6 +806,37 @@ START_TEST(test_every_encoding_of_a_credential_is_invariant_6)
 }
 END_TEST
 
+/* §6.6 names tokens too: a registry bearer token the sim handed the core
+ * (every one starts "simtok-"), raw or base64 inside a larger text, fails
+ * invariant 6; text that merely talks about tokens does not. */
+START_TEST(test_a_registry_token_in_output_is_invariant_6)
+{
+    sim_world *w = t_world("current");
+    inv_mark m;
+    inv_mark_take(w, &m);
+    const char *tok = "simtok-0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+    char *bearer = rs_xasprintf("Authorization: Bearer %s", tok);
+    char *b64 = base64_encode(bearer, strlen(bearer));
+    char *forms[] = {rs_xasprintf("::error::manifest refused for %s\n", tok),
+                     rs_xasprintf("::error::request %s\n", b64)};
+    for (size_t i = 0; i < RS_ARRAY_LEN(forms); i++) {
+        cJSON *failures = t_check(w, &m, ROGUE, 1, forms[i], NULL, 0);
+        ck_assert_msg(t_mentions(failures, "invariant 6: a registry token"),
+                      "form %zu passed invariant 6", i);
+        cJSON_Delete(failures);
+        free(forms[i]);
+    }
+    cJSON *failures =
+        t_check(w, &m, ROGUE, 1, "::error::the registry refused the token (HTTP 401)\n", NULL, 0);
+    t_none(failures);
+    cJSON_Delete(failures);
+    free(bearer);
+    free(b64);
+    inv_mark_free(&m);
+    sim_world_close(w);
+}
+END_TEST
+
 /* ---- invariant 7 ---- */
 
 START_TEST(test_fence_held_and_unnamed_is_invariant_7)
@@ -868,6 +899,7 @@ static Suite *invariants_suite(void)
     tcase_add_test(tc, test_failed_bootstrap_run_that_wrote_the_root_passed_cutover);
     tcase_add_test(tc, test_catalogue_password_in_output_is_invariant_6);
     tcase_add_test(tc, test_every_encoding_of_a_credential_is_invariant_6);
+    tcase_add_test(tc, test_a_registry_token_in_output_is_invariant_6);
     tcase_add_test(tc, test_fence_held_and_unnamed_is_invariant_7);
     suite_add_tcase(s, tc);
     return s;

@@ -309,4 +309,12 @@ void expect_no_plaintext(sim_world *w, const char *output, const char *where, cJ
         free(name);
     }
     sqlite3_reset(st);
+    /* §6.6 names tokens too. The sim's registry tokens are derived, not
+     * stored; each carries the prefix, found in every encoding above. */
+    cred_redact *tokens = cred_redact_new();
+    cred_redact_add(tokens, "registry-token", SIM_REGISTRY_TOKEN_PREFIX,
+                    strlen(SIM_REGISTRY_TOKEN_PREFIX));
+    if (text_holds(tokens, output))
+        fail(&o, 0, "invariant 6: a registry token appears in %s", where);
+    cred_redact_free(tokens);
 }

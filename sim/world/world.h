@@ -143,6 +143,11 @@ rs_code sim_world_secrets(sim_world *w, char ***secrets, size_t *n, rs_err *e);
  * argument but set and name may be NULL. */
 void sim_redact_add_cred(cred_redact *set, const char *name, const char *dockerconfigjson,
                          const char *username, const char *password);
+/* Every registry bearer token the sim hands out starts with this: a token
+ * in any output is found by its prefix, in every encoding the filter knows
+ * (invariant 6; tokens are not stored, see world_backends.c). */
+#define SIM_REGISTRY_TOKEN_PREFIX "simtok-"
+
 /* A redaction set keyed (as above) on the world's catalogue credential
  * `name`, or on every one when name is NULL. Caller frees. */
 cred_redact *sim_world_redact_set(sim_world *w, const char *name);

@@ -112,7 +112,8 @@ void simw_registry_token(const char *cred_name, const char *repo, char out[72])
     char hex[65];
     sha256_hex(seed, strlen(seed), hex);
     free(seed);
-    memcpy(out, "simtok-", 7);
+    _Static_assert(sizeof SIM_REGISTRY_TOKEN_PREFIX == 8, "the prefix is 7 bytes");
+    memcpy(out, SIM_REGISTRY_TOKEN_PREFIX, 7);
     memcpy(out + 7, hex, 64);
     out[71] = '\0';
 }
