@@ -208,7 +208,7 @@ const char *const cli_usage_serve =
 
 const char *const cli_usage_sweep =
     "usage: reassert sweep SCENARIO.yaml [--run NAME] [--strategy lazy|eager]\n"
-    "                      [--perturb | --swarm N [--seed S] | --plan SPEC]\n"
+    "                      [--perturb | --swarm N [--seed S] | [--perturb] --plan SPEC]\n"
     "                      [--shard I/N] [--json] [--emit-scenario FILE]\n"
     "\n"
     "Searches the failure space of a scenario's runs (default: every run, every\n"
@@ -231,6 +231,9 @@ const char *const cli_usage_sweep =
     "--plan SPEC  one plan, exactly: <call>:<effect>[,...], call = index in the\n"
     "             run's fault-free call log, effect = crash | fail=<status> |\n"
     "             timeout | lost-response | latency=<ms> | perturb=<menu name>.\n"
+    "             Judged as a swarm plan (followed by a fault-free run); with\n"
+    "             --perturb, as the perturbation sweep judges it (the run alone),\n"
+    "             as the reproduce command of a perturbation plan says.\n"
     "--shard I/N  only plans whose number is I-1 modulo N (1 <= I <= N <= 10000):\n"
     "             N invocations split any sweep without overlap.\n"
     "--json       one JSON document (byte-identical for the same scenario, seed\n"
@@ -238,7 +241,8 @@ const char *const cli_usage_sweep =
     "--emit-scenario FILE  the first failing (shrunk) plan as a scenario file\n"
     "             (never over an existing file).\n"
     "--test-only-broken DEFECT  TEST-ONLY, never for a deploy: runs --strategy\n"
-    "             with a deliberate defect (skip-cordon-restore,\n"
+    "             with a deliberate defect that only a fault or another actor's\n"
+    "             event reaches (skip-cordon-restore,\n"
     "             lease-before-policy, root-before-second-inventory) to prove\n"
     "             the sweep catches it; needs --strategy, not with --emit-scenario.\n"
     "\n"

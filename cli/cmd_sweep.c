@@ -73,8 +73,10 @@ static int sweep_value(const char *a, const char *v, sweep_opts *o, bool *seed_s
         o->seed = n;
         *seed_set = true;
     } else if (strcmp(a, "--plan") == 0) {
-        if (o->mode != SWEEP_CRASH)
+        /* --perturb --plan: the plan judged as the perturbation sweep does. */
+        if (o->plan || (o->mode != SWEEP_CRASH && o->mode != SWEEP_PERTURB))
             return sweep_usage("%s: only one of --perturb, --swarm, --plan", a);
+        o->plan_perturb = o->mode == SWEEP_PERTURB;
         o->mode = SWEEP_PLAN;
         o->plan = v;
     } else if (strcmp(a, "--shard") == 0) {
@@ -112,9 +114,13 @@ int cmd_sweep(int argc, char **argv)
         } else if (strcmp(a, "--json") == 0) {
             o.json = true;
         } else if (strcmp(a, "--perturb") == 0) {
-            if (o.mode != SWEEP_CRASH)
+            if (o.mode == SWEEP_PLAN && !o.plan_perturb) {
+                o.plan_perturb = true; /* --plan SPEC --perturb */
+            } else if (o.mode != SWEEP_CRASH) {
                 return sweep_usage("%s: only one of --perturb, --swarm, --plan", a);
-            o.mode = SWEEP_PERTURB;
+            } else {
+                o.mode = SWEEP_PERTURB;
+            }
         } else if (!strcmp(a, "--run") || !strcmp(a, "--strategy") || !strcmp(a, "--swarm") ||
                    !strcmp(a, "--seed") || !strcmp(a, "--plan") || !strcmp(a, "--shard") ||
                    !strcmp(a, "--emit-scenario")) {

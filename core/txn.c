@@ -233,8 +233,9 @@ static void txn_lease_release(rs_txn *tx, rs_result *res)
 
 static void txn_cleanup(rs_txn *tx, rs_result *res)
 {
-    /* TEST-ONLY defect (rs_broken): the Lease first, the fences unguarded. */
-    bool lease_first = tx->opt->strategy->broken == RS_BROKEN_LEASE_FIRST;
+    /* TEST-ONLY defect (rs_broken): on a failing exit, the Lease first and
+     * the fences unguarded. */
+    bool lease_first = tx->opt->strategy->broken == RS_BROKEN_LEASE_FIRST && res->exit != RS_OK;
     if (lease_first) txn_lease_release(tx, res);
     fence_policy_release(tx, res);
     node_cleanup(tx, res);

@@ -35,15 +35,21 @@ typedef struct rs_result rs_result;
  */
 /*
  * TEST-ONLY: a deliberate defect in the standard procedure, so the sweeps can
- * be shown to catch it (tests/check_sweep_broken.sh). Every shipped strategy
+ * be shown to catch it (tests/check_sweep_broken.sh). Each is subtle: the
+ * fault-free run is correct, and only a fault or another actor's event
+ * (which only the sweeps inject) reaches the defect. Every shipped strategy
  * has RS_BROKEN_NONE; only `reassert sweep --test-only-broken` (a sim-only
  * command) and test binaries build a strategy with another value.
  */
 typedef enum rs_broken {
     RS_BROKEN_NONE = 0,
-    RS_BROKEN_SKIP_CORDON_RESTORE, /* a processed node is released still cordoned */
-    RS_BROKEN_LEASE_FIRST,         /* cleanup releases the Lease before the policy fences */
-    RS_BROKEN_ROOT_EARLY,          /* cutover after one clean inventory, not two */
+    /* on an error path, a claimed node is released still cordoned */
+    RS_BROKEN_SKIP_CORDON_RESTORE,
+    /* a failing run's cleanup releases the Lease before the policy fences */
+    RS_BROKEN_LEASE_FIRST,
+    /* cutover after one clean inventory, not two, when the inventory shows
+     * a node someone else cordoned ("out of service: not waited for") */
+    RS_BROKEN_ROOT_EARLY,
 } rs_broken;
 
 typedef struct rs_strategy {

@@ -1,22 +1,30 @@
 #!/bin/sh
 # The sweeps can fail: three deliberately broken, TEST-ONLY variants of the
 # core (core/txn.h rs_broken, selected by `reassert sweep --test-only-broken`)
-# are each caught by one of the sweeps over the rotation's Stage:
+# are each caught by one of the sweeps over the rotation's Stage. Each defect
+# is subtle: the fault-free run passes every invariant (checked below), so
+# no plain scenario run would catch it; only a fault or another actor's
+# event reaches it:
 #
-#   skip-cordon-restore           the crash sweep   (invariant 2: a node left
-#                                 cordoned by a run that exits 0)
-#   lease-before-policy           the perturbation  (invariant 1: the policy
-#                                 sweep               fences resumed after the
-#                                                     Lease was released)
-#   root-before-second-inventory  the swarm         (invariant 3: the root
-#                                                     written after one clean
-#                                                     inventory, not two)
+#   skip-cordon-restore           the swarm         (invariant 2: a run that
+#                                                     fails leaves its cordon
+#                                                     behind, named nowhere)
+#   lease-before-policy           the perturbation  (invariant 1: a failing
+#                                 sweep               run resumes the policy
+#                                                     fences after releasing
+#                                                     the Lease itself)
+#   root-before-second-inventory  the perturbation  (invariant 3: after
+#                                 sweep               another actor's cordon,
+#                                                     the root is written after
+#                                                     one clean inventory)
 #
-# Each failing plan is at most 3 faults (the swarm's shrunk), and the one
-# command the sweep prints for it is run as printed: it must exit 1 with
-# every failure of the plan again. The control: the same command without the
-# defect passes, so it is the defect that fails, not the plan. Misuse of the
-# flag exits 64, and no other command knows it.
+# Shards keep this cheap: each picks a slice of the sweep that holds a plan
+# the defect fails (plan numbers are fixed by the scenario; the swarm's by
+# the seed). Each failing plan is at most 3 faults (the swarm's shrunk), and
+# the one command the sweep prints for it is run as printed: it must exit 1
+# with every failure of the plan again. The control: the same command
+# without the defect passes, so it is the defect that fails, not the plan.
+# Misuse of the flag exits 64, and no other command knows it.
 set -u
 bin=$1
 src=$2
@@ -44,6 +52,9 @@ caught() {
     --test-only-broken "$defect" --json
   cat "$tmp/out"
   cp "$tmp/out" "$tmp/$defect.json"
+  # Subtle: the fault-free run of the defective core passes.
+  jq -e '[.sections[] | .baseline_exit == 0 and (.baseline_failures | length) == 0] | all' \
+    "$tmp/out" >/dev/null && ok || fail "$defect: the fault-free run already fails"
   jq -e --arg d "$defect" '.test_only_broken == $d' "$tmp/out" >/dev/null && ok ||
     fail "$defect: the report does not name the defect"
   # Every failing plan: at most 3 faults, its failure names the invariant.
@@ -70,13 +81,14 @@ caught() {
   expect 0 "$defect: the same plan without the defect passes" -- "$@"
 }
 
-caught skip-cordon-restore "still cordoned by this run" "the crash sweep" -- --shard 1/40
-caught lease-before-policy "while this run did not hold the Lease" "the perturbation sweep" -- \
-  --perturb --shard 1/2000
-caught root-before-second-inventory "fewer than two node inventories" "the swarm" -- \
-  --swarm 1 --seed 2
+caught skip-cordon-restore "still cordoned by this run and no error names it" "the swarm" -- \
+  --swarm 9 --seed 1 --shard 9/9
 jq -e '[.sections[].plans[] | select(.passed | not) | .shrunk_faults] | length > 0' \
-  "$tmp/root-before-second-inventory.json" >/dev/null && ok || fail "the swarm shrank nothing"
+  "$tmp/skip-cordon-restore.json" >/dev/null && ok || fail "the swarm shrank nothing"
+caught lease-before-policy "while this run did not hold the Lease" "the perturbation sweep" -- \
+  --perturb --shard 971/1000
+caught root-before-second-inventory "fewer than two node inventories" "the perturbation sweep" -- \
+  --perturb --shard 1/1000
 
 # Misuse: 64, saying why; no other command has the flag.
 expect 64 "an unknown defect" -- sweep "$rot" --strategy lazy --test-only-broken nope

@@ -10,6 +10,9 @@
  *   (b) the one write right after a proof of the Lease is excused when the
  *       theft landed between the proof and the write (H9); a second write,
  *       or one after a read that showed the thief, is invariant 1.
+ *   (a) and (b) judge a Lease another actor deleted as one it took (F5),
+ *       no wider. DESIGN §6.1 vs H8/H10 (may a run release its own fences
+ *       after losing the Lease?) is undecided; the waivers follow H8/H10.
  *   (c) invariant 2 ignores another actor's change after the run's last
  *       look at that object (H61, H62); a change the run read back is not
  *       ignored.
@@ -25,6 +28,7 @@
 #include "sim/check/check_invariants.h"
 #include "sim/sweep/sweep.h"
 #include "sim/world/world.h"
+#include "tests/support_checker.h"
 
 #include <check.h>
 #include <stdio.h>
@@ -38,6 +42,7 @@
 #define LEASE "Lease/flux-system/ghcr-auth-refresh"
 #define THEFT                                                                                      \
     "{\"ref\":\"" LEASE "\",\"merge-patch\":{\"spec\":{\"holderIdentity\":\"" THIEF_HOLDER "\"}}}"
+#define DELETION "{\"ref\":\"" LEASE "\"}"
 
 static sc_cred t_creds[2];
 static sc_scenario t_sc;
@@ -88,46 +93,10 @@ static sim_world *t_world(void)
     return w;
 }
 
-static void t_event(sim_world *w, const char *args_json)
-{
-    sc_event ev = {.kind = "kube.patch", .args = cJSON_Parse(args_json)};
-    ck_assert_ptr_nonnull(ev.args);
-    rs_err e = {0};
-    ck_assert_msg(sim_world_apply_event(w, &ev, &e) == RS_OK, "%s", e.msg);
-    cJSON_Delete(ev.args);
-}
-
-static int t_merge(rs_transport *t, const char *kind, const char *ns, const char *name,
-                   const char *json)
-{
-    cJSON *body = cJSON_Parse(json);
-    ck_assert_ptr_nonnull(body);
-    rs_req req = {.op = RS_OP_KUBE_PATCH,
-                  .kind = kind,
-                  .ns = ns,
-                  .name = name,
-                  .patch_type = RS_PATCH_MERGE,
-                  .body = body};
-    rs_resp r;
-    int status = t->call(t, &req, &r);
-    rs_resp_free(&r);
-    cJSON_Delete(body);
-    return status;
-}
-
-static int t_get(rs_transport *t, const char *kind, const char *ns, const char *name)
-{
-    rs_req req = {.op = RS_OP_KUBE_GET, .kind = kind, .ns = ns, .name = name};
-    rs_resp r;
-    int status = t->call(t, &req, &r);
-    rs_resp_free(&r);
-    return status;
-}
-
 static void t_lease(rs_transport *t, const char *holder)
 {
     char *json = rs_xasprintf("{\"spec\":{\"holderIdentity\":\"%s\"}}", holder);
-    ck_assert_int_eq(t_merge(t, "Lease", "flux-system", "ghcr-auth-refresh", json), 200);
+    ck_assert_int_eq(tc_merge(t, "Lease", "flux-system", "ghcr-auth-refresh", json), 200);
     free(json);
 }
 
@@ -142,8 +111,8 @@ static void t_fences(rs_transport *t, bool take)
         "{\"metadata\":{\"annotations\":{\"platform.devantler.tech/ghcr-policy-parent-owner\":%s}},"
         "\"spec\":{\"suspend\":%s}}",
         owner, take ? "true" : "false");
-    ck_assert_int_eq(t_merge(t, "Kustomization", "flux-system", "infrastructure", child), 200);
-    ck_assert_int_eq(t_merge(t, "Kustomization", "flux-system", "flux-system", parent), 200);
+    ck_assert_int_eq(tc_merge(t, "Kustomization", "flux-system", "infrastructure", child), 200);
+    ck_assert_int_eq(tc_merge(t, "Kustomization", "flux-system", "flux-system", parent), 200);
     free(child);
     free(parent);
 }
@@ -151,7 +120,7 @@ static void t_fences(rs_transport *t, bool take)
 static void t_push(rs_transport *t, const char *value)
 {
     char *json = rs_xasprintf("{\"metadata\":{\"annotations\":{\"force-sync\":\"%s\"}}}", value);
-    ck_assert_int_eq(t_merge(t, "PushSecret", "flux-system", "seed-ghcr", json), 200);
+    ck_assert_int_eq(tc_merge(t, "PushSecret", "flux-system", "seed-ghcr", json), 200);
     free(json);
 }
 
@@ -198,7 +167,7 @@ START_TEST(test_release_after_theft_is_excused_and_nothing_more)
     rs_transport *t = sim_transport_open(w, ROGUE, NULL);
     t_lease(t, ROGUE_HOLDER);
     t_fences(t, true);
-    t_event(w, THEFT); /* stolen: the fences are still this run's */
+    tc_event(w, "kube.patch", THEFT); /* stolen: the fences are still this run's */
     t_fences(t, false);
     t_expect(w, &m, 1, 0, "invariant 1"); /* the CAS release races the theft */
     t_fences(t, true);                    /* a fence taken is no release */
@@ -230,15 +199,20 @@ END_TEST
 
 /* (b): the theft lands just before the nth call matching before_call, after
  * this run's last call: recorded as another actor's write (a `during:`). */
-static sc_run *t_thief_run(const char *before_call, int nth)
+static sc_run *t_actor_run(const char *before_call, int nth, const char *kind, const char *args)
 {
     static sc_during d;
     static sc_run run;
     cJSON_Delete(d.action.args);
     d = (sc_during){.before_call = (char *)before_call, .nth = nth};
-    d.action = (sc_event){.kind = "kube.patch", .args = cJSON_Parse(THEFT)};
+    d.action = (sc_event){.kind = (char *)kind, .args = cJSON_Parse(args)};
     run = (sc_run){.name = ROGUE, .during = &d, .n_during = 1};
     return &run;
+}
+
+static sc_run *t_thief_run(const char *before_call, int nth)
+{
+    return t_actor_run(before_call, nth, "kube.patch", THEFT);
 }
 
 START_TEST(test_one_write_after_a_raced_proof_is_excused_not_two)
@@ -251,8 +225,9 @@ START_TEST(test_one_write_after_a_raced_proof_is_excused_not_two)
     t_lease(t, ROGUE_HOLDER);
     t_fences(t, true);
     t_push(t, "1");
-    ck_assert_int_eq(t_get(t, "Lease", "flux-system", "ghcr-auth-refresh"), 200); /* the proof */
-    t_push(t, "2"); /* the theft lands just before it: no client can close that window */
+    ck_assert_int_eq(tc_kube(t, RS_OP_KUBE_GET, "Lease", "flux-system", "ghcr-auth-refresh"),
+                     200); /* the proof */
+    t_push(t, "2");        /* the theft lands just before it: no client can close that window */
     t_expect(w, &m, 1, 0, "invariant 1");
     t_push(t, "3"); /* a second write after the theft */
     t_expect(w, &m, 1, 1, "call 7 (kube.patch PushSecret/flux-system/seed-ghcr) was applied while");
@@ -274,9 +249,59 @@ START_TEST(test_a_write_after_reading_the_thief_is_invariant_1)
     t_lease(t, ROGUE_HOLDER);
     t_fences(t, true);
     /* The theft lands before this read, which shows it. */
-    ck_assert_int_eq(t_get(t, "Lease", "flux-system", "ghcr-auth-refresh"), 200);
+    ck_assert_int_eq(tc_kube(t, RS_OP_KUBE_GET, "Lease", "flux-system", "ghcr-auth-refresh"), 200);
     t_push(t, "1");
     t_expect(w, &m, 1, 1, "(kube.patch PushSecret/flux-system/seed-ghcr) was applied while");
+    t->close(t);
+    cJSON_Delete(run->during[0].action.args);
+    run->during[0].action.args = NULL;
+    inv_mark_free(&m);
+    sim_world_close(w);
+}
+END_TEST
+
+/* F5 (findings-s5): another actor that DELETES the Lease takes it from
+ * this run as surely as one that writes its own holder, and the run's
+ * writes are judged alike — by (a) and (b), and no wider: a fence taken,
+ * or a second write, after the deletion is still invariant 1.
+ * Undecided, and not settled here: DESIGN §6.1 allows no mutating call
+ * without the Lease, while H8/H10 require releasing the node claim after
+ * the Lease is lost. The waivers follow the hazards; these tests only pin
+ * that the two ways of losing the Lease get one judgement. */
+START_TEST(test_release_after_the_lease_was_deleted_is_judged_as_after_theft)
+{
+    sim_world *w = t_world();
+    inv_mark m;
+    inv_mark_take(w, &m);
+    rs_transport *t = sim_transport_open(w, ROGUE, NULL);
+    t_lease(t, ROGUE_HOLDER);
+    t_fences(t, true);
+    tc_event(w, "kube.delete", DELETION); /* the fences are still this run's */
+    t_fences(t, false);
+    t_expect(w, &m, 1, 0, "invariant 1"); /* the CAS release races the loss */
+    t_fences(t, true);                    /* a fence taken is no release */
+    t_expect(w, &m, 1, 2, "while this run did not hold the Lease");
+    t->close(t);
+    inv_mark_free(&m);
+    sim_world_close(w);
+}
+END_TEST
+
+START_TEST(test_one_write_after_a_proof_raced_by_a_deletion_is_excused_not_two)
+{
+    sim_world *w = t_world();
+    inv_mark m;
+    inv_mark_take(w, &m);
+    sc_run *run = t_actor_run("kube.patch PushSecret/*", 2, "kube.delete", DELETION);
+    rs_transport *t = sim_transport_open(w, ROGUE, run);
+    t_lease(t, ROGUE_HOLDER);
+    t_fences(t, true);
+    t_push(t, "1");
+    ck_assert_int_eq(tc_kube(t, RS_OP_KUBE_GET, "Lease", "flux-system", "ghcr-auth-refresh"), 200);
+    t_push(t, "2"); /* deleted just before it, after the proof */
+    t_expect(w, &m, 1, 0, "invariant 1");
+    t_push(t, "3");
+    t_expect(w, &m, 1, 1, "call 7 (kube.patch PushSecret/flux-system/seed-ghcr) was applied while");
     t->close(t);
     cJSON_Delete(run->during[0].action.args);
     run->during[0].action.args = NULL;
@@ -311,10 +336,12 @@ START_TEST(test_a_change_after_the_last_look_is_excused_not_one_read_back)
     inv_mark m;
     inv_mark_take(w, &m);
     rs_transport *t = sim_transport_open(w, ROGUE, &run);
-    ck_assert_int_eq(t_get(t, "Secret", "kyverno", "ghcr-auth"), 200); /* its last look */
-    ck_assert_int_eq(t_get(t, "Lease", "flux-system", "ghcr-auth-refresh"), 200);
+    ck_assert_int_eq(tc_kube(t, RS_OP_KUBE_GET, "Secret", "kyverno", "ghcr-auth"),
+                     200); /* its last look */
+    ck_assert_int_eq(tc_kube(t, RS_OP_KUBE_GET, "Lease", "flux-system", "ghcr-auth-refresh"), 200);
     t_expect(w, &m, 0, 0, "invariant 2"); /* reverted after the last look */
-    ck_assert_int_eq(t_get(t, "Secret", "kyverno", "ghcr-auth"), 200); /* read back */
+    ck_assert_int_eq(tc_kube(t, RS_OP_KUBE_GET, "Secret", "kyverno", "ghcr-auth"),
+                     200); /* read back */
     t_expect(w, &m, 0, 1, "invariant 2: exit 0 but Secret kyverno/ghcr-auth");
     t->close(t);
     cJSON_Delete(d.action.args);
@@ -338,7 +365,7 @@ static int t_run_path(const sim_run_req *req, FILE *out)
         rs_err e = {0};
         if (sim_world_open(req->db_path, &w, &e) != RS_OK) return 70;
         rs_transport *t = sim_transport_open(w, req->run_name, req->run);
-        t_get(t, "Lease", "flux-system", "ghcr-auth-refresh");
+        tc_kube(t, RS_OP_KUBE_GET, "Lease", "flux-system", "ghcr-auth-refresh");
         t->close(t);
         sim_world_close(w);
     }
@@ -411,6 +438,8 @@ int main(void)
     tcase_add_test(tc, test_release_after_freeing_the_lease_itself_is_invariant_1);
     tcase_add_test(tc, test_one_write_after_a_raced_proof_is_excused_not_two);
     tcase_add_test(tc, test_a_write_after_reading_the_thief_is_invariant_1);
+    tcase_add_test(tc, test_release_after_the_lease_was_deleted_is_judged_as_after_theft);
+    tcase_add_test(tc, test_one_write_after_a_proof_raced_by_a_deletion_is_excused_not_two);
     tcase_add_test(tc, test_a_change_after_the_last_look_is_excused_not_one_read_back);
     tcase_add_test(tc, test_refused_before_any_cluster_call_only);
     suite_add_tcase(s, tc);

@@ -16,6 +16,7 @@
 #include "sim/check/check_invariants.h"
 #include "sim/runner/runner.h"
 #include "sim/world/world.h"
+#include "tests/support_checker.h"
 
 #include <check.h>
 #include <sqlite3.h>
@@ -90,42 +91,6 @@ static sim_world *t_world(const char *credential)
     return w;
 }
 
-static void t_event(sim_world *w, const char *kind, const char *args_json)
-{
-    sc_event ev = {.kind = (char *)kind, .args = cJSON_Parse(args_json)};
-    ck_assert_ptr_nonnull(ev.args);
-    rs_err e = {0};
-    ck_assert_msg(sim_world_apply_event(w, &ev, &e) == RS_OK, "%s", e.msg);
-    cJSON_Delete(ev.args);
-}
-
-static int t_merge(rs_transport *t, const char *kind, const char *ns, const char *name,
-                   const char *json)
-{
-    cJSON *body = cJSON_Parse(json);
-    ck_assert_ptr_nonnull(body);
-    rs_req req = {.op = RS_OP_KUBE_PATCH,
-                  .kind = kind,
-                  .ns = ns,
-                  .name = name,
-                  .patch_type = RS_PATCH_MERGE,
-                  .body = body};
-    rs_resp r;
-    int status = t->call(t, &req, &r);
-    rs_resp_free(&r);
-    cJSON_Delete(body);
-    return status;
-}
-
-static int t_kube(rs_transport *t, rs_op op, const char *kind, const char *ns, const char *name)
-{
-    rs_req req = {.op = op, .kind = kind, .ns = ns, .name = name};
-    rs_resp r;
-    int status = t->call(t, &req, &r);
-    rs_resp_free(&r);
-    return status;
-}
-
 static int t_call(rs_transport *t, rs_op op, const char *target, const char *body_json)
 {
     cJSON *body = body_json ? cJSON_Parse(body_json) : NULL;
@@ -141,8 +106,15 @@ static int t_call(rs_transport *t, rs_op op, const char *target, const char *bod
 /* The Lease, as a rogue run named ROGUE takes it. */
 static void t_take_lease(rs_transport *t)
 {
-    ck_assert_int_eq(t_merge(t, "Lease", "flux-system", "ghcr-auth-refresh",
-                             "{\"spec\":{\"holderIdentity\":\"" ROGUE_HOLDER "\"}}"),
+    ck_assert_int_eq(tc_merge(t, "Lease", "flux-system", "ghcr-auth-refresh",
+                              "{\"spec\":{\"holderIdentity\":\"" ROGUE_HOLDER "\"}}"),
+                     200);
+}
+
+static void t_release_lease(rs_transport *t)
+{
+    ck_assert_int_eq(tc_merge(t, "Lease", "flux-system", "ghcr-auth-refresh",
+                              "{\"spec\":{\"holderIdentity\":\"\"}}"),
                      200);
 }
 
@@ -150,30 +122,31 @@ static void t_take_lease(rs_transport *t)
  * invariant 1 asks for the Lease and the policy fences, nothing more. */
 static void t_take_policy_fences(rs_transport *t)
 {
-    ck_assert_int_eq(t_merge(t, "Kustomization", "flux-system", "flux-system",
-                             "{\"metadata\":{\"annotations\":{\"platform.devantler.tech/"
-                             "ghcr-policy-parent-owner\":\"" ROGUE_HOLDER
-                             "\"}},\"spec\":{\"suspend\":true}}"),
+    ck_assert_int_eq(tc_merge(t, "Kustomization", "flux-system", "flux-system",
+                              "{\"metadata\":{\"annotations\":{\"platform.devantler.tech/"
+                              "ghcr-policy-parent-owner\":\"" ROGUE_HOLDER
+                              "\"}},\"spec\":{\"suspend\":true}}"),
                      200);
-    ck_assert_int_eq(t_merge(t, "Kustomization", "flux-system", "infrastructure",
-                             "{\"metadata\":{\"annotations\":{\"platform.devantler.tech/"
-                             "ghcr-policy-handoff-owner\":\"" ROGUE_HOLDER
-                             "\",\"kustomize.toolkit.fluxcd.io/"
-                             "reconcile\":\"disabled\"}},\"spec\":{\"suspend\":true}}"),
+    ck_assert_int_eq(tc_merge(t, "Kustomization", "flux-system", "infrastructure",
+                              "{\"metadata\":{\"annotations\":{\"platform.devantler.tech/"
+                              "ghcr-policy-handoff-owner\":\"" ROGUE_HOLDER
+                              "\",\"kustomize.toolkit.fluxcd.io/"
+                              "reconcile\":\"disabled\"}},\"spec\":{\"suspend\":true}}"),
                      200);
 }
 
 static void t_release_policy_fences(rs_transport *t)
 {
     ck_assert_int_eq(
-        t_merge(t, "Kustomization", "flux-system", "infrastructure",
-                "{\"metadata\":{\"annotations\":{\"platform.devantler.tech/"
-                "ghcr-policy-handoff-owner\":null,\"kustomize.toolkit.fluxcd.io/reconcile\":null}},"
-                "\"spec\":{\"suspend\":false}}"),
+        tc_merge(
+            t, "Kustomization", "flux-system", "infrastructure",
+            "{\"metadata\":{\"annotations\":{\"platform.devantler.tech/"
+            "ghcr-policy-handoff-owner\":null,\"kustomize.toolkit.fluxcd.io/reconcile\":null}},"
+            "\"spec\":{\"suspend\":false}}"),
         200);
-    ck_assert_int_eq(t_merge(t, "Kustomization", "flux-system", "flux-system",
-                             "{\"metadata\":{\"annotations\":{\"platform.devantler.tech/"
-                             "ghcr-policy-parent-owner\":null}},\"spec\":{\"suspend\":false}}"),
+    ck_assert_int_eq(tc_merge(t, "Kustomization", "flux-system", "flux-system",
+                              "{\"metadata\":{\"annotations\":{\"platform.devantler.tech/"
+                              "ghcr-policy-parent-owner\":null}},\"spec\":{\"suspend\":false}}"),
                      200);
 }
 
@@ -268,9 +241,9 @@ START_TEST(test_per_service_counters_count_every_call_of_their_service)
     sim_world *w = t_world("current");
     cJSON *before = sim_counters_snapshot(w);
     rs_transport *t = sim_transport_open(w, "count", NULL);
-    ck_assert_int_eq(t_kube(t, RS_OP_KUBE_GET, "Secret", "flux-system", "variables-base"), 200);
-    ck_assert_int_eq(t_kube(t, RS_OP_KUBE_GET, "Secret", "flux-system", "absent"), 404);
-    ck_assert_int_eq(t_merge(t, "ConfigMap", "flux-system", "absent", "{}"), 404);
+    ck_assert_int_eq(tc_kube(t, RS_OP_KUBE_GET, "Secret", "flux-system", "variables-base"), 200);
+    ck_assert_int_eq(tc_kube(t, RS_OP_KUBE_GET, "Secret", "flux-system", "absent"), 404);
+    ck_assert_int_eq(tc_merge(t, "ConfigMap", "flux-system", "absent", "{}"), 404);
     ck_assert_int_eq(t_call(t, RS_OP_OPENBAO_READ, "infrastructure/ghcr/auth", NULL), 200);
     ck_assert_int_eq(t_call(t, RS_OP_TALOS_READ_AUTH, "prod-worker-1", NULL), 200);
     ck_assert_int_eq(t_call(t, RS_OP_TALOS_PATCH, "prod-worker-1", "{}"), 200);
@@ -360,8 +333,8 @@ START_TEST(test_write_without_the_lease_is_invariant_1)
     inv_mark m;
     inv_mark_take(w, &m);
     rs_transport *t = sim_transport_open(w, ROGUE, NULL);
-    ck_assert_int_eq(t_merge(t, "Secret", "kyverno", "ghcr-auth",
-                             "{\"metadata\":{\"labels\":{\"touched\":\"yes\"}}}"),
+    ck_assert_int_eq(tc_merge(t, "Secret", "kyverno", "ghcr-auth",
+                              "{\"metadata\":{\"labels\":{\"touched\":\"yes\"}}}"),
                      200);
     t->close(t);
     cJSON *failures = t_check(w, &m, ROGUE, 1, "", NULL, 0);
@@ -386,8 +359,8 @@ START_TEST(test_normal_path_write_under_the_lease_alone_is_invariant_1)
     inv_mark_take(w, &m);
     rs_transport *t = sim_transport_open(w, ROGUE, NULL);
     t_take_lease(t);
-    ck_assert_int_eq(t_merge(t, "PushSecret", "flux-system", "seed-ghcr",
-                             "{\"metadata\":{\"annotations\":{\"force-sync\":\"1\"}}}"),
+    ck_assert_int_eq(tc_merge(t, "PushSecret", "flux-system", "seed-ghcr",
+                              "{\"metadata\":{\"annotations\":{\"force-sync\":\"1\"}}}"),
                      200);
     t->close(t);
     cJSON *failures = t_check(w, &m, ROGUE, 1, "", NULL, 0);
@@ -409,16 +382,18 @@ START_TEST(test_node_release_after_the_fences_is_cleanup_but_a_drain_is_not)
     t_take_lease(t);
     t_take_policy_fences(t);
     ck_assert_int_eq(
-        t_merge(t, "Node", NULL, "prod-worker-1",
-                "{\"metadata\":{\"annotations\":{\"platform.devantler.tech/ghcr-auth-drain-owner\":"
-                "\"" ROGUE_HOLDER "\"}},\"spec\":{\"unschedulable\":true}}"),
+        tc_merge(
+            t, "Node", NULL, "prod-worker-1",
+            "{\"metadata\":{\"annotations\":{\"platform.devantler.tech/ghcr-auth-drain-owner\":"
+            "\"" ROGUE_HOLDER "\"}},\"spec\":{\"unschedulable\":true}}"),
         200);
     t_release_policy_fences(t);
     /* §3.4 cleanup order: node cleanup after the policy resume is allowed. */
     ck_assert_int_eq(
-        t_merge(t, "Node", NULL, "prod-worker-1",
-                "{\"metadata\":{\"annotations\":{\"platform.devantler.tech/ghcr-auth-drain-owner\":"
-                "null}},\"spec\":{\"unschedulable\":false}}"),
+        tc_merge(
+            t, "Node", NULL, "prod-worker-1",
+            "{\"metadata\":{\"annotations\":{\"platform.devantler.tech/ghcr-auth-drain-owner\":"
+            "null}},\"spec\":{\"unschedulable\":false}}"),
         200);
     cJSON *failures = t_check(w, &m, ROGUE, 1, "", NULL, 0);
     t_none(failures);
@@ -447,7 +422,7 @@ START_TEST(test_exit_0_with_a_stale_consumer_is_invariant_2)
     char *patch = rs_xasprintf("{\"ref\":\"Secret/kyverno/ghcr-auth\",\"merge-patch\":{\"data\":"
                                "{\".dockerconfigjson\":\"%s\"}}}",
                                b64);
-    t_event(w, "kube.patch", patch);
+    tc_event(w, "kube.patch", patch);
     inv_mark m;
     inv_mark_take(w, &m);
     cJSON *failures = t_check(w, &m, ROGUE, 0, "", NULL, 0);
@@ -490,6 +465,57 @@ START_TEST(test_exit_0_with_a_fence_left_held_is_invariant_2)
 }
 END_TEST
 
+/* A cordon left behind only on an error path: the run hands back its drain
+ * claim and fails, but the node stays unschedulable. Invariant 2 holds on
+ * every exit (DESIGN §6): uncordoned, or named in an error line as held. */
+START_TEST(test_failed_run_leaving_its_cordon_unnamed_is_invariant_2)
+{
+    sim_world *w = t_world("current");
+    inv_mark m;
+    inv_mark_take(w, &m);
+    rs_transport *t = sim_transport_open(w, ROGUE, NULL);
+    t_take_lease(t);
+    t_take_policy_fences(t);
+    const char *owner = "{\"metadata\":{\"annotations\":{\"platform.devantler.tech/"
+                        "ghcr-auth-drain-owner\":";
+    char *claim =
+        rs_xasprintf("%s\"" ROGUE_HOLDER "\"}},\"spec\":{\"unschedulable\":true}}", owner);
+    char *hand_back = rs_xasprintf("%snull}}}", owner);
+    ck_assert_int_eq(tc_merge(t, "Node", NULL, "prod-worker-1", claim), 200);
+    t_release_policy_fences(t);
+    ck_assert_int_eq(tc_merge(t, "Node", NULL, "prod-worker-1", hand_back), 200);
+    t_release_lease(t);
+    cJSON *failures = t_check(w, &m, ROGUE, 1, "::error::draining failed\n", NULL, 0);
+    t_only(failures, 2);
+    ck_assert(t_mentions(failures, "exit 1 but Node/prod-worker-1 is still cordoned by this run"));
+    cJSON_Delete(failures);
+    /* Named as held in an error line: the operator knows. */
+    failures = t_check(w, &m, ROGUE, 1, "::error::Node prod-worker-1 left cordoned\n", NULL, 0);
+    t_none(failures);
+    cJSON_Delete(failures);
+    /* Named only in a warning: not named. */
+    failures = t_check(w, &m, ROGUE, 1, "::warning::Node prod-worker-1 left cordoned\n", NULL, 0);
+    t_only(failures, 2);
+    cJSON_Delete(failures);
+    /* Uncordoned by the run that cordoned it: nothing to name. */
+    t_take_lease(t);
+    ck_assert_int_eq(tc_merge(t, "Node", NULL, "prod-worker-1", claim), 200);
+    ck_assert_int_eq(tc_merge(t, "Node", NULL, "prod-worker-1",
+                              "{\"metadata\":{\"annotations\":{\"platform.devantler.tech/"
+                              "ghcr-auth-drain-owner\":null}},\"spec\":{\"unschedulable\":false}}"),
+                     200);
+    t_release_lease(t);
+    t->close(t);
+    failures = t_check(w, &m, ROGUE, 1, "::error::draining failed\n", NULL, 0);
+    ck_assert(!t_mentions(failures, "still cordoned"));
+    cJSON_Delete(failures);
+    free(claim);
+    free(hand_back);
+    inv_mark_free(&m);
+    sim_world_close(w);
+}
+END_TEST
+
 /* ---- invariant 3 ---- */
 
 START_TEST(test_root_write_after_a_talos_mutation_is_invariant_3)
@@ -500,13 +526,13 @@ START_TEST(test_root_write_after_a_talos_mutation_is_invariant_3)
     rs_transport *t = sim_transport_open(w, ROGUE, NULL);
     t_take_lease(t);
     t_take_policy_fences(t);
-    ck_assert_int_eq(t_kube(t, RS_OP_KUBE_GET, "Secret", "flux-system", "variables-base"), 200);
-    ck_assert_int_eq(t_kube(t, RS_OP_KUBE_LIST, "Node", NULL, NULL), 200);
+    ck_assert_int_eq(tc_kube(t, RS_OP_KUBE_GET, "Secret", "flux-system", "variables-base"), 200);
+    ck_assert_int_eq(tc_kube(t, RS_OP_KUBE_LIST, "Node", NULL, NULL), 200);
     ck_assert_int_eq(t_call(t, RS_OP_TALOS_PATCH, "prod-worker-1", "{}"), 200);
-    ck_assert_int_eq(t_kube(t, RS_OP_KUBE_LIST, "Node", NULL, NULL), 200);
+    ck_assert_int_eq(tc_kube(t, RS_OP_KUBE_LIST, "Node", NULL, NULL), 200);
     /* A root write that leaves its data as it was: only invariant 3 can see it. */
-    ck_assert_int_eq(t_merge(t, "Secret", "flux-system", "ksail-registry-credentials",
-                             "{\"metadata\":{\"labels\":{\"touched\":\"yes\"}}}"),
+    ck_assert_int_eq(tc_merge(t, "Secret", "flux-system", "ksail-registry-credentials",
+                              "{\"metadata\":{\"labels\":{\"touched\":\"yes\"}}}"),
                      200);
     t->close(t);
     cJSON *failures = t_check(w, &m, ROGUE, 1, "", NULL, 0);
@@ -527,10 +553,10 @@ START_TEST(test_root_write_after_one_inventory_is_invariant_3)
     rs_transport *t = sim_transport_open(w, ROGUE, NULL);
     t_take_lease(t);
     t_take_policy_fences(t);
-    ck_assert_int_eq(t_kube(t, RS_OP_KUBE_GET, "Secret", "flux-system", "variables-base"), 200);
-    ck_assert_int_eq(t_kube(t, RS_OP_KUBE_LIST, "Node", NULL, NULL), 200);
-    ck_assert_int_eq(t_merge(t, "Secret", "flux-system", "ksail-registry-credentials",
-                             "{\"metadata\":{\"labels\":{\"touched\":\"yes\"}}}"),
+    ck_assert_int_eq(tc_kube(t, RS_OP_KUBE_GET, "Secret", "flux-system", "variables-base"), 200);
+    ck_assert_int_eq(tc_kube(t, RS_OP_KUBE_LIST, "Node", NULL, NULL), 200);
+    ck_assert_int_eq(tc_merge(t, "Secret", "flux-system", "ksail-registry-credentials",
+                              "{\"metadata\":{\"labels\":{\"touched\":\"yes\"}}}"),
                      200);
     t->close(t);
     cJSON *failures = t_check(w, &m, ROGUE, 1, "", NULL, 0);
@@ -547,8 +573,9 @@ END_TEST
 START_TEST(test_uncordoning_a_foreign_cordon_is_invariant_4)
 {
     sim_world *w = t_world("current");
-    t_event(w, "kube.patch",
-            "{\"ref\":\"Node/prod-worker-1\",\"merge-patch\":{\"spec\":{\"unschedulable\":true}}}");
+    tc_event(
+        w, "kube.patch",
+        "{\"ref\":\"Node/prod-worker-1\",\"merge-patch\":{\"spec\":{\"unschedulable\":true}}}");
     inv_mark m;
     inv_mark_take(w, &m);
     rs_transport *t = sim_transport_open(w, ROGUE, NULL);
@@ -556,14 +583,16 @@ START_TEST(test_uncordoning_a_foreign_cordon_is_invariant_4)
     t_take_policy_fences(t);
     /* Claiming an already-cordoned node, then uncordoning it at release. */
     ck_assert_int_eq(
-        t_merge(t, "Node", NULL, "prod-worker-1",
-                "{\"metadata\":{\"annotations\":{\"platform.devantler.tech/ghcr-auth-drain-owner\":"
-                "\"" ROGUE_HOLDER "\"}},\"spec\":{\"unschedulable\":true}}"),
+        tc_merge(
+            t, "Node", NULL, "prod-worker-1",
+            "{\"metadata\":{\"annotations\":{\"platform.devantler.tech/ghcr-auth-drain-owner\":"
+            "\"" ROGUE_HOLDER "\"}},\"spec\":{\"unschedulable\":true}}"),
         200);
     ck_assert_int_eq(
-        t_merge(t, "Node", NULL, "prod-worker-1",
-                "{\"metadata\":{\"annotations\":{\"platform.devantler.tech/ghcr-auth-drain-owner\":"
-                "null}},\"spec\":{\"unschedulable\":false}}"),
+        tc_merge(
+            t, "Node", NULL, "prod-worker-1",
+            "{\"metadata\":{\"annotations\":{\"platform.devantler.tech/ghcr-auth-drain-owner\":"
+            "null}},\"spec\":{\"unschedulable\":false}}"),
         200);
     t->close(t);
     cJSON *failures = t_check(w, &m, ROGUE, 1, "", NULL, 0);
@@ -585,12 +614,13 @@ START_TEST(test_uncordoning_a_node_another_run_owns_is_invariant_4)
     t_take_lease(t);
     t_take_policy_fences(t);
     ck_assert_int_eq(
-        t_merge(t, "Node", NULL, "prod-worker-2",
-                "{\"metadata\":{\"annotations\":{\"platform.devantler.tech/ghcr-auth-drain-owner\":"
-                "\"" OTHER_HOLDER "\"}},\"spec\":{\"unschedulable\":true}}"),
+        tc_merge(
+            t, "Node", NULL, "prod-worker-2",
+            "{\"metadata\":{\"annotations\":{\"platform.devantler.tech/ghcr-auth-drain-owner\":"
+            "\"" OTHER_HOLDER "\"}},\"spec\":{\"unschedulable\":true}}"),
         200);
     ck_assert_int_eq(
-        t_merge(t, "Node", NULL, "prod-worker-2", "{\"spec\":{\"unschedulable\":false}}"), 200);
+        tc_merge(t, "Node", NULL, "prod-worker-2", "{\"spec\":{\"unschedulable\":false}}"), 200);
     t->close(t);
     cJSON *failures = t_check(w, &m, ROGUE, 1, "", NULL, 0);
     t_only(failures, 4);
@@ -626,7 +656,7 @@ END_TEST
 START_TEST(test_control_plane_reboot_beside_an_unhealthy_peer_is_invariant_4)
 {
     sim_world *w = t_world("current");
-    t_event(w, "etcd.unhealthy", "{\"node\":\"prod-control-plane-3\"}");
+    tc_event(w, "etcd.unhealthy", "{\"node\":\"prod-control-plane-3\"}");
     inv_mark m;
     inv_mark_take(w, &m);
     rs_transport *t = sim_transport_open(w, ROGUE, NULL);
@@ -658,11 +688,11 @@ START_TEST(test_failed_run_with_the_root_changed_is_invariant_5)
     inv_mark m;
     inv_mark_take(w, &m);
     /* The root moves during the run with no cutover by it. */
-    t_event(w, "kube.patch",
-            "{\"ref\":\"Secret/flux-system/ksail-registry-credentials\",\"merge-patch\":{\"data\":"
-            "{\".dockerconfigjson\":\"e30=\"}}}");
+    tc_event(w, "kube.patch",
+             "{\"ref\":\"Secret/flux-system/ksail-registry-credentials\",\"merge-patch\":{\"data\":"
+             "{\".dockerconfigjson\":\"e30=\"}}}");
     rs_transport *t = sim_transport_open(w, ROGUE, NULL);
-    ck_assert_int_eq(t_kube(t, RS_OP_KUBE_GET, "Secret", "flux-system", "variables-base"), 200);
+    ck_assert_int_eq(tc_kube(t, RS_OP_KUBE_GET, "Secret", "flux-system", "variables-base"), 200);
     t->close(t);
     cJSON *failures = t_check(w, &m, ROGUE, 1, "", NULL, 0);
     t_only(failures, 5);
@@ -690,8 +720,8 @@ START_TEST(test_failed_bootstrap_run_that_wrote_the_root_passed_cutover)
     inv_mark_take(w, &m);
     rs_transport *t = sim_transport_open(w, ROGUE, NULL);
     t_take_lease(t);
-    ck_assert_int_eq(t_merge(t, "Secret", "flux-system", "ksail-registry-credentials",
-                             "{\"data\":{\".dockerconfigjson\":\"e30=\"}}"),
+    ck_assert_int_eq(tc_merge(t, "Secret", "flux-system", "ksail-registry-credentials",
+                              "{\"data\":{\".dockerconfigjson\":\"e30=\"}}"),
                      200);
     t->close(t);
     cJSON *failures = t_check(w, &m, ROGUE, 1, "", NULL, 0);
@@ -717,6 +747,91 @@ START_TEST(test_catalogue_password_in_output_is_invariant_6)
     failures = t_check(w, &m, ROGUE, 1, "::error::login failed for " CURRENT_PASS "\n", off, 1);
     t_none(failures);
     cJSON_Delete(failures);
+    inv_mark_free(&m);
+    sim_world_close(w);
+}
+END_TEST
+
+/* Every encoding DESIGN §5.1/§6.6 and the README name, built here
+ * independently of the filter: raw, base64 at each alignment inside a
+ * larger text (standard and URL-safe), base64 of user:password (the auth
+ * field), and the docker config JSON-escaped inside a JSON document. Each
+ * alone must make invariant 6 fail (F4: base64(user:password) passed). */
+START_TEST(test_every_encoding_of_a_credential_is_invariant_6)
+{
+    sim_world *w = t_world("current");
+    inv_mark m;
+    inv_mark_take(w, &m);
+    const char *userpass = "deploy-bot:" CURRENT_PASS;
+    char *forms[8];
+    size_t n = 0;
+    forms[n++] = rs_xasprintf("held by %s", CURRENT_PASS);
+    forms[n++] = base64_encode(userpass, strlen(userpass));
+    const char *wrapped[] = {"x", "xy", "xyz"};
+    for (size_t i = 0; i < RS_ARRAY_LEN(wrapped); i++) {
+        char *plain = rs_xasprintf("%s%s-tail", wrapped[i], CURRENT_PASS);
+        forms[n++] = base64_encode(plain, strlen(plain));
+        free(plain);
+    }
+    char *urlsafe = rs_xasprintf("%s?>?%s", CURRENT_PASS, CURRENT_PASS);
+    forms[n] = base64_encode(urlsafe, strlen(urlsafe));
+    for (char *p = forms[n]; *p; p++)
+        *p = *p == '+' ? '-' : *p == '/' ? '_' : *p;
+    n++;
+    free(urlsafe);
+    char *dc = cred_dockerconfig_build("ghcr.io", "deploy-bot", CURRENT_PASS);
+    cJSON *doc = cJSON_CreateObject();
+    cJSON_AddStringToObject(doc, "holder", dc);
+    forms[n++] = cJSON_PrintUnformatted(doc);
+    cJSON_Delete(doc);
+    free(dc);
+    for (size_t i = 0; i < n; i++) {
+        char *out = rs_xasprintf("::error::Lease is held by %s\n", forms[i]);
+        cJSON *failures = t_check(w, &m, ROGUE, 1, out, NULL, 0);
+        char *all = cJSON_Print(failures);
+        ck_assert_msg(t_mentions(failures, "invariant 6"), "form %zu passed invariant 6: %s", i,
+                      all);
+        free(all);
+        cJSON_Delete(failures);
+        free(out);
+        free(forms[i]);
+    }
+    /* The username alone, and the other credential's user name, are not
+     * secrets: nothing to report. */
+    cJSON *failures = t_check(w, &m, ROGUE, 1, "::error::login as deploy-bot failed\n", NULL, 0);
+    t_none(failures);
+    cJSON_Delete(failures);
+    inv_mark_free(&m);
+    sim_world_close(w);
+}
+END_TEST
+
+/* §6.6 names tokens too: a registry bearer token the sim handed the core
+ * (every one starts "simtok-"), raw or base64 inside a larger text, fails
+ * invariant 6; text that merely talks about tokens does not. */
+START_TEST(test_a_registry_token_in_output_is_invariant_6)
+{
+    sim_world *w = t_world("current");
+    inv_mark m;
+    inv_mark_take(w, &m);
+    const char *tok = "simtok-0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+    char *bearer = rs_xasprintf("Authorization: Bearer %s", tok);
+    char *b64 = base64_encode(bearer, strlen(bearer));
+    char *forms[] = {rs_xasprintf("::error::manifest refused for %s\n", tok),
+                     rs_xasprintf("::error::request %s\n", b64)};
+    for (size_t i = 0; i < RS_ARRAY_LEN(forms); i++) {
+        cJSON *failures = t_check(w, &m, ROGUE, 1, forms[i], NULL, 0);
+        ck_assert_msg(t_mentions(failures, "invariant 6: a registry token"),
+                      "form %zu passed invariant 6", i);
+        cJSON_Delete(failures);
+        free(forms[i]);
+    }
+    cJSON *failures =
+        t_check(w, &m, ROGUE, 1, "::error::the registry refused the token (HTTP 401)\n", NULL, 0);
+    t_none(failures);
+    cJSON_Delete(failures);
+    free(bearer);
+    free(b64);
     inv_mark_free(&m);
     sim_world_close(w);
 }
@@ -773,6 +888,7 @@ static Suite *invariants_suite(void)
     tcase_add_test(tc, test_node_release_after_the_fences_is_cleanup_but_a_drain_is_not);
     tcase_add_test(tc, test_exit_0_with_a_stale_consumer_is_invariant_2);
     tcase_add_test(tc, test_exit_0_with_a_fence_left_held_is_invariant_2);
+    tcase_add_test(tc, test_failed_run_leaving_its_cordon_unnamed_is_invariant_2);
     tcase_add_test(tc, test_root_write_after_a_talos_mutation_is_invariant_3);
     tcase_add_test(tc, test_root_write_after_one_inventory_is_invariant_3);
     tcase_add_test(tc, test_uncordoning_a_foreign_cordon_is_invariant_4);
@@ -782,6 +898,8 @@ static Suite *invariants_suite(void)
     tcase_add_test(tc, test_failed_run_with_the_root_changed_is_invariant_5);
     tcase_add_test(tc, test_failed_bootstrap_run_that_wrote_the_root_passed_cutover);
     tcase_add_test(tc, test_catalogue_password_in_output_is_invariant_6);
+    tcase_add_test(tc, test_every_encoding_of_a_credential_is_invariant_6);
+    tcase_add_test(tc, test_a_registry_token_in_output_is_invariant_6);
     tcase_add_test(tc, test_fence_held_and_unnamed_is_invariant_7);
     suite_add_tcase(s, tc);
     return s;

@@ -164,6 +164,20 @@ static bool lease_transient(int status)
     return status == 429 || (status >= 500 && status <= 599);
 }
 
+/* A renewal whose re-read shows the Lease free or another holder's: the
+ * fence is lost, and what this run still holds (policy fences, a node
+ * claim) is for the operator to inspect (H28), as every Lease-lost message
+ * says. */
+static rs_code lease_lost(rs_txn *tx, int status, lease_seen seen, rs_err *e)
+{
+    lease_drop(tx);
+    return rs_fail(e, RS_FAILED,
+                   "renewing Lease %s/%s failed (HTTP %d): it is now %s; the fence is lost "
+                   "(inspect what is held with `reassert --fences`)",
+                   tx->cfg->lease_ns, tx->cfg->lease_name, status,
+                   seen == LEASE_FREE ? "free" : "held by another run");
+}
+
 /* First blind on the remembered resourceVersion. A CAS that failed because
  * someone else touched the Lease (a label, an annotation: H5, DESIGN §3.4
  * r2), or a transient answer (429, 5xx: H6), is re-read and, while the
@@ -178,11 +192,7 @@ static kube_cas_step lease_plan_renew(lease_write *l, const kube_cas_view *v, ku
         int ws = v->prev_status;
         l->seen = lease_judge(tx, v->read_status, v->cur);
         if (l->seen == LEASE_FREE || l->seen == LEASE_OTHER) {
-            lease_drop(tx);
-            rs_fail(e, RS_FAILED,
-                    "renewing Lease %s/%s failed (HTTP %d): it is now %s; the fence is lost",
-                    tx->cfg->lease_ns, tx->cfg->lease_name, ws,
-                    l->seen == LEASE_FREE ? "free" : "held by another run");
+            lease_lost(tx, ws, l->seen, e);
             return KUBE_CAS_REFUSE;
         }
         if (l->seen == LEASE_UNREADABLE) {
@@ -357,13 +367,7 @@ static rs_code lease_renew(rs_txn *tx, rs_err *e)
     if (kube_cas_ok(end)) return RS_OK;
     if (end == KUBE_CAS_REFUSED) return RS_FAILED;
     /* A lost answer whose re-read did not show the Lease ours. */
-    if (l.seen == LEASE_FREE || l.seen == LEASE_OTHER) {
-        lease_drop(tx);
-        return rs_fail(e, RS_FAILED,
-                       "renewing Lease %s/%s failed (HTTP %d): it is now %s; the fence is lost",
-                       tx->cfg->lease_ns, tx->cfg->lease_name, res.status,
-                       l.seen == LEASE_FREE ? "free" : "held by another run");
-    }
+    if (l.seen == LEASE_FREE || l.seen == LEASE_OTHER) return lease_lost(tx, res.status, l.seen, e);
     return rs_fail(e, RS_FAILED,
                    "renewing Lease %s/%s failed (HTTP %d) and re-reading it failed (HTTP %d); "
                    "whether this run still holds it is unknown",

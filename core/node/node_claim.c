@@ -309,7 +309,7 @@ tx_status node_advance(rs_txn *tx, const node_info *n)
  * we left them, the node was not cordoned before our claim and is still
  * cordoned now (an uncordon by someone else is not ours to repeat), and the
  * autoscaler is not removing it. */
-tx_status node_release(rs_txn *tx)
+static tx_status node_release_on(rs_txn *tx, bool error_path)
 {
     rs_resp r;
     int st = kobj_get(tx, "Node", NULL, tx->claimed_node, &r);
@@ -321,9 +321,10 @@ tx_status node_release(rs_txn *tx)
         char *taints = node_taints_signature(r.body);
         bool same_taints = tx->claimed_taints && strcmp(taints, tx->claimed_taints) == 0 &&
                            !node_autoscaler_deleting(r.body);
+        /* TEST-ONLY defect (rs_broken): the cordon kept on an error path. */
+        bool broken = error_path && tx->opt->strategy->broken == RS_BROKEN_SKIP_CORDON_RESTORE;
         uncordon = ours && !tx->claimed_was_cordoned && same_taints &&
-                   kobj_bool(r.body, "spec", "unschedulable") &&
-                   tx->opt->strategy->broken != RS_BROKEN_SKIP_CORDON_RESTORE; /* TEST-ONLY */
+                   kobj_bool(r.body, "spec", "unschedulable") && !broken;
         /* Left cordoned on purpose (DESIGN §3.3), so not a success: exit 0
          * means no node cordoned by this run (§6 invariant 2; H92, G3). */
         left_cordoned = ours && !tx->claimed_was_cordoned && !same_taints &&
@@ -358,6 +359,11 @@ tx_status node_release(rs_txn *tx)
     return fail_now ? TX_FAIL : TX_OK;
 }
 
+tx_status node_release(rs_txn *tx)
+{
+    return node_release_on(tx, false);
+}
+
 void node_cleanup(rs_txn *tx, rs_result *res)
 {
     if (!tx->claimed_node[0]) return;
@@ -374,7 +380,7 @@ void node_cleanup(rs_txn *tx, rs_result *res)
         res->outcome = "failed";
         return;
     }
-    if (node_release(tx) != TX_OK) {
+    if (node_release_on(tx, true) != TX_OK) {
         out_error(tx->out, "%s; Node %s fence retained", tx->err.msg, tx->claimed_node);
         res->exit = rs_code_worst(res->exit, RS_FAILED);
         res->outcome = "failed";

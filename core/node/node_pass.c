@@ -285,6 +285,14 @@ tx_status node_fences_preflight(rs_txn *tx)
     return s;
 }
 
+/* TEST-ONLY (rs_broken RS_BROKEN_ROOT_EARLY): a node someone else cordoned. */
+static bool node_foreign_cordon(const node_inventory *inv)
+{
+    for (size_t i = 0; i < inv->n; i++)
+        if (inv->nodes[i].unschedulable && !inv->nodes[i].owner) return true;
+    return false;
+}
+
 tx_status node_pass(rs_txn *tx, bool *processed)
 {
     *processed = false;
@@ -346,11 +354,13 @@ tx_status node_pass(rs_txn *tx, bool *processed)
             }
         }
         if (s == TX_OK && !any) proof_remember(tx, &inv);
+        bool root_early =
+            tx->opt->strategy->broken == RS_BROKEN_ROOT_EARLY && node_foreign_cordon(&inv);
         node_inventory_free(&inv);
         if (s != TX_OK) break;
         clean_streak = any ? 0 : clean_streak + 1;
         /* Two clean inventories in a row (one: a TEST-ONLY defect, rs_broken). */
-        if (clean_streak >= (tx->opt->strategy->broken == RS_BROKEN_ROOT_EARLY ? 1 : 2)) {
+        if (clean_streak >= (root_early ? 1 : 2)) {
             out_info(tx->out, "Talos pass %s", *processed ? "processed nodes" : "clean");
             out_group_end(tx->out);
             free(seen);

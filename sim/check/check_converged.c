@@ -198,3 +198,34 @@ void inv_check_converged(sim_world *w, inv_report *rep)
     check_fences_released(w, rep->run->name, rep);
     cred_free(&want.cred);
 }
+
+/* Invariant 2 on every other exit (DESIGN §6: "no node cordoned by this
+ * run"): a node this run cordoned is uncordoned, or named in one of its
+ * error lines as held. Invariant 7 follows the drain owner; a run that
+ * hands back its claim on an error path but not the cordon leaves no owner
+ * to follow, and the node would stay out of service unnamed. */
+void inv_check_cordons(sim_world *w, inv_report *rep)
+{
+    char **nodes = NULL;
+    size_t n = 0, cap = 0;
+    sqlite3_stmt *st = simw_stmt(w, "SELECT node FROM cordons WHERE run = ?1 ORDER BY node");
+    sqlite3_bind_text(st, 1, rep->run->name, -1, SQLITE_STATIC);
+    while (simw_step_row(w, st)) {
+        if (n == cap) nodes = rs_xrealloc(nodes, (cap = cap ? cap * 2 : 4) * sizeof *nodes);
+        nodes[n++] = simw_col_text(st, 0);
+    }
+    sqlite3_reset(st);
+    /* Judged after the scan: simw_get reuses statements. */
+    for (size_t i = 0; i < n; i++) {
+        cJSON *node = simw_get(w, "Node", NULL, nodes[i]);
+        if (node && inv_node_unschedulable(node) &&
+            !inv_named_in_errors(rep->run->output, nodes[i]))
+            inv_report_add(rep, 2,
+                           "exit %d but Node/%s is still cordoned by this run and no error "
+                           "names it",
+                           rep->run->exit_code, nodes[i]);
+        cJSON_Delete(node);
+        free(nodes[i]);
+    }
+    free(nodes);
+}

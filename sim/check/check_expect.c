@@ -8,6 +8,7 @@
  * needle).
  */
 #include "sim/check/check_expect.h"
+#include "sim/world/world_internal.h"
 
 #include "core/cred/cred.h"
 #include "core/cred/cred_redact.h"
@@ -282,38 +283,38 @@ void expect_check(const cJSON *expect, const cJSON *lines, int exit_code, const 
     }
 }
 
-static bool contains_form(const char *hay, const char *secret)
+/* Invariant 6 is judged with the report filter itself (sim_world_redact_set,
+ * cred_redact.h): one list of encodings, so the check cannot be blind to a
+ * form the filter covers (F4: base64 of user:password passed). A credential
+ * is in the text exactly when redacting it changes the text. */
+static bool text_holds(const cred_redact *set, const char *text)
 {
-    if (!secret[0]) return false;
-    if (strstr(hay, secret)) return true;
-    char *b64 = base64_encode(secret, strlen(secret));
-    bool hit = strstr(hay, b64) != NULL;
-    free(b64);
-    if (hit) return true;
-    cJSON *str = cJSON_CreateString(secret);
-    char *esc = cJSON_PrintUnformatted(str);
-    cJSON_Delete(str);
-    size_t n = strlen(esc);
-    if (n >= 2) {
-        esc[n - 1] = '\0';
-        hit = strstr(hay, esc + 1) != NULL;
-    }
-    free(esc);
+    size_t len = strlen(text), out_len = 0;
+    char *red = cred_redact_text(set, text, len, &out_len);
+    bool hit = out_len != len || memcmp(red, text, len) != 0;
+    cred_text_wipe_free(red);
     return hit;
 }
 
 void expect_no_plaintext(sim_world *w, const char *output, const char *where, cJSON *failures)
 {
     const ex_out o = {failures, NULL};
-    char **secrets = NULL;
-    size_t n = 0;
-    rs_err e;
-    if (sim_world_secrets(w, &secrets, &n, &e) != RS_OK) {
-        fail(&o, 0, "invariant 6: could not list catalogue secrets: %s", e.msg);
-        return;
+    sqlite3_stmt *st = simw_stmt(w, "SELECT name FROM catalogue ORDER BY name");
+    while (simw_step_row(w, st)) {
+        char *name = simw_col_text(st, 0);
+        cred_redact *set = sim_world_redact_set(w, name);
+        if (text_holds(set, output))
+            fail(&o, 0, "invariant 6: catalogue credential %s appears in %s", name, where);
+        cred_redact_free(set);
+        free(name);
     }
-    for (size_t i = 0; i < n; i++)
-        if (contains_form(output, secrets[i]))
-            fail(&o, 0, "invariant 6: a catalogue secret (#%zu) appears in %s", i + 1, where);
-    sim_strings_free(secrets, n);
+    sqlite3_reset(st);
+    /* §6.6 names tokens too. The sim's registry tokens are derived, not
+     * stored; each carries the prefix, found in every encoding above. */
+    cred_redact *tokens = cred_redact_new();
+    cred_redact_add(tokens, "registry-token", SIM_REGISTRY_TOKEN_PREFIX,
+                    strlen(SIM_REGISTRY_TOKEN_PREFIX));
+    if (text_holds(tokens, output))
+        fail(&o, 0, "invariant 6: a registry token appears in %s", where);
+    cred_redact_free(tokens);
 }

@@ -17,8 +17,10 @@
 void expect_check(const cJSON *expect, const cJSON *lines, int exit_code, const cJSON *delta,
                   const char *output, sim_world *w, cJSON *failures, cJSON *failure_lines);
 
-/* Appends a failure for every catalogue secret found in output (raw, base64 or
- * JSON-escaped). The failure names the credential, never the value. */
+/* Appends a failure for every catalogue credential found in output in any
+ * form the report filter covers (cred_redact.h: raw, base64 at every
+ * alignment and URL-safe, base64 of user:password, JSON-escaped). The
+ * failure names the credential, never the value. */
 void expect_no_plaintext(sim_world *w, const char *output, const char *where, cJSON *failures);
 
 /* ">=N" style comparison of a number. */

@@ -41,6 +41,9 @@ void inv_report_fold(inv_report *rep);
 /* ---- check_converged.c ---- */
 /* Invariant 2 for a run that exited 0 on the normal path. */
 void inv_check_converged(sim_world *w, inv_report *rep);
+/* Invariant 2's cordon rule for every other run that did not crash: a
+ * node this run cordoned is uncordoned or named in an error line. */
+void inv_check_cordons(sim_world *w, inv_report *rep);
 
 /* ---- check_named.c ---- */
 /* Invariant 7 for a run that did not crash: every fence still held by it is

@@ -365,8 +365,9 @@ void inv_check(sim_world *w, const inv_mark *m, const inv_run *r, cJSON *failure
     /* A crashed run did no cleanup by definition: only the call-time
      * invariants and the cutover rule judge it. */
     bool crashed = r->exit_code == INV_CRASH_EXIT;
-    if (!crashed && r->exit_code == 0 && args_normal_path(r) && !inv_is_off(r, 2))
-        inv_check_converged(w, &rep);
+    bool converged_judged = r->exit_code == 0 && args_normal_path(r);
+    if (!crashed && converged_judged && !inv_is_off(r, 2)) inv_check_converged(w, &rep);
+    if (!crashed && !converged_judged && !inv_is_off(r, 2)) inv_check_cordons(w, &rep);
     check_cutover(w, m, &log, &rep);
     check_recorded(w, m, &rep);
     if (!crashed && r->exit_code != 0 && !inv_is_off(r, 5)) check_failed_root(w, m, &log, &rep);

@@ -235,15 +235,17 @@ void inv_at_kube_write(sim_world *w, const char *run_name, const char *kind, con
             !inv_holder_of_run(after ? simw_annotation(after, keys[i]) : NULL, run_name))
             released = true;
     if (!released) return;
-    /* Only cleanup racing a theft: the Lease names another holder. A run
-     * that freed the Lease itself before releasing its fences (the §3.4
-     * order reversed) gets no waiver: the next run could take the Lease
-     * while this one's fences still stand. */
+    /* Only cleanup racing a theft: the Lease names another holder, or
+     * another actor deleted it (the core never deletes the Lease: a
+     * deleted Lease is lost exactly as a taken one, F5). A run that freed
+     * the Lease itself before releasing its fences (the §3.4 order
+     * reversed) gets no waiver: the next run could take the Lease while
+     * this one's fences still stand. */
     const rs_config *c = &w->cfg;
     cJSON *lease = simw_get(w, "Lease", c->lease_ns, c->lease_name);
     const char *path[] = {"spec", "holderIdentity"};
     const char *holder = simw_json_str(lease, path, 2);
-    bool stolen = holder && holder[0] && !inv_holder_of_run(holder, run_name);
+    bool stolen = !lease || (holder && holder[0] && !inv_holder_of_run(holder, run_name));
     cJSON_Delete(lease);
     if (!stolen) return;
     /* The call being performed is logged right after this, as max(seq)+1. */

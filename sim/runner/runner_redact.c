@@ -9,30 +9,12 @@
  */
 #include "sim/runner/runner_int.h"
 
-#include "core/cred/cred.h"
-
-#include <stdlib.h>
-#include <string.h>
-
-/* The registry host the sim's catalogue credentials are built for. */
-#define RUNNER_REDACT_HOST "ghcr.io"
-
 cred_redact *runner_redact_set(const sc_scenario *sc)
 {
     cred_redact *set = cred_redact_new();
     for (size_t i = 0; sc && i < sc->n_catalogue; i++) {
         const sc_cred *c = &sc->catalogue[i];
-        if (c->dockerconfigjson)
-            cred_redact_add_dockerconfig(set, c->name, c->dockerconfigjson,
-                                         strlen(c->dockerconfigjson));
-        if (c->password && c->password[0]) {
-            cred_redact_add(set, c->name, c->password, strlen(c->password));
-            if (c->username) {
-                char *dc = cred_dockerconfig_build(RUNNER_REDACT_HOST, c->username, c->password);
-                cred_redact_add_dockerconfig(set, c->name, dc, strlen(dc));
-                cred_text_wipe_free(dc);
-            }
-        }
+        sim_redact_add_cred(set, c->name, c->dockerconfigjson, c->username, c->password);
     }
     return set;
 }

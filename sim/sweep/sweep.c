@@ -228,7 +228,7 @@ static void sweep_plans(sw_run_state *st, size_t run, sw_base *bp)
         sw_plan_parse(o->plan, c->menu, &p, why, sizeof why); /* checked in sweep_main */
         if (mine(st, st->next_index++)) {
             cJSON *row = cJSON_CreateObject();
-            one_plan(st, run, &b, &p, row, true, false, false);
+            one_plan(st, run, &b, &p, row, !o->plan_perturb, false, false);
         }
     }
 }

@@ -43,6 +43,10 @@ typedef struct sweep_opts {
     uint64_t seed;             /* --swarm's (default 1) */
     unsigned shard_i, shard_n; /* 1-based: this is shard I of N (1/1: all) */
     const char *plan;          /* SWEEP_PLAN: the plan spec */
+    /* SWEEP_PLAN with --perturb: the plan judged as the perturbation sweep
+     * judges its plans (the faulted run alone, no follow-up run), so the
+     * command a perturbation sweep prints replays it exactly (F9). */
+    bool plan_perturb;
     const char *emit; /* write the first failing (shrunk) plan as a scenario; may be NULL */
     bool json;
     sim_run_fn run_fn;

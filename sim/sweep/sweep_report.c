@@ -119,9 +119,12 @@ void sw_report_section(sw_report *r, const char *strategy, const char *run, cons
 static char *reproduce(const sw_report *r, const char *spec)
 {
     rs_broken b = r->o->strategy ? r->o->strategy->broken : RS_BROKEN_NONE;
-    return rs_xasprintf("reassert sweep '%s' --run %s --strategy %s --plan '%s'%s%s", r->sc->file,
-                        r->run, r->strategy, spec, b ? " --test-only-broken " : "",
-                        sweep_broken_name(b));
+    /* A perturbation plan is judged without a follow-up run: its replay
+     * must be too, or it is not the same verdict (F9). */
+    bool perturb = r->o->mode == SWEEP_PERTURB || (r->o->mode == SWEEP_PLAN && r->o->plan_perturb);
+    return rs_xasprintf("reassert sweep '%s' --run %s --strategy %s%s --plan '%s'%s%s", r->sc->file,
+                        r->run, r->strategy, perturb ? " --perturb" : "", spec,
+                        b ? " --test-only-broken " : "", sweep_broken_name(b));
 }
 
 static void print_row(sw_report *r, const cJSON *row, const sw_outcome *out, size_t index)

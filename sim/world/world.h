@@ -16,6 +16,7 @@
 #define SIM_WORLD_H
 
 #include "core/config.h"
+#include "core/cred/cred_redact.h"
 #include "core/rs.h"
 #include "core/transport/transport.h"
 #include "sim/scenario/scenario.h"
@@ -131,9 +132,25 @@ cJSON *sim_counters_delta(const cJSON *before, const cJSON *after);
  * frees both. RS_DATAERR when the name is unknown. */
 rs_code sim_world_credential(sim_world *w, const char *name, char **dockerconfigjson,
                              char **ciphertext, rs_err *e);
-/* Every catalogue credential's password and docker config text, for the
- * plaintext leak check (invariant 6). */
+/* Every catalogue credential's password and docker config text. */
 rs_code sim_world_secrets(sim_world *w, char ***secrets, size_t *n, rs_err *e);
+
+/* Which values of one catalogue credential the harness's one redaction
+ * filter (core/cred/cred_redact.h, which owns the encodings) is keyed on:
+ * the docker config text, the password, and the docker config built from
+ * user and password (so "user:password" and its base64 `auth`). The
+ * runner's report filter and invariant 6 both key on exactly this. Any
+ * argument but set and name may be NULL. */
+void sim_redact_add_cred(cred_redact *set, const char *name, const char *dockerconfigjson,
+                         const char *username, const char *password);
+/* Every registry bearer token the sim hands out starts with this: a token
+ * in any output is found by its prefix, in every encoding the filter knows
+ * (invariant 6; tokens are not stored, see world_backends.c). */
+#define SIM_REGISTRY_TOKEN_PREFIX "simtok-"
+
+/* A redaction set keyed (as above) on the world's catalogue credential
+ * `name`, or on every one when name is NULL. Caller frees. */
+cred_redact *sim_world_redact_set(sim_world *w, const char *name);
 
 /* The core's configuration as derived from this world's cluster (fan-out
  * namespaces; everything else the production defaults). */

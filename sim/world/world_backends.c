@@ -12,6 +12,7 @@
 #include "sim/world/world_internal.h"
 
 #include "core/config.h"
+#include "core/cred/cred.h"
 #include "sim/store/store.h"
 
 #include <stdlib.h>
@@ -111,7 +112,8 @@ void simw_registry_token(const char *cred_name, const char *repo, char out[72])
     char hex[65];
     sha256_hex(seed, strlen(seed), hex);
     free(seed);
-    memcpy(out, "simtok-", 7);
+    _Static_assert(sizeof SIM_REGISTRY_TOKEN_PREFIX == 8, "the prefix is 7 bytes");
+    memcpy(out, SIM_REGISTRY_TOKEN_PREFIX, 7);
     memcpy(out + 7, hex, 64);
     out[71] = '\0';
 }
@@ -309,4 +311,36 @@ cJSON *simw_cred_auth(sim_world *w, const char *cred)
     char *user = NULL, *pass = NULL;
     if (!cred || !simw_cred_userpass(w, cred, &user, &pass)) return NULL;
     return simw_auth_take(user, pass);
+}
+
+/* ---- the redaction set (invariant 6 and the runner's report filter) ---- */
+
+/* The registry host the sim's catalogue credentials are built for. */
+#define SIMW_REDACT_HOST "ghcr.io"
+
+void sim_redact_add_cred(cred_redact *set, const char *name, const char *dockerconfigjson,
+                         const char *username, const char *password)
+{
+    if (dockerconfigjson)
+        cred_redact_add_dockerconfig(set, name, dockerconfigjson, strlen(dockerconfigjson));
+    if (!password || !password[0]) return;
+    cred_redact_add(set, name, password, strlen(password));
+    if (!username) return;
+    char *dc = cred_dockerconfig_build(SIMW_REDACT_HOST, username, password);
+    cred_redact_add_dockerconfig(set, name, dc, strlen(dc));
+    cred_text_wipe_free(dc);
+}
+
+cred_redact *sim_world_redact_set(sim_world *w, const char *name)
+{
+    cred_redact *set = cred_redact_new();
+    sqlite3_stmt *st = simw_stmt(w, "SELECT name, dockerconfigjson, username, password"
+                                    " FROM catalogue WHERE ?1 IS NULL OR name = ?1 ORDER BY name");
+    if (name) sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+    while (simw_step_row(w, st))
+        sim_redact_add_cred(
+            set, (const char *)sqlite3_column_text(st, 0), (const char *)sqlite3_column_text(st, 1),
+            (const char *)sqlite3_column_text(st, 2), (const char *)sqlite3_column_text(st, 3));
+    sqlite3_reset(st);
+    return set;
 }
