@@ -4,6 +4,12 @@
 # scenario — validates against tests/junit.xsd and its counts add up; an
 # unloadable scenario is a failed entry in --json and --junit; a JUnit file
 # that cannot be written fails the command.
+# REASSERT_JUNIT_QUICK=1 (the sanitizer build): "the whole suite" is every
+# eighth scenario under scenarios/ (with the failing, unloadable and
+# control-character files as ever), which still meets a skipped strategy, a
+# pass, a failure and an error in one file; every scenario runs under the
+# sanitizers as its own scenario/* test, and the plain build writes the JUnit
+# of all of them.
 set -u
 bin=$1
 src=$2
@@ -25,7 +31,15 @@ count() { xmllint --xpath "$1" "$2" 2>/dev/null; }
 printf 'name: "ctl\\x01\\x1b[31m\\x7f-name \\u0085 <&>"\nseed: 1\ncluster: {preset: prod, credential: current}\ndesired: current\nruns:\n  - name: r\n    before:\n      - kube.patch:\n          ref: Lease/flux-system/ghcr-auth-refresh\n          merge-patch: {spec: {holderIdentity: "h\\x02\\x1b]0;x\\a<&>]]>"}}\n    expect:\n      exit: 0\n      output-contains: ["\\x03\\x04 <not & there>"]\n' >"$tmp/control-chars.yaml"
 
 # The whole suite, a failing scenario, an unloadable one, the control characters.
-"$bin" sim --junit "$tmp/all.xml" "$src"/scenarios/*.yaml "$bad/expect-fails.yaml" \
+set --
+place=0
+for f in "$src"/scenarios/*.yaml; do
+  place=$((place + 1))
+  [ "${REASSERT_JUNIT_QUICK:-}" = 1 ] && [ $((place % 8)) -ne 1 ] && continue
+  set -- "$@" "$f"
+done
+n_scn=$#
+"$bin" sim --junit "$tmp/all.xml" "$@" "$bad/expect-fails.yaml" \
   "$bad/unknown-expect-key.yaml" "$tmp/control-chars.yaml" >"$tmp/all.out" 2>&1
 rc=$?
 if [ "$rc" -eq 65 ]; then ok; else no "suite with an unloadable scenario: exit $rc, want 65"; fi
@@ -50,7 +64,10 @@ if [ "$(count 'count(//testsuite[contains(@name, "unknown-expect-key")]/testcase
   no "the unloadable scenario is not an <error> testcase"; fi
 if grep -q "ctl.*-name" "$tmp/all.xml" && ! LC_ALL=C grep -q "$(printf '[\001-\010\013\014\016-\037\177]')" "$tmp/all.xml"; then ok; else
   no "control characters are not removed (or the control-character scenario is missing)"; fi
-[ "${n_cases:-0}" -gt 45 ] && ok || no "only ${n_cases:-0} testcases for the whole suite"
+# Every scenario is at least one run under each of the two strategies (a
+# strategy it does not apply to is a skipped testcase).
+[ "${n_cases:-0}" -ge $((2 * n_scn)) ] && [ "$n_scn" -gt 0 ] && ok ||
+  no "only ${n_cases:-0} testcases for $n_scn scenarios of the suite"
 
 # --strategy lazy: every eager run is a <skipped/> testcase.
 "$bin" sim --strategy lazy --junit "$tmp/lazy.xml" "$bad/expect-ok.yaml" "$bad/expect-fails.yaml" >/dev/null 2>&1

@@ -6,13 +6,29 @@
 # run too, with JUnit: a failure report (a state check on a Secret, an
 # output-contains needle, a dumped output) is where a secret leaks, and the
 # shipped scenarios all pass. A hit fails the test without printing the secret.
+# REASSERT_SCAN_QUICK=1 (the sanitizer build): the scan covers the scenarios
+# that declare a password of their own plus every eighth other one (text and
+# JSON), and every tests/bad/secret-* file (text, JSON and JUnit), looking for
+# every catalogue secret still; every scenario runs under the sanitizers as its
+# own scenario/* test, and the plain build scans the output of all of them.
 set -u
 bin=$1
 src=$2
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
-"$bin" sim "$src"/scenarios/*.yaml >"$out/text" 2>&1
-"$bin" sim --json "$src"/scenarios/*.yaml >"$out/json" 2>&1
+set --
+place=0
+for f in "$src"/scenarios/*.yaml; do
+  place=$((place + 1))
+  if [ "${REASSERT_SCAN_QUICK:-}" = 1 ] && [ $((place % 8)) -ne 1 ] &&
+     ! grep -q 'password' "$f"; then
+    continue
+  fi
+  set -- "$@" "$f"
+done
+[ $# -gt 0 ] || { echo "FAIL: no scenario to scan"; exit 1; }
+"$bin" sim "$@" >"$out/text" 2>&1
+"$bin" sim --json "$@" >"$out/json" 2>&1
 "$bin" sim "$src"/tests/bad/secret-*.yaml >"$out/failing-text" 2>&1
 frc=$?
 "$bin" sim --json --junit "$out/failing-junit" "$src"/tests/bad/secret-*.yaml >"$out/failing-json" 2>&1
@@ -48,5 +64,5 @@ while IFS= read -r secret; do
   done
 done <"$out/secrets"
 [ -s "$out/text" ] || { echo "FAIL: the sim printed nothing"; status=1; }
-[ $status -eq 0 ] && echo "no plaintext: $n catalogue secrets absent from every report"
+[ $status -eq 0 ] && echo "no plaintext: $n catalogue secrets absent from the reports of $# scenarios"
 exit $status
