@@ -200,6 +200,54 @@ static int replay_strict(const rec_tape *t, bool json)
     return code;
 }
 
+/* ---- the cassette's inputs, before any replay ---- */
+
+/* meta config, options and args obey the rules `--config` and `reassert
+ * run`'s own arguments obey (the same validators, DESIGN.md §3, §7): a
+ * cassette the core would refuse as input is never replayed (65). */
+static rs_code replay_check_meta(const rec_tape *t, rs_err *e)
+{
+    rec_replay *rp = rec_replay_new(t);
+    rs_config cfg;
+    rs_options opt;
+    const char *desired = NULL, *ciphertext = NULL;
+    rs_code c = rec_replay_inputs(rp, &cfg, &opt, &desired, &ciphertext, e);
+    rs_config_free(&cfg);
+    rec_replay_free(rp);
+    if (c != RS_OK) return c;
+    const char *text = rec_tape_meta(t, "args");
+    if (!text) return RS_OK; /* a live recording of an older build keeps none */
+    cJSON *arr = cJSON_Parse(text);
+    int n = cJSON_IsArray(arr) ? cJSON_GetArraySize(arr) : -1;
+    char **argv = rs_xcalloc((size_t)(n > 0 ? n : 0) + 1, sizeof *argv);
+    for (int i = 0; i < n && c == RS_OK; i++) {
+        const cJSON *it = cJSON_GetArrayItem(arr, i);
+        if (!cJSON_IsString(it))
+            c = rs_fail(e, RS_DATAERR, "cassette %s: meta args item %d is not a string", t->path,
+                        i);
+        else
+            argv[i] = it->valuestring;
+    }
+    if (n < 0) c = rs_fail(e, RS_DATAERR, "cassette %s: meta args is not a JSON list", t->path);
+    rs_run_args a;
+    memset(&a, 0, sizeof a);
+    rs_err pe;
+    rs_err_clear(&pe);
+    if (c == RS_OK && n > 0 && run_args_parse(n, argv, &a, &pe) != RS_OK)
+        c = rs_fail(e, RS_DATAERR, "cassette %s: meta args: %s", t->path, pe.msg);
+    /* The options a run records are what its arguments asked for. */
+    if (c == RS_OK && n > 0 &&
+        (a.opt.mode != opt.mode || a.opt.allow_incomplete_fanout != opt.allow_incomplete_fanout ||
+         a.opt.require_auth_proof != opt.require_auth_proof))
+        c = rs_fail(e, RS_DATAERR,
+                    "cassette %s: meta options disagree with meta args (mode, "
+                    "allow_incomplete_fanout or require_auth_proof)",
+                    t->path);
+    free(argv);
+    cJSON_Delete(arr);
+    return c;
+}
+
 int cmd_replay(int argc, char **argv)
 {
     if (cli_wants_help(argc, argv)) {
@@ -216,7 +264,10 @@ int cmd_replay(int argc, char **argv)
         replay_say(stderr, "reassert replay: ", e.msg);
         return e.code;
     }
-    if (a.list)
+    if (!a.list && replay_check_meta(t, &e) != RS_OK) {
+        replay_say(stderr, "reassert replay: ", e.msg);
+        code = e.code;
+    } else if (a.list)
         code = replay_list(t, a.op_glob);
     else if (a.strict)
         code = replay_strict(t, a.json);

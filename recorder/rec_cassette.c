@@ -14,6 +14,7 @@
 
 #include <errno.h>
 #include <sqlite3.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -346,6 +347,95 @@ static rs_code rec_load_rows(sqlite3 *db, rec_tape *t, rs_err *e)
     return code;
 }
 
+/* ---- opening an input without writing beside it ---- */
+
+/* "file:PATH?immutable=1", PATH percent-encoded: SQLite reads the file and
+ * creates nothing beside it (no -shm, no -wal), even in a read-only
+ * directory. */
+static char *rec_ro_uri(const char *path)
+{
+    while (path[0] == '/' && path[1] == '/')
+        path++; /* "file://x" would name a host */
+    size_t n = strlen(path);
+    char *u = rs_xcalloc(n * 3 + 32, 1), *p = u;
+    p += sprintf(p, "file:");
+    for (const unsigned char *c = (const unsigned char *)path; *c; c++) {
+        bool keep = (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
+                    (*c >= '0' && *c <= '9') || strchr("/._~-", *c);
+        p += keep ? sprintf(p, "%c", *c) : sprintf(p, "%%%02X", *c);
+    }
+    strcpy(p, "?immutable=1");
+    return u;
+}
+
+static bool rec_copy_file(const char *from, const char *to)
+{
+    FILE *in = fopen(from, "rb"), *out = in ? fopen(to, "wb") : NULL;
+    bool ok = in && out;
+    char buf[65536];
+    size_t n;
+    while (ok && (n = fread(buf, 1, sizeof buf, in)) > 0)
+        ok = fwrite(buf, 1, n, out) == n;
+    ok = ok && !ferror(in);
+    if (in) fclose(in);
+    if (out && fclose(out) != 0) ok = false;
+    return ok;
+}
+
+/* Where a cassette with a -wal is read: a private copy (see rec_open_ro). */
+typedef struct rec_ro_copy {
+    char *dir, *db;
+} rec_ro_copy;
+
+static void rec_ro_copy_remove(rec_ro_copy *c)
+{
+    if (c->db) rec_remove_with_sidecars(c->db);
+    if (c->dir) (void)rmdir(c->dir);
+    free(c->db);
+    free(c->dir);
+}
+
+/* An input is never written beside (no -shm, no -wal appear, nothing
+ * changes). A run killed mid-way keeps its last calls in PATH-wal, which
+ * only a writer can fold in: then the cassette and its -wal are copied
+ * into a private directory and read there; else the file is opened
+ * immutable. */
+static rs_code rec_open_ro(const char *path, sqlite3 **db, rec_ro_copy *copy, rs_err *e)
+{
+    *db = NULL;
+    char *wal = rs_xasprintf("%s-wal", path);
+    struct stat st;
+    bool has_wal = stat(wal, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0;
+    int rc;
+    if (has_wal) {
+        const char *tmp = getenv("TMPDIR");
+        copy->dir = rs_xasprintf("%s/reassert-cassette-XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
+        if (!mkdtemp(copy->dir)) {
+            free(copy->dir);
+            copy->dir = NULL;
+        }
+        copy->db = copy->dir ? rs_xasprintf("%s/c.db", copy->dir) : NULL;
+        char *cwal = copy->db ? rs_xasprintf("%s-wal", copy->db) : NULL;
+        bool ok = cwal && rec_copy_file(path, copy->db) && rec_copy_file(wal, cwal);
+        free(cwal);
+        free(wal);
+        if (!ok)
+            return rs_fail(e, RS_FAILED,
+                           "cassette %s: cannot copy it and its -wal to read them without "
+                           "writing beside it (%s)",
+                           path, strerror(errno));
+        rc = sqlite3_open_v2(copy->db, db, SQLITE_OPEN_READONLY, NULL);
+    } else {
+        free(wal);
+        char *uri = rec_ro_uri(path);
+        rc = sqlite3_open_v2(uri, db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, NULL);
+        free(uri);
+    }
+    if (rc != SQLITE_OK)
+        return rec_bad(e, path, "cannot open it as SQLite (%s)", *db ? sqlite3_errmsg(*db) : "");
+    return RS_OK;
+}
+
 rs_code rec_tape_load(const char *path, rec_tape **out, rs_err *e)
 {
     *out = NULL;
@@ -357,9 +447,8 @@ rs_code rec_tape_load(const char *path, rec_tape **out, rs_err *e)
     t->path = rs_xstrdup(path);
     t->meta = cJSON_CreateObject();
     sqlite3 *db = NULL;
-    rs_code code = RS_OK;
-    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK)
-        code = rec_bad(e, path, "cannot open it as SQLite (%s)", db ? sqlite3_errmsg(db) : "");
+    rec_ro_copy copy = {NULL, NULL};
+    rs_code code = rec_open_ro(path, &db, &copy, e);
     if (code == RS_OK) {
         sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, 1, NULL);
         sqlite3_db_config(db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, NULL);
@@ -368,6 +457,7 @@ rs_code rec_tape_load(const char *path, rec_tape **out, rs_err *e)
     if (code == RS_OK) code = rec_load_rows(db, t, e);
     if (code == RS_OK) code = rec_load_counters(db, t, e);
     sqlite3_close(db);
+    rec_ro_copy_remove(&copy);
     if (code != RS_OK) {
         rec_tape_free(t);
         return code;

@@ -309,10 +309,25 @@ rs_code rec_replay_inputs(rec_replay *rp, rs_config *cfg, rs_options *opt, const
     cJSON *o = rp_meta_doc(rp, "options", e);
     if (!o) return e->code;
     const cJSON *mode = cJSON_GetObjectItemCaseSensitive(o, "mode");
-    opt->mode = cJSON_IsNumber(mode) && mode->valueint >= RS_MODE_REPAIR &&
-                        mode->valueint <= RS_MODE_RECOVER_FENCES
-                    ? (rs_mode)mode->valueint
-                    : RS_MODE_REPAIR;
+    if (mode && (!cJSON_IsNumber(mode) || mode->valuedouble != (double)mode->valueint ||
+                 mode->valueint < RS_MODE_REPAIR || mode->valueint > RS_MODE_RECOVER_FENCES)) {
+        cJSON_Delete(o);
+        return rs_fail(e, RS_DATAERR,
+                       "cassette %s: meta options field mode: expected a mode this build has "
+                       "(%d to %d)",
+                       path, (int)RS_MODE_REPAIR, (int)RS_MODE_RECOVER_FENCES);
+    }
+    static const char *const flags[] = {"allow_incomplete_fanout", "require_auth_proof"};
+    for (size_t i = 0; i < RS_ARRAY_LEN(flags); i++) {
+        const cJSON *f = cJSON_GetObjectItemCaseSensitive(o, flags[i]);
+        if (f && !cJSON_IsBool(f)) {
+            cJSON_Delete(o);
+            return rs_fail(e, RS_DATAERR,
+                           "cassette %s: meta options field %s: expected true or false", path,
+                           flags[i]);
+        }
+    }
+    opt->mode = mode ? (rs_mode)mode->valueint : RS_MODE_REPAIR;
     opt->allow_incomplete_fanout =
         cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "allow_incomplete_fanout"));
     opt->require_auth_proof =

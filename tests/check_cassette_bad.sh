@@ -73,6 +73,57 @@ sqlite3 "$out/meta.db" "UPDATE meta SET value = 'not json' WHERE key = 'config'"
   fail "a garbled meta config (--reseed): not 65 naming the file"
 [ -e "$out/never.yaml" ] && fail "--to-scenario wrote a scenario from a bad cassette"
 
+# Finding F8 (Hazard: H141, H143 — a configuration the core must refuse is
+# never run): a cassette's meta config, options and args obey exactly the
+# rules of --config and of `reassert run`'s arguments. Each bad value: 65,
+# one line naming the file and the field, before any replay (nothing on
+# stdout, no scenario written).
+# expect_bad_meta NAME SQL FIELD
+expect_bad_meta() {
+  cp "$good" "$out/$1.db"
+  sqlite3 "$out/$1.db" "$2" || fail "$1: the edit failed"
+  for mode in --strict --reseed "--to-scenario $out/meta-never.yaml"; do
+    # shellcheck disable=SC2086 # word splitting is the point
+    "$bin" replay "$out/$1.db" $mode >"$out/o" 2>"$out/e"
+    rc=$?
+    [ $rc -eq 65 ] || fail "$1 ($mode): exit $rc, expected 65: $(head -c 300 "$out/e")"
+    [ "$(wc -l <"$out/e")" -eq 1 ] || fail "$1 ($mode): not one line: $(head -c 300 "$out/e")"
+    grep -qF "$out/$1.db" "$out/e" || fail "$1 ($mode): the error does not name the file"
+    grep -qF -- "$3" "$out/e" || fail "$1 ($mode): the error does not name $3: $(cat "$out/e")"
+    [ -s "$out/o" ] && fail "$1 ($mode): replayed before refusing: $(head -c 300 "$out/o")"
+  done
+  [ -e "$out/meta-never.yaml" ] && fail "$1: --to-scenario wrote a scenario"
+}
+cfg() { echo "UPDATE meta SET value = json_set(value, '\$.$1', $2) WHERE key = 'config'"; }
+expect_bad_meta heartbeat-0 "$(cfg lease_heartbeat_s 0)" lease_heartbeat_s
+expect_bad_meta heartbeat-over "$(cfg lease_heartbeat_s 500)" lease_heartbeat_s
+expect_bad_meta sync-attempts-neg "$(cfg sync_attempts -5)" sync_attempts
+expect_bad_meta sync-attempts-1 "$(cfg sync_attempts 1)" sync_attempts
+expect_bad_meta sync-attempts-text "$(cfg sync_attempts "'60'")" sync_attempts
+expect_bad_meta talos-attempts-2 "$(cfg talos_attempts 2)" talos_attempts
+expect_bad_meta interval-half "$(cfg sync_interval_ms 1500)" sync_interval_ms
+expect_bad_meta drain-neg "$(cfg drain_timeout_ms -1)" drain_timeout_ms
+expect_bad_meta parallelism-0 "$(cfg transport_parallelism 0)" transport_parallelism
+expect_bad_meta ns-with-lf "$(cfg fanout_namespaces "json_array('a'||char(10)||'b')")" \
+  fanout_namespaces
+expect_bad_meta ns-twice "$(cfg fanout_namespaces "json_array('a','a')")" fanout_namespaces
+expect_bad_meta lease-name-bad "$(cfg lease_name "'A/B'")" lease_name
+expect_bad_meta bao-dotdot "$(cfg openbao_path "'a/../b'")" openbao_path
+expect_bad_meta shape-bogus "$(cfg talos_auth_shape "'bogus'")" talos_auth_shape
+expect_bad_meta unknown-field "$(cfg bogus_field 1)" bogus_field
+expect_bad_meta options-mode-99 "UPDATE meta SET value = '{\"mode\":99}' WHERE key = 'options'" \
+  "options field mode"
+expect_bad_meta options-flag-text \
+  "UPDATE meta SET value = json_set(value, '\$.require_auth_proof', 'yes') WHERE key = 'options'" \
+  require_auth_proof
+expect_bad_meta args-conflict \
+  "UPDATE meta SET value = '[\"--recover-fences\",\"--check-only\"]' WHERE key = 'args'" \
+  "meta args: --check-only cannot be combined"
+expect_bad_meta args-unknown "UPDATE meta SET value = '[\"--bogus\"]' WHERE key = 'args'" \
+  "meta args: unknown option"
+expect_bad_meta args-vs-options \
+  "UPDATE meta SET value = '[\"--check-only\"]' WHERE key = 'args'" "meta options disagree"
+
 # Usage: exit 64.
 for args in "" "--list" "$good" "$good --list --strict" "$good --op kube.*" \
   "$good --json --list" "$good --bogus" "$good --list --op" "$good --reseed --list" \

@@ -130,6 +130,18 @@ static bool cf_bao_path(const char *s)
     }
 }
 
+/* The rule each item of a list obeys (items 0..i-1 already checked); NULL
+ * when list[i] holds. */
+static const char *cf_item_why(bool labels, const char *const *list, size_t i)
+{
+    if (!list[i] || !list[i][0]) return "expected a non-empty string";
+    if (labels && !cf_dns_label(list[i], strlen(list[i])))
+        return "expected a DNS label (a-z, 0-9 and '-', at most 63)";
+    for (size_t k = 0; k < i; k++)
+        if (strcmp(list[k], list[i]) == 0) return "a value is listed twice";
+    return NULL;
+}
+
 static rs_code cf_list(const live_yaml_doc *d, const char *path, const char *key, const cJSON *v,
                        bool labels, char **list, size_t *n, rs_err *e)
 {
@@ -142,20 +154,71 @@ static rs_code cf_list(const live_yaml_doc *d, const char *path, const char *key
     const cJSON *it;
     cJSON_ArrayForEach(it, v)
     {
-        if (!cJSON_IsString(it) || !it->valuestring[0])
-            return cf_fail(e, path, live_yaml_pos_of(d, it), key, "expected a non-empty string");
-        if (labels && !cf_dns_label(it->valuestring, strlen(it->valuestring)))
-            return cf_fail(e, path, live_yaml_pos_of(d, it), key,
-                           "expected a DNS label (a-z, 0-9 and '-', at most 63)");
-        for (size_t i = 0; i < count; i++)
-            if (strcmp(vals[i], it->valuestring) == 0)
-                return cf_fail(e, path, live_yaml_pos_of(d, it), key, "a value is listed twice");
-        vals[count++] = it->valuestring;
+        vals[count] = cJSON_IsString(it) ? it->valuestring : NULL;
+        const char *why = cf_item_why(labels, vals, count);
+        if (why) return cf_fail(e, path, live_yaml_pos_of(d, it), key, why);
+        count++;
     }
     rs_config_set_list(list, n, vals, count);
     return RS_OK;
 }
 
+/* The rule of k on the value cfg holds (however it got there: a --config
+ * file, a cassette's meta); NULL when it holds. */
+static const char *cf_value_why(const cf_key *k, const rs_config *cfg)
+{
+    const char *base = (const char *)cfg;
+    if (k->type == CF_LIST || k->type == CF_LABELS) {
+        const char *const *list = (const char *const *)(base + k->offset);
+        size_t n = *(const size_t *)(base + k->count_offset);
+        if (n == 0) return "expected a non-empty list of strings";
+        for (size_t i = 0; i < n; i++) {
+            const char *why = cf_item_why(k->type == CF_LABELS, list, i);
+            if (why) return why;
+        }
+        return NULL;
+    }
+    if (k->type == CF_STR || k->type == CF_LABEL || k->type == CF_NAME || k->type == CF_BAO_PATH) {
+        const char *s = *(const char *const *)(base + k->offset);
+        if (!s || !s[0]) return "expected a non-empty string";
+        if (k->type == CF_LABEL && !cf_dns_label(s, strlen(s)))
+            return "expected a DNS label (a-z, 0-9 and '-', at most 63)";
+        if (k->type == CF_BAO_PATH && !cf_bao_path(s))
+            return "expected segments of A-Z, a-z, 0-9, '.', '_' and '-' joined by '/' "
+                   "(no '..', no leading or trailing '/')";
+        if (k->type == CF_NAME && !cf_dns_subdomain(s))
+            return "expected a DNS subdomain (DNS labels joined by '.')";
+        return NULL;
+    }
+    if (k->type == CF_DURATION)
+        return *(const int64_t *)(base + k->offset) > 0
+                   ? NULL
+                   : "expected a duration like 45m (<integer>(ms|s|m|h))";
+    if (k->type == CF_AUTH_SHAPE) {
+        int t = *(const int *)(base + k->offset); /* never an out-of-range enum load */
+        return t == (int)RS_TALOS_AUTH_LEGACY || t == (int)RS_TALOS_AUTH_DOCUMENT
+                   ? NULL
+                   : "expected document (Talos v1.12+: a RegistryAuthConfig document) or "
+                     "legacy (machine.registries.config)";
+    }
+    int n = *(const int *)(base + k->offset);
+    /* Refused, not clamped: a bound the operator did not get is a surprise. */
+    if (k->type == CF_PARALLELISM)
+        return n >= 1 && n <= RS_TRANSPORT_PARALLELISM_MAX
+                   ? NULL
+                   : "expected an integer from 1 to " RS_STR(RS_TRANSPORT_PARALLELISM_MAX);
+    if (k->type == CF_SECONDS) {
+        if (n % 1000 != 0) return "expected a positive integer";
+        n /= 1000;
+    }
+    /* talos.convergence-attempts: 0 is "not given" (sync.attempts applies). */
+    if (n == 0 && k->offset == CF_FIELD(talos_attempts)) return NULL;
+    return n >= 1 && n <= CF_INT_MAX ? NULL : "expected a positive integer";
+}
+
+/* A value of the wrong YAML shape is refused here; a value of the right
+ * shape is stored and then checked by the rule a resolved value obeys
+ * (cf_value_why), the one a cassette's configuration obeys too. */
 static rs_code cf_apply(const live_yaml_doc *d, const char *path, const cf_key *k, const cJSON *v,
                         rs_config *cfg, rs_err *e)
 {
@@ -164,51 +227,28 @@ static rs_code cf_apply(const live_yaml_doc *d, const char *path, const cf_key *
         return cf_list(d, path, k->name, v, k->type == CF_LABELS, (char **)(base + k->offset),
                        (size_t *)(base + k->count_offset), e);
     if (k->type == CF_STR || k->type == CF_LABEL || k->type == CF_NAME || k->type == CF_BAO_PATH) {
-        if (!cJSON_IsString(v) || !v->valuestring[0])
-            return cf_fail(e, path, live_yaml_pos_of(d, v), k->name, "expected a non-empty string");
-        if (k->type == CF_LABEL && !cf_dns_label(v->valuestring, strlen(v->valuestring)))
-            return cf_fail(e, path, live_yaml_pos_of(d, v), k->name,
-                           "expected a DNS label (a-z, 0-9 and '-', at most 63)");
-        if (k->type == CF_BAO_PATH && !cf_bao_path(v->valuestring))
-            return cf_fail(e, path, live_yaml_pos_of(d, v), k->name,
-                           "expected segments of A-Z, a-z, 0-9, '.', '_' and '-' joined by '/' "
-                           "(no '..', no leading or trailing '/')");
-        if (k->type == CF_NAME && !cf_dns_subdomain(v->valuestring))
-            return cf_fail(e, path, live_yaml_pos_of(d, v), k->name,
-                           "expected a DNS subdomain (DNS labels joined by '.')");
-        rs_config_set_str((char **)(base + k->offset), v->valuestring);
-        return RS_OK;
-    }
-    if (k->type == CF_DURATION) {
+        rs_config_set_str((char **)(base + k->offset), cJSON_IsString(v) ? v->valuestring : "");
+    } else if (k->type == CF_DURATION) {
         int64_t ms;
-        if (!cJSON_IsString(v) || !live_yaml_duration_ms(v->valuestring, &ms) || ms <= 0)
-            return cf_fail(e, path, live_yaml_pos_of(d, v), k->name,
-                           "expected a duration like 45m (<integer>(ms|s|m|h))");
+        if (!cJSON_IsString(v) || !live_yaml_duration_ms(v->valuestring, &ms)) ms = 0;
         *(int64_t *)(base + k->offset) = ms;
-        return RS_OK;
-    }
-    if (k->type == CF_AUTH_SHAPE) {
+    } else if (k->type == CF_AUTH_SHAPE) {
         const char *t = cJSON_GetStringValue(v);
-        if (!t || (strcmp(t, "document") != 0 && strcmp(t, "legacy") != 0))
-            return cf_fail(e, path, live_yaml_pos_of(d, v), k->name,
-                           "expected document (Talos v1.12+: a RegistryAuthConfig document) or "
-                           "legacy (machine.registries.config)");
-        *(rs_talos_auth_shape *)(base + k->offset) =
-            strcmp(t, "legacy") == 0 ? RS_TALOS_AUTH_LEGACY : RS_TALOS_AUTH_DOCUMENT;
-        return RS_OK;
+        *(int *)(base + k->offset) = !t                           ? -1
+                                     : strcmp(t, "legacy") == 0   ? (int)RS_TALOS_AUTH_LEGACY
+                                     : strcmp(t, "document") == 0 ? (int)RS_TALOS_AUTH_DOCUMENT
+                                                                  : -1;
+    } else {
+        /* Not an integer, or beyond any bound: -1, which every integer rule
+         * refuses with its own sentence. */
+        int n = cJSON_IsNumber(v) && live_yaml_is_int(d, v) && v->valuedouble >= 1 &&
+                        v->valuedouble <= CF_INT_MAX
+                    ? (int)v->valuedouble
+                    : -1;
+        *(int *)(base + k->offset) = k->type == CF_SECONDS && n > 0 ? n * 1000 : n;
     }
-    /* Refused, not clamped: a bound the operator did not get is a surprise. */
-    if (k->type == CF_PARALLELISM &&
-        (!cJSON_IsNumber(v) || !live_yaml_is_int(d, v) || v->valuedouble < 1 ||
-         v->valuedouble > RS_TRANSPORT_PARALLELISM_MAX))
-        return cf_fail(e, path, live_yaml_pos_of(d, v), k->name,
-                       "expected an integer from 1 to " RS_STR(RS_TRANSPORT_PARALLELISM_MAX));
-    if (!cJSON_IsNumber(v) || !live_yaml_is_int(d, v) || v->valuedouble < 1 ||
-        v->valuedouble > CF_INT_MAX)
-        return cf_fail(e, path, live_yaml_pos_of(d, v), k->name, "expected a positive integer");
-    int n = (int)v->valuedouble;
-    *(int *)(base + k->offset) = k->type == CF_SECONDS ? n * 1000 : n;
-    return RS_OK;
+    const char *why = cf_value_why(k, cfg);
+    return why ? cf_fail(e, path, live_yaml_pos_of(d, v), k->name, why) : RS_OK;
 }
 
 #define CF_NKEYS RS_ARRAY_LEN(cf_keys)
@@ -297,32 +337,64 @@ static rs_code cf_validate_targets(const char *path, const rs_config *c, const c
 }
 
 /* The rules that relate keys (DESIGN §3 r2; H141–H143): refused, never
- * clamped, before any cluster call. */
-static rs_code cf_validate(const char *path, const rs_config *c, const cf_seen *seen, rs_err *e)
+ * clamped, before any cluster call. NULL when they hold; else the sentence,
+ * with *key the setting to name: the one given (seen; NULL: the one set). */
+static const char *cf_relation_why(const rs_config *c, const cf_seen *seen, const char **key,
+                                   char *why, size_t len)
 {
-    if (c->sync_attempts < 2)
-        return cf_fail(e, path, cf_pos(seen, "sync.attempts"), "sync.attempts",
-                       "must be at least 2 (two identical fence observations need two reads)");
+    if (c->sync_attempts < 2) {
+        *key = "sync.attempts";
+        return "must be at least 2 (two identical fence observations need two reads)";
+    }
     if (rs_config_talos_attempts(c) < 3) {
-        bool own = cf_pos(seen, "talos.convergence-attempts").line > 0;
-        return cf_fail(e, path, cf_pos(seen, own ? "talos.convergence-attempts" : "sync.attempts"),
-                       own ? "talos.convergence-attempts" : "sync.attempts",
-                       own ? "must be at least 3 (a target pass and two clean inventories)"
-                           : "Talos convergence attempts default to sync.attempts and must be at "
-                             "least 3 (a target pass and two clean inventories); set "
-                             "talos.convergence-attempts");
+        bool own =
+            seen ? cf_pos(seen, "talos.convergence-attempts").line > 0 : c->talos_attempts > 0;
+        *key = own ? "talos.convergence-attempts" : "sync.attempts";
+        return own ? "must be at least 3 (a target pass and two clean inventories)"
+                   : "Talos convergence attempts default to sync.attempts and must be at "
+                     "least 3 (a target pass and two clean inventories); set "
+                     "talos.convergence-attempts";
     }
     if (c->lease_heartbeat_s >= c->lease_duration_s) {
-        bool hb = cf_pos(seen, "lease.heartbeat-s").line > 0;
-        char why[160];
-        snprintf(why, sizeof why,
+        bool hb = !seen || cf_pos(seen, "lease.heartbeat-s").line > 0;
+        *key = hb ? "lease.heartbeat-s" : "lease.duration-s";
+        snprintf(why, len,
                  "the heartbeat (%d s) must be below the Lease duration (%d s), or the Lease "
                  "lapses between renewals",
                  c->lease_heartbeat_s, c->lease_duration_s);
-        return cf_fail(e, path, cf_pos(seen, hb ? "lease.heartbeat-s" : "lease.duration-s"),
-                       hb ? "lease.heartbeat-s" : "lease.duration-s", why);
+        return why;
     }
+    return NULL;
+}
+
+static rs_code cf_validate(const char *path, const rs_config *c, const cf_seen *seen, rs_err *e)
+{
+    const char *key = NULL;
+    char buf[200];
+    const char *why = cf_relation_why(c, seen, &key, buf, sizeof buf);
+    if (why) return cf_fail(e, path, cf_pos(seen, key), key, why);
     return cf_validate_targets(path, c, seen, e);
+}
+
+bool live_config_check(const rs_config *cfg, size_t *offset, const char **key, char *why,
+                       size_t len)
+{
+    for (size_t i = 0; i < CF_NKEYS; i++) {
+        const char *w = cf_value_why(&cf_keys[i], cfg);
+        if (w) {
+            *offset = cf_keys[i].offset;
+            *key = cf_keys[i].name;
+            snprintf(why, len, "%s", w);
+            return false;
+        }
+    }
+    char buf[200];
+    const char *w = cf_relation_why(cfg, NULL, key, buf, sizeof buf);
+    if (!w) return true;
+    for (size_t i = 0; i < CF_NKEYS; i++)
+        if (strcmp(cf_keys[i].name, *key) == 0) *offset = cf_keys[i].offset;
+    snprintf(why, len, "%s", w);
+    return false;
 }
 
 static void cf_copy_over(rs_config *dst, const rs_config *src)

@@ -1,0 +1,68 @@
+#!/bin/sh
+# Finding F15 (replay part): an input is never written beside. `replay
+# CASSETTE` in each mode (--list, --strict, --reseed, --to-scenario) and
+# `sim` on a scenario whose cluster is `{cassette: FILE}` leave the
+# cassette's directory byte-identical: no CASSETTE-wal, no CASSETTE-shm, no
+# change to the file — also for a killed run's cassette whose last calls are
+# still in its -wal (they are read, and the -wal is left as it was), and
+# with the directory read-only (chmod 0555).
+#
+#   tests/check_replay_readonly.sh BUILD/reassert SOURCE_ROOT
+set -u
+bin=$1
+src=$2
+out=$(mktemp -d)
+trap 'chmod -R u+w "$out" 2>/dev/null; rm -rf "$out"' EXIT
+status=0
+fail() {
+  echo "FAIL: $1"
+  status=1
+}
+
+# A finished run (no -wal) and a run killed by a crash fault (its -wal kept).
+"$bin" sim --record "$out/rec" --strategy lazy "$src"/scenarios/adv5-drift-root.yaml \
+  "$src"/scenarios/fences-report-crash-state.yaml >"$out/sim.txt" 2>&1 ||
+  fail "recording the fixtures failed: $(tail -3 "$out/sim.txt")"
+mkdir "$out/in" "$out/in-ro"
+cp "$out/rec/adv5-drift-root.fix.db" "$out/in/done.db" || fail "no finished cassette"
+cp "$out/rec/fences-report-crash-state.ghost.db" "$out/in/killed.db" || fail "no killed cassette"
+cp "$out/rec/fences-report-crash-state.ghost.db-wal" "$out/in/killed.db-wal" ||
+  fail "the killed run left no -wal (the fixture no longer tests a -wal)"
+cp "$out/in/"* "$out/in-ro/"
+chmod 0555 "$out/in-ro"
+
+# The directory's listing and every file's bytes.
+snap() { (cd "$1" && ls -la --time-style=+ | sed 1d && md5sum -- *); }
+
+for dir in in in-ro; do
+  for c in done killed; do
+    f="$out/$dir/$c.db"
+    before=$(snap "$out/$dir")
+    for mode in --list --strict --reseed "--to-scenario $out/$dir-$c.yaml"; do
+      # shellcheck disable=SC2086 # word splitting is the point
+      "$bin" replay "$f" $mode >"$out/o" 2>"$out/e"
+      rc=$?
+      [ $rc -le 1 ] || fail "$dir/$c.db ($mode): exit $rc: $(head -c 300 "$out/e")"
+      [ "$(snap "$out/$dir")" = "$before" ] ||
+        fail "$dir/$c.db ($mode) wrote beside its input: $(ls "$out/$dir" | tr '\n' ' ')"
+    done
+    "$bin" sim "$out/$dir-$c.yaml" >"$out/o" 2>"$out/e"
+    rc=$?
+    [ $rc -le 1 ] || fail "sim on $dir-$c.yaml: exit $rc: $(head -c 300 "$out/e")"
+    [ "$(snap "$out/$dir")" = "$before" ] ||
+      fail "sim on a {cassette: $dir/$c.db} scenario wrote beside the cassette"
+  done
+done
+
+# The killed run's last calls are in its -wal: reading without writing must
+# still see them (the same calls as the recording directory's own copy).
+"$bin" replay "$out/in-ro/killed.db" --list >"$out/ro.list" 2>&1 || fail "--list of killed.db"
+"$bin" replay "$out/rec/fences-report-crash-state.ghost.db" --list >"$out/rec.list" 2>&1
+cmp -s "$out/ro.list" "$out/rec.list" || fail "the -wal's calls are not read from a read-only copy"
+listed=$(($(grep -c . "$out/ro.list") - 1))
+main_only=$(sqlite3 "file:$out/in-ro/killed.db?immutable=1" "SELECT count(*) FROM calls" 2>/dev/null)
+[ "$listed" -gt "${main_only:-0}" ] ||
+  fail "the killed run's -wal holds no call beyond the file ($listed listed): not a -wal fixture"
+
+[ $status -eq 0 ] && echo "replay reads its cassette without writing beside it"
+exit $status
