@@ -40,7 +40,7 @@ done
 WANT=1
 check "reassert sweep --test-only-broken" "$build/reassert" sweep \
   "$src/scenarios/two-run-stage-reassert.yaml" --run stage --strategy lazy \
-  --plan 133:lost-response --test-only-broken root-before-second-inventory
+  --perturb --plan 0:perturb=cordon --test-only-broken root-before-second-inventory
 WANT=0
 # The recorder and strict replay run in process (no fork): a recorded run,
 # then its replay and its timeline.
