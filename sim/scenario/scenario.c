@@ -23,6 +23,7 @@
 #include "sim/scenario/scenario_int.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -91,43 +92,59 @@ static bool sc_tmp_confined(const char *arg)
     return true;
 }
 
+bool sc_args_check(char *const *args, size_t n, size_t *at, char *why, size_t len)
+{
+    for (size_t i = 0; i < n; i++) {
+        const char *bad = sc_arg_refused(args[i]);
+        *at = i;
+        if (bad) {
+            snprintf(why, len,
+                     "%s may not be given in a scenario's args (the harness sets the world and "
+                     "the desired credential; live-only flags have nothing to act on)",
+                     bad);
+            return false;
+        }
+        if (!sc_tmp_confined(args[i])) {
+            snprintf(why, len,
+                     "a {tmp} path must stay inside the private directory (\"{tmp}/...\" "
+                     "without a \"..\" component)");
+            return false;
+        }
+        /* A flag that writes or reads a file takes a {tmp} path: the harness
+         * never writes outside its own directories (DESIGN §5.1), nor reads
+         * a file a scenario or cassette names (finding G7). */
+        static const char *const file_flags[] = {"--record-runtime-proof", "--reuse-runtime-proof"};
+        for (size_t k = 0; k < RS_ARRAY_LEN(file_flags); k++) {
+            size_t fl = strlen(file_flags[k]);
+            const char *value = NULL;
+            if (strcmp(args[i], file_flags[k]) == 0 && i + 1 < n) {
+                value = args[i + 1];
+                *at = i + 1;
+            } else if (strncmp(args[i], file_flags[k], fl) == 0 && args[i][fl] == '=') {
+                value = args[i] + fl + 1;
+            }
+            /* An unconfined {tmp} path is named at its own item. */
+            if (value && sc_tmp_confined(value) && strncmp(value, "{tmp}/", 6) != 0) {
+                snprintf(why, len,
+                         "%s %s a file: give it a path under {tmp}/ (the execution's private "
+                         "directory)",
+                         file_flags[k], k == 0 ? "writes" : "reads");
+                return false;
+            }
+        }
+    }
+    return true;
+}
+
 static bool scl_args(sc_ld *ld, const cJSON *f, const char *path, sc_run *r)
 {
     if (!scl_str_list(ld, f, path, &r->args, &r->n_args)) return false;
-    for (size_t i = 0; i < r->n_args; i++) {
-        char ip[SC_PATH_MAX];
-        const char *bad = sc_arg_refused(r->args[i]);
-        const cJSON *item = cJSON_GetArrayItem(f, (int)i);
-        scl_path_idx(ip, path, i);
-        if (bad)
-            return scl_fail_at(ld, item, ip,
-                               "%s may not be given in a scenario's args (the harness sets the "
-                               "world and the desired credential; live-only flags have nothing "
-                               "to act on)",
-                               bad);
-        if (!sc_tmp_confined(r->args[i]))
-            return scl_fail_at(ld, item, ip,
-                               "a {tmp} path must stay inside the private directory "
-                               "(\"{tmp}/...\" without a \"..\" component)");
-        /* A flag that writes a file takes a {tmp} path: the harness never
-         * writes outside its own directories (DESIGN §5.1). */
-        bool writes = strcmp(r->args[i], "--record-runtime-proof") == 0;
-        if (writes && i + 1 < r->n_args && sc_tmp_confined(r->args[i + 1]) &&
-            strncmp(r->args[i + 1], "{tmp}", 5) != 0) {
-            char np[SC_PATH_MAX];
-            scl_path_idx(np, path, i + 1);
-            return scl_fail_at(ld, cJSON_GetArrayItem(f, (int)i + 1), np,
-                               "%s writes a file: give it a path under {tmp}/ (the execution's "
-                               "private directory)",
-                               r->args[i]);
-        }
-        if (strncmp(r->args[i], "--record-runtime-proof=", 23) == 0 &&
-            strncmp(r->args[i] + 23, "{tmp}/", 6) != 0)
-            return scl_fail_at(ld, item, ip,
-                               "--record-runtime-proof writes a file: give it a path under "
-                               "{tmp}/ (the execution's private directory)");
-    }
-    return true;
+    size_t at = 0;
+    char why[256];
+    if (sc_args_check(r->args, r->n_args, &at, why, sizeof why)) return true;
+    char ip[SC_PATH_MAX];
+    scl_path_idx(ip, path, at);
+    return scl_fail_at(ld, cJSON_GetArrayItem(f, (int)at), ip, "%s", why);
 }
 
 static bool scl_event_list(sc_ld *ld, const cJSON *list, const char *path, sc_event **out,

@@ -97,4 +97,10 @@ bool scl_during(sc_ld *ld, const cJSON *item, const char *path, sc_during *out);
 bool scl_expect(sc_ld *ld, const cJSON *expect, const char *path, sc_run *run);
 bool scl_invariants(sc_ld *ld, const cJSON *inv, const char *path, sc_run *run);
 
+/* A run's arguments as a scenario or a cassette gives them: no flag the
+ * harness sets itself or that is live-only, {tmp} paths confined, and a
+ * runtime-proof file only under {tmp}/. false: *at is the offending item and
+ * why the sentence (scenario.c). */
+bool sc_args_check(char *const *args, size_t n, size_t *at, char *why, size_t len);
+
 #endif
