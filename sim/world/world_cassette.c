@@ -343,6 +343,82 @@ static void wc_walk(wc_ctx *x, sim_world *w)
                    "required target");
 }
 
+/* Appends name to a bounded list of names for one warning sentence. */
+static void wc_name_add(char *buf, size_t cap, size_t *shown, const char *name)
+{
+    if (*shown >= 8) return;
+    size_t len = strlen(buf);
+    snprintf(buf + len, cap - len, "%s%s", *shown ? ", " : "", name);
+    (*shown)++;
+}
+
+static void wc_names_warn(wc_ctx *x, size_t n, size_t shown, const char *names, const char *what)
+{
+    if (!n) return;
+    wc_warn(x,
+            "%zu %s the recording never observed stand as the sim's preset has them (on the "
+            "scenario's credential), a guess the cassette cannot confirm: %s%s",
+            n, what, names, n > shown ? ", ..." : "");
+}
+
+/* What the recording never read is not silently taken as it was (finding
+ * G1): every object, OpenBao value and node's Talos auth the world holds
+ * without an observation is named. Pods, Nodes (wc_nodes says what it
+ * could not see), Namespaces and CRDs are the sim's scaffolding. */
+static void wc_unobserved(wc_ctx *x, sim_world *w)
+{
+    char names[768] = "";
+    size_t n = 0, shown = 0;
+    sqlite3_stmt *st = simw_stmt(w, "SELECT kind, ns, name FROM objects WHERE kind NOT IN "
+                                    "('Pod', 'Node', 'Namespace', 'CustomResourceDefinition') "
+                                    "ORDER BY kind, ns, name");
+    while (simw_step_row(w, st)) {
+        char *kind = simw_col_text(st, 0), *ns = simw_col_text(st, 1), *name = simw_col_text(st, 2);
+        char *ref = ns && ns[0] ? rs_xasprintf("%s/%s/%s", kind, ns, name)
+                                : rs_xasprintf("%s/%s", kind, name);
+        if (!cJSON_GetObjectItemCaseSensitive(x->seen, ref)) {
+            n++;
+            wc_name_add(names, sizeof names, &shown, ref);
+        }
+        free(ref);
+        free(kind);
+        free(ns);
+        free(name);
+    }
+    sqlite3_reset(st);
+    wc_names_warn(x, n, shown, names, "objects");
+    names[0] = '\0';
+    n = shown = 0;
+    st = simw_stmt(w, "SELECT DISTINCT path FROM openbao ORDER BY path");
+    while (simw_step_row(w, st)) {
+        char *path = simw_col_text(st, 0);
+        char *key = rs_xasprintf("openbao:%s", path ? path : "");
+        if (!cJSON_GetObjectItemCaseSensitive(x->seen, key)) {
+            n++;
+            wc_name_add(names, sizeof names, &shown, path ? path : "");
+        }
+        free(key);
+        free(path);
+    }
+    sqlite3_reset(st);
+    wc_names_warn(x, n, shown, names, "OpenBao values");
+    names[0] = '\0';
+    n = shown = 0;
+    st = simw_stmt(w, "SELECT node FROM talos ORDER BY node");
+    while (simw_step_row(w, st)) {
+        char *node = simw_col_text(st, 0);
+        char *key = rs_xasprintf("talos:%s", node ? node : "");
+        if (!cJSON_GetObjectItemCaseSensitive(x->seen, key)) {
+            n++;
+            wc_name_add(names, sizeof names, &shown, node ? node : "");
+        }
+        free(key);
+        free(node);
+    }
+    sqlite3_reset(st);
+    wc_names_warn(x, n, shown, names, "nodes' Talos registry auth");
+}
+
 /* Names and settings the recording's core was configured with that the
  * sim's controllers do not follow (they use the production defaults). */
 static void wc_config(wc_ctx *x, sim_world *w)
@@ -371,6 +447,7 @@ static rs_code wc_overlay(sim_world *w, void *ctx, rs_err *e)
     wc_config(x, w);
     wc_nodes(x, w);
     wc_walk(x, w);
+    wc_unobserved(x, w);
     const char *vt = rec_tape_meta(x->c.tape, "vt_start");
     long long ms = vt ? strtoll(vt, NULL, 10) : 0;
     /* The recorded clock: a Lease's renewTime is judged against it. */
