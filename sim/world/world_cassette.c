@@ -365,58 +365,40 @@ static void wc_names_warn(wc_ctx *x, size_t n, size_t shown, const char *names, 
  * G1): every object, OpenBao value and node's Talos auth the world holds
  * without an observation is named. Pods, Nodes (wc_nodes says what it
  * could not see), Namespaces and CRDs are the sim's scaffolding. */
-static void wc_unobserved(wc_ctx *x, sim_world *w)
+/* One warning for the rows of sql (one text column) whose key — prefix and
+ * the column — the walk never marked seen. */
+static void wc_unobserved_of(wc_ctx *x, sim_world *w, const char *sql, const char *prefix,
+                             const char *what)
 {
     char names[768] = "";
     size_t n = 0, shown = 0;
-    sqlite3_stmt *st = simw_stmt(w, "SELECT kind, ns, name FROM objects WHERE kind NOT IN "
-                                    "('Pod', 'Node', 'Namespace', 'CustomResourceDefinition') "
-                                    "ORDER BY kind, ns, name");
+    sqlite3_stmt *st = simw_stmt(w, sql);
     while (simw_step_row(w, st)) {
-        char *kind = simw_col_text(st, 0), *ns = simw_col_text(st, 1), *name = simw_col_text(st, 2);
-        char *ref = ns && ns[0] ? rs_xasprintf("%s/%s/%s", kind, ns, name)
-                                : rs_xasprintf("%s/%s", kind, name);
-        if (!cJSON_GetObjectItemCaseSensitive(x->seen, ref)) {
+        char *name = simw_col_text(st, 0);
+        char *key = rs_xasprintf("%s%s", prefix, name ? name : "");
+        if (!cJSON_GetObjectItemCaseSensitive(x->seen, key)) {
             n++;
-            wc_name_add(names, sizeof names, &shown, ref);
+            wc_name_add(names, sizeof names, &shown, name ? name : "");
         }
-        free(ref);
-        free(kind);
-        free(ns);
+        free(key);
         free(name);
     }
     sqlite3_reset(st);
-    wc_names_warn(x, n, shown, names, "objects");
-    names[0] = '\0';
-    n = shown = 0;
-    st = simw_stmt(w, "SELECT DISTINCT path FROM openbao ORDER BY path");
-    while (simw_step_row(w, st)) {
-        char *path = simw_col_text(st, 0);
-        char *key = rs_xasprintf("openbao:%s", path ? path : "");
-        if (!cJSON_GetObjectItemCaseSensitive(x->seen, key)) {
-            n++;
-            wc_name_add(names, sizeof names, &shown, path ? path : "");
-        }
-        free(key);
-        free(path);
-    }
-    sqlite3_reset(st);
-    wc_names_warn(x, n, shown, names, "OpenBao values");
-    names[0] = '\0';
-    n = shown = 0;
-    st = simw_stmt(w, "SELECT node FROM talos ORDER BY node");
-    while (simw_step_row(w, st)) {
-        char *node = simw_col_text(st, 0);
-        char *key = rs_xasprintf("talos:%s", node ? node : "");
-        if (!cJSON_GetObjectItemCaseSensitive(x->seen, key)) {
-            n++;
-            wc_name_add(names, sizeof names, &shown, node ? node : "");
-        }
-        free(key);
-        free(node);
-    }
-    sqlite3_reset(st);
-    wc_names_warn(x, n, shown, names, "nodes' Talos registry auth");
+    wc_names_warn(x, n, shown, names, what);
+}
+
+static void wc_unobserved(wc_ctx *x, sim_world *w)
+{
+    wc_unobserved_of(x, w,
+                     "SELECT CASE WHEN ns = '' THEN kind || '/' || name "
+                     "ELSE kind || '/' || ns || '/' || name END FROM objects WHERE kind NOT IN "
+                     "('Pod', 'Node', 'Namespace', 'CustomResourceDefinition') "
+                     "ORDER BY kind, ns, name",
+                     "", "objects");
+    wc_unobserved_of(x, w, "SELECT DISTINCT path FROM openbao ORDER BY path",
+                     "openbao:", "OpenBao values");
+    wc_unobserved_of(x, w, "SELECT node FROM talos ORDER BY node",
+                     "talos:", "nodes' Talos registry auth");
 }
 
 /* Names and settings the recording's core was configured with that the
