@@ -58,7 +58,7 @@ bool kobj_condition_true(const cJSON *obj, const char *type)
 void kobj_describe(const rs_resp *r, char *buf, size_t len)
 {
     if (r->status == 0) {
-        snprintf(buf, len, "transport error (%s)", r->error[0] ? r->error : "no response");
+        snprintf(buf, len, "%s", rs_answer_of(r).text);
         return;
     }
     const char *reason = r->body ? kobj_str(r->body, "reason") : NULL;
