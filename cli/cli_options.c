@@ -300,7 +300,7 @@ bool cli_wants_help(int argc, char **argv)
     return false;
 }
 
-bool run_arg_takes_value(const char *flag)
+static bool takes_value(const char *flag)
 {
     static const char *const valued[] = {"--record-runtime-proof",
                                          "--reuse-runtime-proof",
@@ -321,6 +321,11 @@ bool run_arg_takes_value(const char *flag)
     for (size_t i = 0; i < RS_ARRAY_LEN(valued); i++)
         if (strcmp(flag, valued[i]) == 0) return true;
     return false;
+}
+
+bool run_arg_takes_value(const char *flag)
+{
+    return takes_value(flag);
 }
 
 static rs_code set_value(rs_run_args *a, const char *flag, const char *v, rs_err *e)
@@ -419,7 +424,7 @@ bool run_args_want_json(int argc, char **argv)
 {
     bool json = false;
     for (int i = 0; i < argc; i++) {
-        if (!run_arg_takes_value(argv[i]) || i + 1 >= argc) continue;
+        if (!takes_value(argv[i]) || i + 1 >= argc) continue;
         if (strcmp(argv[i], "--output") == 0) json = strcmp(argv[i + 1], "json") == 0;
         i++;
     }
@@ -448,7 +453,7 @@ rs_code run_args_parse(int argc, char **argv, rs_run_args *a, rs_err *e)
             a->opt.require_auth_proof = true;
         else if (strcmp(f, "--test-facade-clock") == 0)
             a->test_facade_clock = true;
-        else if (run_arg_takes_value(f)) {
+        else if (takes_value(f)) {
             if (i + 1 >= argc) return rs_fail(e, RS_USAGE, "%s needs a value", f);
             c = set_value(a, f, argv[++i], e);
         } else {
