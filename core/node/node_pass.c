@@ -161,9 +161,10 @@ tx_status node_inventory_read(rs_txn *tx, const char *label_selector, node_inven
     rs_resp r;
     int st = gate_read(tx->gate, &req, &r);
     if (st != 200 || !r.body) {
+        rs_fail(&tx->err, RS_FAILED, "listing Nodes%s%s failed (%s)",
+                label_selector ? " with " : "", label_selector ? label_selector : "",
+                rs_answer_of(&r).text);
         rs_resp_free(&r);
-        rs_fail(&tx->err, RS_FAILED, "listing Nodes%s%s failed (HTTP %d)",
-                label_selector ? " with " : "", label_selector ? label_selector : "", st);
         return TX_FAIL;
     }
     rs_err e;
@@ -211,8 +212,8 @@ static tx_status node_reclaim(rs_txn *tx, const node_info *n)
     if (end == KUBE_CAS_RESTART) return TX_RESTART;
     if (end == KUBE_CAS_GATE_FAILED) return TX_FAIL;
     if (!kube_cas_ok(end)) {
-        rs_fail(&tx->err, RS_FAILED, "reclaiming the fence on Node %s failed (HTTP %d)", n->name,
-                res.status);
+        rs_fail(&tx->err, RS_FAILED, "reclaiming the fence on Node %s failed (%s)", n->name,
+                res.answer.text);
         return TX_FAIL;
     }
     if (n->unschedulable)
