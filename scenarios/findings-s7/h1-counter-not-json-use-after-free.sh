@@ -3,7 +3,7 @@
 # a value that is not JSON makes every replay mode read freed memory while
 # printing the error (garbage bytes where the counter's name belongs; a
 # heap-use-after-free under ASan). Usage: sh h1-...sh path/to/reassert
-B=${1:-build/reassert}
+B=$(cd "$(dirname "${1:-build/reassert}")" && pwd)/$(basename "${1:-build/reassert}")
 d=$(mktemp -d); trap 'rm -rf "$d"' EXIT
 cat > "$d/s.yaml" <<'Y'
 # Hazard: none (finding reproducer)
