@@ -170,7 +170,9 @@ cp $L newer.db && sqlite3 newer.db "update meta set value='2' where key='format_
 cp $L nofv.db && sqlite3 nofv.db "delete from meta where key='format_version'"
 for f in trunc.db trunc100.db empty.db text.db noschema.db nocalls.db dir.db fifo.db \
     missing.db newer.db nofv.db; do
-    for m in --list --strict; do
+    modes=--strict
+    case $f in trunc.db | text.db) modes="--list --strict --reseed" ;; esac
+    for m in $modes; do
         timeout 20 "$B" replay $f $m > h.out 2> h.err
         rc=$?
         if [ $rc != 65 ] || ! grep -q "cassette $f" h.err || [ "$(wc -l < h.err)" != 1 ]; then
@@ -192,12 +194,12 @@ row() { # name sql expected-words modes
         fi
     done
 }
-row badresp "update calls set response='{\"apiVersion\":' where seq=20" "the response is not JSON" "--list --reseed"
+row badresp "update calls set response='{\"apiVersion\":' where seq=20" "the response is not JSON" --reseed
 row badreq "update calls set request='{[' where seq=20" "the request is not a JSON object" --strict
 row blobresp "update calls set response=x'00010203' where seq=20" "the response is not JSON" --strict
-row textstatus "update calls set status='abc' where seq=20" "the status is not" "--list --strict --reseed"
+row textstatus "update calls set status='abc' where seq=20" "the status is not" --list
 row badop "update calls set op='kube.get
-::error::forged' where seq=20" "the operation is not one" "--list --strict"
+::error::forged' where seq=20" "the operation is not one" --strict
 
 # a workflow command inside a recorded target is escaped, never forged
 cp $L wf.db
@@ -228,7 +230,6 @@ grep -q '^cluster: {cassette: "../rec/lazy/adv7-base.stage.db"}' out/inc.yaml ||
 "$B" sim out/inc.yaml --json > inc1.json 2>&1 || fail "the written scenario fails: $(head -c 400 inc1.json)"
 "$B" sim out/inc.yaml --json > inc2.json 2>&1
 cmp -s inc1.json inc2.json || fail "the written scenario is not deterministic"
-(cd / && "$B" sim "$T/out/inc.yaml" > /dev/null 2>&1) || fail "the written scenario fails from another cwd"
 
 "$B" replay $L --list --op 'kube.?et' > op.out 2>&1 || fail "--op: $(head -3 op.out)"
 n=$(awk 'NR > 1 { print $3 }' op.out | sort -u | tr '\n' ' ')
