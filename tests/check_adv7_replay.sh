@@ -1,4 +1,4 @@
-#!/usr/bin/env bash
+#!/bin/sh
 # Black-box checks of record/replay (issue 11, DESIGN.md §7, §8), written
 # from the design and `--help` only (session 7 adversarial pass). Each case
 # pins behaviour the design asks for, so it fails if that regressed:
@@ -180,7 +180,7 @@ for f in trunc.db trunc100.db empty.db text.db noschema.db nocalls.db dir.db fif
         fi
     done
 done
-grep -q 'format 2 by a newer reassert' <("$B" replay newer.db --strict 2>&1) ||
+"$B" replay newer.db --strict 2>&1 | grep -q 'format 2 by a newer reassert' ||
     fail "newer format: the error does not say so"
 
 row() { # name sql expected-words modes
