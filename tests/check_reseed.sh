@@ -116,8 +116,12 @@ bad_cluster "a cassette with preset keys" \
 
 # 5. A write before any read is named.
 cp "$noop" "$out/unread.db"
+# (the seqs renumbered 1, 2, 3, ... after the deletion: a gap is refused)
 sqlite3 "$out/unread.db" \
-  "DELETE FROM calls WHERE op = 'kube.get' AND target = 'Lease/flux-system/ghcr-auth-refresh'"
+  "DELETE FROM calls WHERE op = 'kube.get' AND target = 'Lease/flux-system/ghcr-auth-refresh';
+   CREATE TABLE c2 AS SELECT * FROM calls ORDER BY seq; DELETE FROM calls;
+   INSERT INTO calls SELECT row_number() OVER (ORDER BY seq), op, target, request, status,
+     response, error, vt_ms, wall_ms, sent, batch FROM c2; DROP TABLE c2;"
 "$bin" replay "$out/unread.db" --reseed --json >"$out/unread.json" 2>"$out/e" ||
   fail "--reseed of a cassette with the Lease never read exited $?: $(head -c 300 "$out/e")"
 jq -e '[.warnings[] | select(test("kube.patch Lease/flux-system/ghcr-auth-refresh was written before it was ever read"))] | length == 1' \
