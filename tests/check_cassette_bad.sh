@@ -147,6 +147,13 @@ expect_bad_meta lease-name-bad "$(cfg lease_name "'A/B'")" lease_name
 expect_bad_meta bao-dotdot "$(cfg openbao_path "'a/../b'")" openbao_path
 expect_bad_meta shape-bogus "$(cfg talos_auth_shape "'bogus'")" talos_auth_shape
 expect_bad_meta unknown-field "$(cfg bogus_field 1)" bogus_field
+# ... the registry proof's targets too, as for --config (operator-image on
+# registry-host, H138; every target repo:ref, F15).
+expect_bad_meta image-off-registry "$(cfg operator_image "'docker.io/acme/op:1'")" \
+  "operator_image (--config operator-image)"
+expect_bad_meta image-no-ref "$(cfg operator_image "'ghcr.io/acme/op'")" operator_image
+expect_bad_meta target-no-ref "$(cfg pull_targets "json_array('devantler-tech/platform')")" \
+  "pull_targets (--config required-pull-targets)"
 expect_bad_meta options-mode-99 "UPDATE meta SET value = '{\"mode\":99}' WHERE key = 'options'" \
   "options field mode"
 expect_bad_meta options-flag-text \
