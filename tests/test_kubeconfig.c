@@ -15,6 +15,7 @@
 #include "core/live/live_kube_exec.h"
 #include "core/live/live_kubeconfig.h"
 #include "tests/support_pem.h"
+#include "tests/support_tmpdir.h"
 
 #include <check.h>
 #include <openssl/evp.h>
@@ -25,33 +26,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static char dir[64];
-
 static void setup(void)
 {
-    snprintf(dir, sizeof dir, "/tmp/test_kubeconfig.XXXXXX");
-    ck_assert_ptr_nonnull(mkdtemp(dir));
+    ts_tmpdir_make("test_kubeconfig");
 }
 
 static void teardown(void)
 {
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    ck_assert_int_eq(system(cmd), 0);
-}
-
-/* dir/name with text; returns the path (static buffer per slot). */
-static const char *put(const char *name, const char *text)
-{
-    static char paths[8][256];
-    static int slot;
-    char *p = paths[slot++ % 8];
-    snprintf(p, 256, "%s/%s", dir, name);
-    FILE *f = fopen(p, "w");
-    ck_assert_ptr_nonnull(f);
-    fputs(text, f);
-    fclose(f);
-    return p;
+    ts_tmpdir_remove();
 }
 
 static live_kubeconfig *load_ok(const live_kubeconfig_src *src)
@@ -94,9 +76,9 @@ static const char *const FULL =
 static void put_ca_file(void)
 {
     char certs[128];
-    snprintf(certs, sizeof certs, "%s/certs", dir);
+    snprintf(certs, sizeof certs, "%s/certs", ts_dir);
     mkdir(certs, 0700);
-    put("certs/ca.pem", CA_PEM);
+    ts_put("certs/ca.pem", CA_PEM);
 }
 
 /* A throwaway EC private key (PEM) at path: a client-key must hold one. */
@@ -111,19 +93,19 @@ static void put_key_file(const char *path)
     EVP_PKEY_free(pk);
 }
 
-/* FULL with its absolute client-key path (/abs/k.pem) under dir, the files
+/* FULL with its absolute client-key path (/abs/k.pem) under the test directory, the files
  * context a names (CA, client certificate, client key) written. */
 static const char *put_full_for_a(char *key_abs, size_t len)
 {
     put_ca_file();
-    put("c.pem", CA_PEM);
-    snprintf(key_abs, len, "%s/k.pem", dir);
+    ts_put("c.pem", CA_PEM);
+    snprintf(key_abs, len, "%s/k.pem", ts_dir);
     put_key_file(key_abs);
     static char text[4096];
     const char *at = strstr(FULL, "/abs/k.pem");
     snprintf(text, sizeof text, "%.*s%s%s", (int)(at - FULL), FULL, key_abs,
              at + strlen("/abs/k.pem"));
-    return put("config", text);
+    return ts_put("config", text);
 }
 
 START_TEST(test_explicit_file_current_context_and_relative_paths)
@@ -134,12 +116,12 @@ START_TEST(test_explicit_file_current_context_and_relative_paths)
     ck_assert_str_eq(k->context, "a");
     ck_assert_str_eq(k->server, "https://10.0.0.1:6443"); /* trailing '/' dropped */
     char want[256];
-    snprintf(want, sizeof want, "%s/certs/ca.pem", dir);
+    snprintf(want, sizeof want, "%s/certs/ca.pem", ts_dir);
     ck_assert_str_eq(k->ca_file, want); /* relative to the file's folder */
     ck_assert_str_eq(k->tls_server_name, "kube.internal");
     ck_assert_str_eq(k->proxy_url, "http://proxy:3128");
     ck_assert_str_eq(k->token, "12345"); /* a plain number is still the token's text */
-    snprintf(want, sizeof want, "%s/c.pem", dir);
+    snprintf(want, sizeof want, "%s/c.pem", ts_dir);
     ck_assert_str_eq(k->cert_file, want);
     ck_assert_str_eq(k->key_file, key_abs); /* an absolute path stays as it is */
     ck_assert(!k->insecure);
@@ -151,7 +133,7 @@ END_TEST
 
 START_TEST(test_context_flag_overrides_current_context)
 {
-    live_kubeconfig_src src = {.explicit_path = put("config", FULL), .context = "b"};
+    live_kubeconfig_src src = {.explicit_path = ts_put("config", FULL), .context = "b"};
     live_kubeconfig *k = load_ok(&src);
     ck_assert_str_eq(k->cluster, "cb");
     ck_assert(!k->insecure);
@@ -160,7 +142,7 @@ START_TEST(test_context_flag_overrides_current_context)
     ck_assert_int_eq((int)k->cert_pem_len, 4);
     ck_assert_int_eq((int)k->key_pem_len, 3);
     char want[256];
-    snprintf(want, sizeof want, "%s/tok", dir);
+    snprintf(want, sizeof want, "%s/tok", ts_dir);
     ck_assert_str_eq(k->token_file, want);
     ck_assert_ptr_null(k->token);
     live_kubeconfig_free(k);
@@ -177,13 +159,14 @@ START_TEST(test_kubeconfig_env_merges_first_file_wins)
     /* a: current-context x and cluster c1 -> server one; b: current-context
      * y, cluster c1 -> two (ignored: a defined c1 first), context x. */
     char env[1024];
-    const char *a = put("a", "current-context: x\nclusters:\n- name: c1\n  cluster: {server: "
-                             "'https://one'}\n");
-    const char *b = put("b", "current-context: y\nclusters:\n- name: c1\n  cluster: {server: "
-                             "'https://two'}\nusers:\n- name: u\n  user: {token: t}\ncontexts:\n"
-                             "- name: x\n  context: {cluster: c1, user: u}\n- name: y\n  context: "
-                             "{cluster: c1}\n");
-    snprintf(env, sizeof env, "%s/missing::%s:%s:%s", dir, a, b, a);
+    const char *a = ts_put("a", "current-context: x\nclusters:\n- name: c1\n  cluster: {server: "
+                                "'https://one'}\n");
+    const char *b =
+        ts_put("b", "current-context: y\nclusters:\n- name: c1\n  cluster: {server: "
+                    "'https://two'}\nusers:\n- name: u\n  user: {token: t}\ncontexts:\n"
+                    "- name: x\n  context: {cluster: c1, user: u}\n- name: y\n  context: "
+                    "{cluster: c1}\n");
+    snprintf(env, sizeof env, "%s/missing::%s:%s:%s", ts_dir, a, b, a);
     live_kubeconfig_src src = {.env = env, .home = "/nonexistent"};
     live_kubeconfig *k = load_ok(&src);
     ck_assert_str_eq(k->context, "x");
@@ -198,11 +181,11 @@ END_TEST
 START_TEST(test_home_kube_config_is_the_last_file)
 {
     char kube[256];
-    snprintf(kube, sizeof kube, "%s/.kube", dir);
+    snprintf(kube, sizeof kube, "%s/.kube", ts_dir);
     mkdir(kube, 0700);
-    put(".kube/config", "current-context: h\nclusters: [{name: c, cluster: {server: "
-                        "'http://home'}}]\ncontexts: [{name: h, context: {cluster: c}}]\n");
-    live_kubeconfig_src src = {.home = dir};
+    ts_put(".kube/config", "current-context: h\nclusters: [{name: c, cluster: {server: "
+                           "'http://home'}}]\ncontexts: [{name: h, context: {cluster: c}}]\n");
+    live_kubeconfig_src src = {.home = ts_dir};
     live_kubeconfig *k = load_ok(&src);
     ck_assert_str_eq(k->server, "http://home");
     ck_assert_str_eq(k->user, ""); /* no user: anonymous */
@@ -212,9 +195,9 @@ END_TEST
 
 START_TEST(test_in_cluster_fallback_and_no_config_at_all)
 {
-    put("token", "sa-token\n");
+    ts_put("token", "sa-token\n");
     live_kubeconfig_src src = {
-        .home = "/nonexistent", .sa_host = "10.96.0.1", .sa_port = "443", .sa_dir = dir};
+        .home = "/nonexistent", .sa_host = "10.96.0.1", .sa_port = "443", .sa_dir = ts_dir};
     live_kubeconfig *k = load_ok(&src);
     ck_assert_str_eq(k->server, "https://10.96.0.1:443");
     ck_assert_str_eq(k->context, "in-cluster");
@@ -235,27 +218,27 @@ START_TEST(test_bad_kubeconfigs_name_file_context_and_field)
     live_kubeconfig_src src = {.explicit_path = "/nonexistent/kc"};
     rs_err e = load_fail(&src, RS_DATAERR);
     ck_assert_ptr_nonnull(strstr(e.msg, "/nonexistent/kc"));
-    src.explicit_path = put("bad", "clusters: [\n");
+    src.explicit_path = ts_put("bad", "clusters: [\n");
     e = load_fail(&src, RS_DATAERR);
     ck_assert_ptr_nonnull(strstr(e.msg, "bad:"));
-    src.explicit_path = put("list", "- a\n- b\n");
+    src.explicit_path = ts_put("list", "- a\n- b\n");
     load_fail(&src, RS_DATAERR);
-    src.explicit_path = put("config", FULL);
+    src.explicit_path = ts_put("config", FULL);
     src.context = "nope";
     e = load_fail(&src, RS_DATAERR);
     ck_assert_ptr_nonnull(strstr(e.msg, "context \"nope\" is not defined"));
     ck_assert_ptr_nonnull(strstr(e.msg, src.explicit_path));
     src.context = NULL;
-    src.explicit_path = put("nocur", "clusters: []\n");
+    src.explicit_path = ts_put("nocur", "clusters: []\n");
     e = load_fail(&src, RS_DATAERR);
     ck_assert_ptr_nonnull(strstr(e.msg, "no current-context"));
-    src.explicit_path = put("nocl", "current-context: a\ncontexts: [{name: a, context: "
-                                    "{cluster: gone}}]\n");
+    src.explicit_path = ts_put("nocl", "current-context: a\ncontexts: [{name: a, context: "
+                                       "{cluster: gone}}]\n");
     e = load_fail(&src, RS_DATAERR);
     ck_assert_ptr_nonnull(strstr(e.msg, "cluster \"gone\""));
-    src.explicit_path = put("nous", "current-context: a\ncontexts: [{name: a, context: "
-                                    "{cluster: c, user: gone}}]\nclusters: [{name: c, cluster: "
-                                    "{server: 'https://x'}}]\n");
+    src.explicit_path = ts_put("nous", "current-context: a\ncontexts: [{name: a, context: "
+                                       "{cluster: c, user: gone}}]\nclusters: [{name: c, cluster: "
+                                       "{server: 'https://x'}}]\n");
     e = load_fail(&src, RS_DATAERR);
     ck_assert_ptr_nonnull(strstr(e.msg, "user \"gone\""));
     const char *const bad[] = {
@@ -285,7 +268,7 @@ START_TEST(test_bad_kubeconfigs_name_file_context_and_field)
         "[{name: c, cluster: {server: 'https://x'}}]\nusers: [{name: u, user: {exec: 3}}]\n",
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        src.explicit_path = put("case", bad[i]);
+        src.explicit_path = ts_put("case", bad[i]);
         e = load_fail(&src, RS_DATAERR);
         ck_assert_msg(strstr(e.msg, "kubeconfig") != NULL, "case %zu: %s", i, e.msg);
     }
@@ -295,7 +278,7 @@ END_TEST
 START_TEST(test_exec_entry_is_read_with_relative_command)
 {
     live_kubeconfig_src src = {
-        .explicit_path = put(
+        .explicit_path = ts_put(
             "config", "current-context: a\ncontexts: [{name: a, context: {cluster: c, user: u}}]\n"
                       "clusters: [{name: c, cluster: {server: 'https://x'}}]\nusers:\n- name: u\n"
                       "  user:\n    exec:\n      command: ./bin/plug\n      args: [get, 7]\n"
@@ -303,7 +286,7 @@ START_TEST(test_exec_entry_is_read_with_relative_command)
     live_kubeconfig *k = load_ok(&src);
     ck_assert(k->has_exec);
     char want[256];
-    snprintf(want, sizeof want, "%s/./bin/plug", dir);
+    snprintf(want, sizeof want, "%s/./bin/plug", ts_dir);
     ck_assert_str_eq(k->exec.command, want);
     ck_assert_int_eq((int)k->exec.n_args, 2);
     ck_assert_str_eq(k->exec.args[1], "7");
@@ -376,15 +359,15 @@ END_TEST
 /* An exec plugin that runs: its credential, an expired one, a failure. */
 START_TEST(test_exec_plugin_runs_with_its_env_and_expiry)
 {
-    const char *plug =
-        put("plug.sh", "#!/bin/sh\n[ \"$MODE\" = fail ] && { echo secret-ish >&2; exit 2; }\n"
-                       "case \"$KUBERNETES_EXEC_INFO\" in *ExecCredential*) ;; *) exit 4;; esac\n"
-                       "case \"$KUBERNETES_EXEC_INFO\" in *'\"server\":\"https://x\"'*) "
-                       "[ \"$WANT_CLUSTER\" = 1 ] || exit 5;; "
-                       "*) [ \"$WANT_CLUSTER\" = 1 ] && exit 6;; esac\n"
-                       "printf '{\"apiVersion\":\"" V1 "\",\"kind\":\"ExecCredential\","
-                       "\"status\":{\"token\":\"%s\",\"expirationTimestamp\":\"%s\"}}' "
-                       "\"$MODE\" \"$EXP\"\n");
+    const char *plug = ts_put(
+        "plug.sh", "#!/bin/sh\n[ \"$MODE\" = fail ] && { echo secret-ish >&2; exit 2; }\n"
+                   "case \"$KUBERNETES_EXEC_INFO\" in *ExecCredential*) ;; *) exit 4;; esac\n"
+                   "case \"$KUBERNETES_EXEC_INFO\" in *'\"server\":\"https://x\"'*) "
+                   "[ \"$WANT_CLUSTER\" = 1 ] || exit 5;; "
+                   "*) [ \"$WANT_CLUSTER\" = 1 ] && exit 6;; esac\n"
+                   "printf '{\"apiVersion\":\"" V1 "\",\"kind\":\"ExecCredential\","
+                   "\"status\":{\"token\":\"%s\",\"expirationTimestamp\":\"%s\"}}' "
+                   "\"$MODE\" \"$EXP\"\n");
     chmod(plug, 0700);
     live_kubeconfig k = {
         .user = "u", .context = "c", .server = "https://x", .origin = "f", .has_exec = true};

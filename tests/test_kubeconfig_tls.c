@@ -12,6 +12,7 @@
 #include "core/live/live_kubeconfig.h"
 #include "core/live/live_pem.h"
 #include "tests/support_pem.h"
+#include "tests/support_tmpdir.h"
 
 #include <check.h>
 #include <openssl/evp.h>
@@ -22,42 +23,23 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static char dir[64];
-
 static void setup(void)
 {
-    snprintf(dir, sizeof dir, "/tmp/test_kubeconfig_tls.XXXXXX");
-    ck_assert_ptr_nonnull(mkdtemp(dir));
+    ts_tmpdir_make("test_kubeconfig_tls");
     char certs[128];
-    snprintf(certs, sizeof certs, "%s/certs", dir);
+    snprintf(certs, sizeof certs, "%s/certs", ts_dir);
     ck_assert_int_eq(mkdir(certs, 0700), 0);
 }
 
 static void teardown(void)
 {
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    ck_assert_int_eq(system(cmd), 0);
+    ts_tmpdir_remove();
 }
 
-/* dir/name with text; returns the path (static buffer per slot). */
-static const char *put(const char *name, const char *text)
-{
-    static char paths[8][256];
-    static int slot;
-    char *p = paths[slot++ % 8];
-    snprintf(p, 256, "%s/%s", dir, name);
-    FILE *f = fopen(p, "w");
-    ck_assert_ptr_nonnull(f);
-    fputs(text, f);
-    fclose(f);
-    return p;
-}
-
-/* A throwaway EC private key (PEM) at dir/name; its path in abs. */
+/* A throwaway EC private key (PEM) at ts_dir/name; its path in abs. */
 static void put_key(const char *name, char *abs, size_t len)
 {
-    snprintf(abs, len, "%s/%s", dir, name);
+    snprintf(abs, len, "%s/%s", ts_dir, name);
     EVP_PKEY *pk = EVP_EC_gen("P-256");
     ck_assert_ptr_nonnull(pk);
     FILE *f = fopen(abs, "w");
@@ -92,8 +74,9 @@ static rs_err load_fail(const live_kubeconfig_src *src)
  * and field — never left for the TLS handshake to fail (exit 1). */
 START_TEST(test_ca_that_kubectl_refuses_is_malformed)
 {
-    put("certs/ca.pem", CA_PEM);
-    put("notpem.pem", "-----BEGIN CERTIFICATE-----\nbm90IGEgY2VydA==\n-----END CERTIFICATE-----\n");
+    ts_put("certs/ca.pem", CA_PEM);
+    ts_put("notpem.pem",
+           "-----BEGIN CERTIFICATE-----\nbm90IGEgY2VydA==\n-----END CERTIFICATE-----\n");
     static const struct {
         const char *cluster, *field, *why;
     } bad[] = {
@@ -115,7 +98,7 @@ START_TEST(test_ca_that_kubectl_refuses_is_malformed)
                  "current-context: x\ncontexts: [{name: x, context: {cluster: c}}]\n"
                  "clusters: [{name: c, cluster: {server: 'https://k', %s}}]\n",
                  bad[i].cluster);
-        live_kubeconfig_src src = {.explicit_path = put("config", text)};
+        live_kubeconfig_src src = {.explicit_path = ts_put("config", text)};
         rs_err e = load_fail(&src);
         snprintf(want, sizeof want, "%s:3:", src.explicit_path);
         ck_assert_msg(strstr(e.msg, want) != NULL, "case %zu: %s", i, e.msg);
@@ -129,7 +112,7 @@ START_TEST(test_ca_that_kubectl_refuses_is_malformed)
              "clusters: [{name: c, cluster: {server: 'https://k', certificate-authority: "
              "notpem.pem, certificate-authority-data: %s}}]\n",
              CA_B64);
-    live_kubeconfig_src src = {.explicit_path = put("config", text)};
+    live_kubeconfig_src src = {.explicit_path = ts_put("config", text)};
     load_ok(&src);
     ck_assert(live_pem_has_cert((const unsigned char *)CA_PEM, strlen(CA_PEM)));
     ck_assert(!live_pem_has_cert(NULL, 0));
@@ -143,9 +126,9 @@ END_TEST
 START_TEST(test_client_files_kubectl_refuses_are_malformed)
 {
     char key_abs[256];
-    put("c.pem", CA_PEM);
+    ts_put("c.pem", CA_PEM);
     put_key("k.pem", key_abs, sizeof key_abs);
-    put("notpem.pem", "not a pem\n");
+    ts_put("notpem.pem", "not a pem\n");
     static const struct {
         const char *user, *field, *why;
     } bad[] = {
@@ -163,7 +146,7 @@ START_TEST(test_client_files_kubectl_refuses_are_malformed)
                  "clusters: [{name: c, cluster: {server: 'https://k'}}]\n"
                  "users: [{name: u, user: {%s}}]\n",
                  bad[i].user);
-        live_kubeconfig_src src = {.explicit_path = put("config", text)};
+        live_kubeconfig_src src = {.explicit_path = ts_put("config", text)};
         rs_err e = load_fail(&src);
         snprintf(want, sizeof want, "%s:4:", src.explicit_path);
         ck_assert_msg(strstr(e.msg, want) != NULL, "case %zu: %s", i, e.msg);
@@ -177,7 +160,7 @@ START_TEST(test_client_files_kubectl_refuses_are_malformed)
              "users: [{name: u, user: {client-certificate: notpem.pem, client-certificate-data: "
              "%s, client-key: %s}}]\n",
              CA_B64, key_abs);
-    live_kubeconfig_src src = {.explicit_path = put("config", text)};
+    live_kubeconfig_src src = {.explicit_path = ts_put("config", text)};
     load_ok(&src);
     ck_assert(!live_pem_has_key((const unsigned char *)CA_PEM, strlen(CA_PEM)));
     ck_assert(!live_pem_has_key(NULL, 0));
