@@ -9,6 +9,8 @@
 set -u
 BIN=$1
 SRC=$2
+# shellcheck source=tests/lib_serve.sh
+. "$SRC/tests/lib_serve.sh"
 T=$(mktemp -d)
 SPID=""
 TPID=""
@@ -50,11 +52,9 @@ cp w.db wt.db
 
 start_serve() { # db outfile extra-args...
   db=$1; out=$2; shift 2
-  "$BIN" sim serve --db "$db" --listen 127.0.0.1:0 --token-file ktok "$@" >"$out" 2>"$out.err" &
-  pid=$!
-  i=0
-  while [ $i -lt 100 ] && ! grep -q '^http' "$out" 2>/dev/null; do sleep 0.1; i=$((i + 1)); done
-  grep -q '^http' "$out" || { echo "FAIL: sim serve did not start" >&2; cat "$out.err" >&2; exit 1; }
+  serve_start "$BIN" "$out" "$out.err" --db "$db" --listen 127.0.0.1:0 --token-file ktok "$@" ||
+    exit 1
+  pid=$SERVE_PID
 }
 start_serve w.db serve.out --openbao-token-file btok --openbao-namespace adv5ns
 SPID=$pid

@@ -6,6 +6,8 @@
 # Black-box (adversarial pass, session 5). Args: reassert binary, source dir.
 set -u
 BIN=$1
+# shellcheck source=tests/lib_serve.sh
+. "$2/tests/lib_serve.sh"
 T=$(mktemp -d)
 SPID=""
 cleanup() { [ -n "$SPID" ] && kill "$SPID" 2>/dev/null; rm -rf "$T"; }
@@ -20,12 +22,11 @@ printf '%s' "$KTOK" > ktok
 printf '%s' "$BTOK" > btok
 printf 'name: adv5-serve\nseed: 1\ncluster: {preset: prod, credential: current}\ndesired: current\nruns:\n  - name: r\n' > w.yaml
 "$BIN" sim init --scenario w.yaml --db w.db >/dev/null || { echo "FAIL: sim init" >&2; exit 1; }
-"$BIN" sim serve --db w.db --listen 127.0.0.1:0 --token-file ktok --openbao-token-file btok >serve.out 2>serve.err &
-SPID=$!
-i=0
-while [ $i -lt 100 ] && ! grep -q '^http' serve.out 2>/dev/null; do sleep 0.1; i=$((i + 1)); done
-U=$(head -n 1 serve.out)
-[ -n "$U" ] || { echo "FAIL: sim serve did not start" >&2; exit 1; }
+serve_start "$BIN" serve.out serve.err --db w.db --listen 127.0.0.1:0 --token-file ktok \
+  --openbao-token-file btok
+SPID=$SERVE_PID
+U=$SERVE_URL
+[ -n "$U" ] || exit 1
 A="Authorization: Bearer $KTOK"
 S="$U/api/v1/namespaces/flux-system/secrets/variables-base"
 rv() { curl -s -H "$A" "$S" | tr ',' '\n' | grep '"resourceVersion"' | head -n 1; }

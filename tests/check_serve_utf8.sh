@@ -10,6 +10,8 @@
 # Args: reassert binary, source dir.
 set -u
 BIN=$1
+# shellcheck source=tests/lib_serve.sh
+. "$2/tests/lib_serve.sh"
 T=$(mktemp -d)
 SPID=""
 cleanup() { [ -n "$SPID" ] && kill "$SPID" 2>/dev/null; rm -rf "$T"; }
@@ -22,12 +24,10 @@ for c in curl python3 kubectl; do
 done
 printf 'name: utf8\nseed: 1\ncluster: {preset: prod, credential: current}\ndesired: current\nruns:\n  - name: r\n' > w.yaml
 "$BIN" sim init --scenario w.yaml --db w.db >/dev/null || { echo "FAIL: sim init" >&2; exit 1; }
-"$BIN" sim serve --db w.db --listen 127.0.0.1:0 >serve.out 2>serve.err &
-SPID=$!
-i=0
-while [ $i -lt 100 ] && ! grep -q '^http' serve.out 2>/dev/null; do sleep 0.1; i=$((i + 1)); done
-U=$(head -n 1 serve.out)
-[ -n "$U" ] || { echo "FAIL: sim serve did not start" >&2; exit 1; }
+serve_start "$BIN" serve.out serve.err --db w.db --listen 127.0.0.1:0
+SPID=$SERVE_PID
+U=$SERVE_URL
+[ -n "$U" ] || exit 1
 N="$U/api/v1/nodes/prod-worker-1"
 # The patch: each value holds bytes Go replaces (\377 stray, \342\202 cut
 # short, \300\257 overlong, \355\240\200 a surrogate) beside valid UTF-8 (é).

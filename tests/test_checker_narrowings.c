@@ -158,8 +158,9 @@ static void t_expect(sim_world *w, const inv_mark *m, int exit_code, int want, c
     cJSON_Delete(failures);
 }
 
-/* (a) */
-START_TEST(test_release_after_theft_is_excused_and_nothing_more)
+/* (a): the Lease taken from this run by another actor's KIND call (a
+ * holder written, or the Lease deleted) while the run holds its fences. */
+static void t_release_after_loss(const char *kind, const char *args)
 {
     sim_world *w = t_world();
     inv_mark m;
@@ -167,14 +168,19 @@ START_TEST(test_release_after_theft_is_excused_and_nothing_more)
     rs_transport *t = sim_transport_open(w, ROGUE, NULL);
     t_lease(t, ROGUE_HOLDER);
     t_fences(t, true);
-    tc_event(w, "kube.patch", THEFT); /* stolen: the fences are still this run's */
+    tc_event(w, kind, args); /* lost: the fences are still this run's */
     t_fences(t, false);
-    t_expect(w, &m, 1, 0, "invariant 1"); /* the CAS release races the theft */
+    t_expect(w, &m, 1, 0, "invariant 1"); /* the CAS release races the loss */
     t_fences(t, true);                    /* a fence taken is no release */
     t_expect(w, &m, 1, 2, "while this run did not hold the Lease");
     t->close(t);
     inv_mark_free(&m);
     sim_world_close(w);
+}
+
+START_TEST(test_release_after_theft_is_excused_and_nothing_more)
+{
+    t_release_after_loss("kube.patch", THEFT);
 }
 END_TEST
 
@@ -215,27 +221,33 @@ static sc_run *t_thief_run(const char *before_call, int nth)
     return t_actor_run(before_call, nth, "kube.patch", THEFT);
 }
 
-START_TEST(test_one_write_after_a_raced_proof_is_excused_not_two)
+/* The Lease lost (RUN's actor) just before the second write, after the
+ * proof: that one write is excused, a second is not. */
+static void t_write_after_raced_proof(sc_run *run)
 {
     sim_world *w = t_world();
     inv_mark m;
     inv_mark_take(w, &m);
-    sc_run *run = t_thief_run("kube.patch PushSecret/*", 2);
     rs_transport *t = sim_transport_open(w, ROGUE, run);
     t_lease(t, ROGUE_HOLDER);
     t_fences(t, true);
     t_push(t, "1");
     ck_assert_int_eq(tc_kube(t, RS_OP_KUBE_GET, "Lease", "flux-system", "ghcr-auth-refresh"),
                      200); /* the proof */
-    t_push(t, "2");        /* the theft lands just before it: no client can close that window */
+    t_push(t, "2");        /* the loss lands just before it: no client can close that window */
     t_expect(w, &m, 1, 0, "invariant 1");
-    t_push(t, "3"); /* a second write after the theft */
+    t_push(t, "3"); /* a second write after the loss */
     t_expect(w, &m, 1, 1, "call 7 (kube.patch PushSecret/flux-system/seed-ghcr) was applied while");
     t->close(t);
     cJSON_Delete(run->during[0].action.args);
     run->during[0].action.args = NULL;
     inv_mark_free(&m);
     sim_world_close(w);
+}
+
+START_TEST(test_one_write_after_a_raced_proof_is_excused_not_two)
+{
+    t_write_after_raced_proof(t_thief_run("kube.patch PushSecret/*", 2));
 }
 END_TEST
 
@@ -270,43 +282,13 @@ END_TEST
  * that the two ways of losing the Lease get one judgement. */
 START_TEST(test_release_after_the_lease_was_deleted_is_judged_as_after_theft)
 {
-    sim_world *w = t_world();
-    inv_mark m;
-    inv_mark_take(w, &m);
-    rs_transport *t = sim_transport_open(w, ROGUE, NULL);
-    t_lease(t, ROGUE_HOLDER);
-    t_fences(t, true);
-    tc_event(w, "kube.delete", DELETION); /* the fences are still this run's */
-    t_fences(t, false);
-    t_expect(w, &m, 1, 0, "invariant 1"); /* the CAS release races the loss */
-    t_fences(t, true);                    /* a fence taken is no release */
-    t_expect(w, &m, 1, 2, "while this run did not hold the Lease");
-    t->close(t);
-    inv_mark_free(&m);
-    sim_world_close(w);
+    t_release_after_loss("kube.delete", DELETION);
 }
 END_TEST
 
 START_TEST(test_one_write_after_a_proof_raced_by_a_deletion_is_excused_not_two)
 {
-    sim_world *w = t_world();
-    inv_mark m;
-    inv_mark_take(w, &m);
-    sc_run *run = t_actor_run("kube.patch PushSecret/*", 2, "kube.delete", DELETION);
-    rs_transport *t = sim_transport_open(w, ROGUE, run);
-    t_lease(t, ROGUE_HOLDER);
-    t_fences(t, true);
-    t_push(t, "1");
-    ck_assert_int_eq(tc_kube(t, RS_OP_KUBE_GET, "Lease", "flux-system", "ghcr-auth-refresh"), 200);
-    t_push(t, "2"); /* deleted just before it, after the proof */
-    t_expect(w, &m, 1, 0, "invariant 1");
-    t_push(t, "3");
-    t_expect(w, &m, 1, 1, "call 7 (kube.patch PushSecret/flux-system/seed-ghcr) was applied while");
-    t->close(t);
-    cJSON_Delete(run->during[0].action.args);
-    run->during[0].action.args = NULL;
-    inv_mark_free(&m);
-    sim_world_close(w);
+    t_write_after_raced_proof(t_actor_run("kube.patch PushSecret/*", 2, "kube.delete", DELETION));
 }
 END_TEST
 
