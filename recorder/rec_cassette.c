@@ -15,6 +15,7 @@
 #include "core/transport/transport.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <sqlite3.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -60,21 +61,38 @@ static void rec_remove_with_sidecars(const char *path)
     }
 }
 
-rs_code rec_cassette_create(const char *path, bool replace, rec_cassette **out, rs_err *e)
+static rs_code rec_taken_error(const char *path, const char *what, rs_err *e)
+{
+    return rs_fail(e, RS_USAGE,
+                   "--record %s: something is already there%s; a cassette never replaces a file "
+                   "nor writes through a symbolic link",
+                   path, what);
+}
+
+rs_code rec_cassette_create(const char *path, rec_cassette **out, rs_err *e)
 {
     *out = NULL;
-    struct stat st;
-    if (lstat(path, &st) == 0) {
-        if (!replace || !S_ISREG(st.st_mode))
-            return rs_fail(e, RS_USAGE,
-                           "--record %s: something is already there; a cassette never "
-                           "replaces a file",
-                           path);
-        rec_remove_with_sidecars(path);
+    /* A journal beside path would be replayed by SQLite into the new
+     * cassette: a planted -wal is refused like a file at path. */
+    static const char *const journal[] = {"-wal", "-journal"};
+    for (size_t i = 0; i < RS_ARRAY_LEN(journal); i++) {
+        char *p = rs_xasprintf("%s%s", path, journal[i]);
+        struct stat st;
+        bool taken = lstat(p, &st) == 0;
+        free(p);
+        if (taken) return rec_taken_error(path, " (a journal beside it)", e);
     }
+    /* Made here, exclusively and never through a symlink: a cassette is
+     * evidence, and never replaces someone's file. */
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0 && (errno == EEXIST || errno == ELOOP)) return rec_taken_error(path, "", e);
+    if (fd < 0)
+        return rs_fail(e, RS_FAILED, "--record %s: cannot create the cassette (%s)", path,
+                       strerror(errno));
+    close(fd);
     rec_cassette *c = rs_xcalloc(1, sizeof *c);
     c->path = rs_xstrdup(path);
-    if (sqlite3_open_v2(path, &c->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) !=
+    if (sqlite3_open_v2(path, &c->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW, NULL) !=
         SQLITE_OK) {
         rs_code rc = rs_fail(e, RS_FAILED, "--record %s: cannot create the cassette (%s)", path,
                              c->db ? sqlite3_errmsg(c->db) : "out of memory");
@@ -91,7 +109,6 @@ rs_code rec_cassette_create(const char *path, bool replace, rec_cassette **out, 
         rec_cassette_close(c);
         return rc;
     }
-    (void)chmod(path, 0600); /* redacted, but an incident's details all the same */
     *out = c;
     return RS_OK;
 }

@@ -201,9 +201,10 @@ expect_bad_meta refused-exit-0 "$(meta exit 0)" "meta desired"
 good=$good_saved
 
 # Usage: exit 64.
-for args in "" "--list" "$good" "$good --list --strict" "$good --op kube.*" \
+for args in "" "--list" "$good --list --strict" "$good --op kube.*" \
   "$good --json --list" "$good --bogus" "$good --list --op" "$good --reseed --list" \
-  "$good --strategy lazy" "$good --reseed --strategy" "$good --reseed --strategy bogus" \
+  "$good --list --strategy lazy" "$good --reseed --strategy" "$good --reseed --strategy bogus" \
+  "$good --strict --strategy bogus" "$good --to-scenario $out/x.yaml --strategy lazy" \
   "$good --to-scenario" "$good --json --to-scenario $out/x.yaml" \
   "$good --reseed --to-scenario $out/x.yaml"; do
   # shellcheck disable=SC2086 # word splitting is the point
@@ -229,6 +230,68 @@ rc=$?
 [ "$(cat "$out/exists.db")" = keep ] || fail "run --record replaced an existing file"
 "$bin" run --transport "sim:$out/w.db" --desired current --record "$out/new.db" >/dev/null 2>&1
 "$bin" replay "$out/new.db" --strict >"$out/o" 2>&1 || fail "run --record's cassette: $(cat "$out/o")"
+
+# Finding G10 (DESIGN §7, a contract: `replay CASSETTE [--strict|--reseed]
+# [--strategy lazy|eager] [--json]`): the mode is optional — strict replay,
+# the regression check §8 makes from a recording — and --strategy goes
+# with --strict too: a strategy other than the recorded one is replayed
+# under it, and the first call it changes is a divergence (exit 1) that
+# says which strategy each side ran.
+"$bin" replay "$good" >"$out/o" 2>&1 || fail "replay CASSETTE (no mode): exit $?: $(head -c 300 "$out/o")"
+grep -q "^strict replay of .*counters equal" "$out/o" || fail "replay CASSETTE is not a strict replay: $(head -c 300 "$out/o")"
+"$bin" replay "$good" --json >"$out/o" 2>"$out/e" || fail "replay CASSETTE --json: exit $?"
+jq -e '.diverged_at == null and .recorded == .replayed' "$out/o" >/dev/null ||
+  fail "replay CASSETTE --json is not the strict document: $(head -c 300 "$out/o")"
+"$bin" replay "$good" --strict --strategy lazy >"$out/o" 2>&1 ||
+  fail "--strict --strategy <the recorded one>: exit $?: $(head -c 300 "$out/o")"
+"$bin" replay "$good" --strategy eager >"$out/o" 2>&1
+rc=$?
+[ $rc -eq 1 ] || fail "strict replay under another strategy: exit $rc, expected 1 (a divergence)"
+grep -q "diverged at seq" "$out/o" && grep -q "recorded under lazy, replayed under eager" "$out/o" ||
+  fail "strict replay under another strategy does not say so: $(head -c 400 "$out/o")"
+
+# Finding G8: no writer of reassert replaces a file or writes through a
+# symlink (the house rule of run --record, --record-runtime-proof and
+# sweep --emit-scenario). replay --to-scenario onto either: exit 64, one
+# sentence naming OUT, before any replay, the file and the link's target
+# untouched.
+echo precious >"$out/existing.yaml"
+echo victim >"$out/victim"
+ln -s "$out/victim" "$out/link.yaml"
+ln -s "$out/nowhere" "$out/dangling.yaml"
+for o in existing.yaml link.yaml dangling.yaml; do
+  "$bin" replay "$good" --to-scenario "$out/$o" >"$out/o" 2>"$out/e"
+  rc=$?
+  [ $rc -eq 64 ] || fail "--to-scenario onto $o: exit $rc, expected 64"
+  [ "$(wc -l <"$out/e")" -eq 1 ] && grep -qF "$out/$o" "$out/e" ||
+    fail "--to-scenario onto $o: not one sentence naming it: $(head -c 300 "$out/e")"
+  [ -s "$out/o" ] && fail "--to-scenario onto $o: wrote to stdout: $(head -c 300 "$out/o")"
+done
+# 64 wins over 65 (DESIGN §7): a bad cassette onto an existing OUT is 64.
+"$bin" replay "$out/text.db" --to-scenario "$out/existing.yaml" >/dev/null 2>&1
+rc=$?
+[ $rc -eq 64 ] || fail "a bad cassette --to-scenario onto an existing file: exit $rc, expected 64"
+[ "$(cat "$out/existing.yaml")" = precious ] || fail "--to-scenario replaced an existing file"
+[ "$(cat "$out/victim")" = victim ] || fail "--to-scenario wrote through a symlink"
+[ -e "$out/nowhere" ] && fail "--to-scenario created a dangling symlink's target"
+# ... and sim --record DIR refuses an existing DIR/<scenario>.<run>.db (a
+# file or a symlink) naming it, before any run: no other cassette appears.
+mkdir "$out/rec2" "$out/rec3"
+echo keep >"$out/rec2/two-run-stage-reassert.reassert.db"
+ln -s "$out/victim" "$out/rec3/two-run-stage-reassert.stage.db"
+for d in rec2 rec3; do
+  "$bin" sim --record "$out/$d" --strategy lazy "$src"/scenarios/two-run-stage-reassert.yaml \
+    >"$out/o" 2>"$out/e"
+  rc=$?
+  [ $rc -eq 64 ] || fail "sim --record onto an existing cassette ($d): exit $rc, expected 64"
+  grep -qF "$out/$d/two-run-stage-reassert." "$out/e" ||
+    fail "sim --record ($d): the refusal does not name the file: $(head -c 300 "$out/e")"
+  [ "$(ls -A "$out/$d" | wc -l)" -eq 1 ] ||
+    fail "sim --record ($d) wrote before refusing: $(ls "$out/$d")"
+done
+[ "$(cat "$out/rec2/two-run-stage-reassert.reassert.db")" = keep ] ||
+  fail "sim --record replaced an existing cassette"
+[ "$(cat "$out/victim")" = victim ] || fail "sim --record wrote through a symlink"
 
 [ $status -eq 0 ] && echo "cassette reading: every bad file exits 65 naming it"
 exit $status

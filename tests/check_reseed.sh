@@ -87,7 +87,8 @@ mkdir "$out/inc"
   fail "--to-scenario exited $?: $(cat "$out/o")"
 scn="$out/inc/no-drift-incident.yaml"
 if [ -f "$scn" ]; then
-  cp "$scn" "$out/first.yaml"
+  # (OUT is never overwritten: the first one moves aside for the second.)
+  mv "$scn" "$out/first.yaml"
   "$bin" replay "$noop" --to-scenario "$scn" >/dev/null 2>&1
   cmp -s "$scn" "$out/first.yaml" || fail "--to-scenario wrote different bytes twice"
   head -1 "$scn" | grep -q '^# Hazard: ' || fail "the written scenario has no header to fill in"

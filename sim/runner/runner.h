@@ -101,7 +101,8 @@ typedef struct sim_opts {
 } sim_opts;
 
 /* Runs every file, prints the report; exit 0 all passed, 1 some failed, 65
- * some could not be loaded. */
+ * some could not be loaded; 64 (before any run) when --record would replace
+ * a file. */
 int sim_main(const sim_opts *o);
 
 #endif
