@@ -283,10 +283,12 @@ static rs_code rec_load_counters(sqlite3 *db, rec_tape *t, rs_err *e)
         const char *v = (const char *)sqlite3_column_text(st, 1);
         cJSON *val = v ? cJSON_Parse(v) : NULL;
         if (!k || !val) {
+            /* k lives in the statement's row: the message is made first. */
+            rs_code bad = rec_bad(e, t->path, "counter '%s' is not a JSON value", k ? k : "?");
             cJSON_Delete(val);
             cJSON_Delete(c);
             sqlite3_finalize(st);
-            return rec_bad(e, t->path, "counter '%s' is not a JSON value", k ? k : "?");
+            return bad;
         }
         if (!cJSON_GetObjectItemCaseSensitive(c, k))
             cJSON_AddItemToObject(c, k, val);
