@@ -24,7 +24,9 @@ const char *const rs_usage_text =
     "  reassert sim init --scenario FILE --db WORLD.db [--run NAME]\n"
     "  reassert sim serve --db FILE [--scenario FILE] [--listen 127.0.0.1:PORT] ...\n"
     "  reassert sweep SCENARIO.yaml [--run NAME]\n"
-    "  reassert replay CASSETTE [--list|--strict|--reseed] [--strategy lazy|eager] [--json]\n"
+    "  reassert replay CASSETTE [--strict|--reseed] [--strategy lazy|eager] [--json]\n"
+    "                 (no mode: --strict)\n"
+    "  reassert replay CASSETTE --list [--op GLOB]\n"
     "  reassert replay CASSETTE --to-scenario OUT.yaml\n"
     "  reassert --help | --version\n"
     "\n"
@@ -125,7 +127,11 @@ const char *const cli_usage_run =
     "  --record CASSETTE   record every call of this run (live or sim) into a new\n"
     "                      SQLite cassette, secrets replaced by fp:<HMAC> fingerprints\n"
     "                      under a key that is never stored; see `reassert replay`.\n"
-    "                      An existing file is never replaced (exit 64).\n";
+    "                      An existing file is never replaced (exit 64). The\n"
+    "                      cassette keeps the run's arguments as a scenario may\n"
+    "                      give them (for replay --reseed and --to-scenario):\n"
+    "                      live-only flags and local files (--config, the\n"
+    "                      runtime-proof paths) are left out with their values.\n";
 
 const char *const cli_usage_sim =
     "usage: reassert sim SCENARIO.yaml... [--strategy lazy|eager] [--seed N] [--json]\n"
@@ -136,7 +142,7 @@ const char *const cli_usage_sim =
     "\n"
     "Runs every scenario under each strategy it applies to, on a fresh world per\n"
     "strategy, and checks expectations, counters and invariants. Exit 0 when all\n"
-    "pass, 1 when one fails, 65 when a scenario cannot be loaded.\n"
+    "pass, 1 when one fails, 65 when a scenario cannot be loaded, 64 usage.\n"
     "\n"
     "  --junit FILE   the JUnit report\n"
     "  --report DIR   DIR/index.html: one self-contained page (no script, nothing\n"
@@ -149,7 +155,9 @@ const char *const cli_usage_sim =
     "\n"
     "  --record DIR   one cassette per run, DIR/<scenario>.<run>.db (under\n"
     "                 DIR/<strategy>/ when no --strategy picks one): every call,\n"
-    "                 secrets as fp:<HMAC> fingerprints; see `reassert replay`.\n";
+    "                 secrets as fp:<HMAC> fingerprints; see `reassert replay`.\n"
+    "                 A cassette never replaces a file: when one of them (or a\n"
+    "                 symlink, or its -wal) is already there, exit 64 before any run.\n";
 
 const char *const cli_usage_sim_init =
     "usage: reassert sim init --scenario FILE --db WORLD.db [--run NAME]\n"
@@ -252,19 +260,22 @@ const char *const cli_usage_sweep =
     "--plan, --shard or --test-only-broken); 65 a scenario that cannot be loaded.\n";
 
 const char *const cli_usage_replay =
-    "usage: reassert replay CASSETTE --list [--op GLOB]\n"
-    "       reassert replay CASSETTE --strict [--json]\n"
+    "usage: reassert replay CASSETTE [--strict] [--strategy lazy|eager] [--json]\n"
     "       reassert replay CASSETTE --reseed [--strategy lazy|eager] [--json]\n"
+    "       reassert replay CASSETTE --list [--op GLOB]\n"
     "       reassert replay CASSETTE --to-scenario OUT.yaml\n"
     "\n"
     "A cassette is what `reassert run --record FILE` or `reassert sim --record DIR`\n"
     "wrote: every call of one run, secrets replaced by fp:<HMAC> fingerprints.\n"
     "--list prints the calls as a timeline (seq, virtual time, op, target, status),\n"
     "only the operations matching GLOB with --op (e.g. 'kube.*').\n"
-    "--strict runs today's core against the cassette with synthetic credentials:\n"
-    "exit 0 when every call is the recorded one and the counters are equal, exit 1\n"
-    "at the first call whose operation, target or request differs (both shown,\n"
-    "redacted). --json prints {\"recorded\", \"replayed\", \"diverged_at\"}.\n"
+    "--strict (the default when no mode is given) runs today's core against the\n"
+    "cassette with synthetic credentials: exit 0 when every call is the recorded one\n"
+    "and the counters are equal, exit 1 at the first call whose operation, target or\n"
+    "request differs (both shown, redacted). --json prints {\"recorded\",\n"
+    "\"replayed\", \"diverged_at\"}. --strategy replays under that strategy: the\n"
+    "recorded one replays as recorded; another diverges (exit 1) at the first call it\n"
+    "makes differently, and the verdict says which strategy each side ran.\n"
     "--reseed builds a sim world from the first observation of every object in the\n"
     "cassette (synthetic credentials in place of fingerprints; the registry grants\n"
     "what the recording shows it granted), runs today's core on it under --strategy\n"
@@ -277,6 +288,8 @@ const char *const cli_usage_replay =
     "{cassette: FILE}, relative to OUT's folder), with the recorded run and its\n"
     "arguments, expectations pinning today's exit and counters under each\n"
     "strategy, and a header to fill in; it is loaded and run before it is kept.\n"
+    "OUT is never written over an existing file nor through a symbolic link (exit\n"
+    "64, before any replay).\n"
     "A cassette that cannot be read (not SQLite, no schema, a newer format, a\n"
     "malformed row) exits 65 naming the file and the seq.\n";
 
@@ -308,6 +321,11 @@ static bool takes_value(const char *flag)
     for (size_t i = 0; i < RS_ARRAY_LEN(valued); i++)
         if (strcmp(flag, valued[i]) == 0) return true;
     return false;
+}
+
+bool run_arg_takes_value(const char *flag)
+{
+    return takes_value(flag);
 }
 
 static rs_code set_value(rs_run_args *a, const char *flag, const char *v, rs_err *e)
@@ -416,6 +434,8 @@ bool run_args_want_json(int argc, char **argv)
 rs_code run_args_parse(int argc, char **argv, rs_run_args *a, rs_err *e)
 {
     memset(a, 0, sizeof *a);
+    a->argc = argc;
+    a->argv = argv;
     a->transport = "live";
     a->secret_file = "k8s/bases/bootstrap/secret.enc.yaml";
     for (int i = 0; i < argc; i++) {

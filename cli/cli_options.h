@@ -26,10 +26,15 @@ typedef struct rs_run_args {
     const char *talosctl, *liveness_command;
     bool test_facade_clock; /* TEST-ONLY: clock, sleep, entropy from sim serve */
     char run_ref[96];
+    int argc; /* the arguments parsed (not owned) */
+    char **argv;
 } rs_run_args;
 
 /* Parses argv[0..argc) (without the program name or the `run` word). */
 rs_code run_args_parse(int argc, char **argv, rs_run_args *a, rs_err *e);
+
+/* Whether flag takes a value (`--strategy lazy`), as run_args_parse reads it. */
+bool run_arg_takes_value(const char *flag);
 
 /* Whether argv asks for `--output json` (the last --output wins), read
  * without parsing the rest: a usage error must still answer in JSON. */

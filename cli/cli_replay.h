@@ -36,5 +36,8 @@ extern const char *const replay_counter_rows[];
 
 /* --to-scenario OUT.yaml. */
 int replay_to_scenario(const rec_tape *t, const char *out_path);
+/* RS_OK when nothing is at OUT, else RS_USAGE after one sentence naming it
+ * (a file, a symlink — dangling too — anything: never replaced). */
+int replay_to_scenario_free(const char *out_path);
 
 #endif

@@ -24,6 +24,7 @@
 #include "recorder/recorder.h"
 #include "reports/summary.h"
 #include "sim/runner/runner_session.h"
+#include "sim/scenario/scenario.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -118,6 +119,37 @@ static void run_proof_out(const rs_options *opt, rs_result *res, rs_out *o)
     out_info(o, "runtime proof recorded at %s", opt->record_proof_path);
 }
 
+/* A `reassert run`'s arguments as a scenario may give them, for its
+ * cassette's meta args (DESIGN §8 r2: --reseed and --to-scenario reuse
+ * them). Every flag a scenario refuses (sc_arg_refused: the transport, the
+ * sim world's desired name, kubeconfig, context, talosconfig, talosctl,
+ * secret and token files, the decrypt and liveness commands, the cassette
+ * itself) goes with its value, and so does every file of the recording
+ * machine a replay cannot have: --config (its values are meta config) and
+ * the runtime-proof paths (meta options keep them). What stays — the mode,
+ * --strategy, --output — is never a credential nor a file's content.
+ * Pointers into args->argv; caller frees the array; *n its length. */
+static char **run_portable_args(const rs_run_args *args, int *n)
+{
+    static const char *const local_files[] = {"--config", "--record-runtime-proof",
+                                              "--reuse-runtime-proof"};
+    char **out = rs_xcalloc((size_t)args->argc + 1, sizeof *out);
+    *n = 0;
+    for (int i = 0; i < args->argc; i++) {
+        const char *f = args->argv[i];
+        bool drop = sc_arg_refused(f) != NULL;
+        for (size_t k = 0; k < RS_ARRAY_LEN(local_files); k++)
+            drop = drop || strcmp(f, local_files[k]) == 0;
+        bool valued = run_arg_takes_value(f) && i + 1 < args->argc;
+        if (!drop) {
+            out[(*n)++] = args->argv[i];
+            if (valued) out[(*n)++] = args->argv[i + 1];
+        }
+        if (valued) i++;
+    }
+    return out;
+}
+
 /* Options resolved, the proof read, the transaction run, the proof written,
  * the result printed. */
 /* The recorder on top of the stack when --record (or sim --record) asks for
@@ -128,6 +160,10 @@ static rs_transport *run_recorder(const rs_run_args *args, const sim_run_req *si
 {
     const char *path = sim && sim->record_path ? sim->record_path : args->record;
     if (!path) return NULL;
+    /* A scenario's run records its args as the scenario gave them; a
+     * `reassert run` (live, or --transport sim:) its portable ones. */
+    int argc = 0;
+    char **portable = sim ? NULL : run_portable_args(args, &argc);
     rec_run_info info = {.transport =
                              sim || strncmp(args->transport, "sim:", 4) == 0 ? "sim" : "live",
                          .cfg = cfg,
@@ -135,9 +171,11 @@ static rs_transport *run_recorder(const rs_run_args *args, const sim_run_req *si
                          .desired = d,
                          .scenario = sim ? sim->scenario_name : NULL,
                          .run = sim ? sim->run_name : NULL,
-                         .argc = sim ? sim->argc : 0,
-                         .argv = sim ? sim->argv : NULL};
-    return rec_shim_open(t, path, sim && sim->record_path, &info, known, e);
+                         .argc = sim ? sim->argc : argc,
+                         .argv = sim ? sim->argv : portable};
+    rs_transport *rec = rec_shim_open(t, path, &info, known, e);
+    free(portable);
+    return rec;
 }
 
 /* The live root's tokens as they are now: a kubeconfig tokenFile is read

@@ -1,6 +1,7 @@
 /*
- * cmd_replay.c — `reassert replay CASSETTE --list [--op GLOB]`, `--strict
- * [--json]` (DESIGN.md §8), and the parsing of `--reseed [--strategy S]
+ * cmd_replay.c — `reassert replay CASSETTE --list [--op GLOB]`, `[--strict]
+ * [--strategy S] [--json]` (DESIGN.md §7, §8; strict is the default mode),
+ * and the parsing of `--reseed [--strategy S]
  * [--json]` (cmd_replay_reseed.c) and `--to-scenario OUT.yaml`
  * (cmd_replay_scenario.c).
  *
@@ -64,13 +65,19 @@ static int replay_parse(int argc, char **argv, replay_args *a)
         }
     }
     if (!a->cassette) return replay_usage("no cassette given", NULL);
-    if ((int)a->list + (int)a->strict + (int)a->reseed + (int)(a->to_scenario != NULL) != 1)
-        return replay_usage("give exactly one of --list, --strict, --reseed and --to-scenario",
+    int modes = (int)a->list + (int)a->strict + (int)a->reseed + (int)(a->to_scenario != NULL);
+    if (modes > 1)
+        return replay_usage("give at most one of --list, --strict, --reseed and --to-scenario",
                             NULL);
+    /* No mode is strict replay (DESIGN §7 synopsis, finding G10): the
+     * check §8 makes of a recording — does today's core make the same
+     * calls on that input — and the one mode that changes nothing. */
+    if (modes == 0) a->strict = true;
     if (a->op_glob && !a->list) return replay_usage("--op filters --list", NULL);
     if (a->json && !a->strict && !a->reseed)
         return replay_usage("--json goes with --strict or --reseed", NULL);
-    if (a->strategy && !a->reseed) return replay_usage("--strategy goes with --reseed", NULL);
+    if (a->strategy && !a->strict && !a->reseed)
+        return replay_usage("--strategy goes with --strict or --reseed", NULL);
     if (a->strategy && !rs_strategy_find(a->strategy))
         return replay_usage("--strategy names no strategy:", a->strategy);
     return RS_OK;
@@ -130,7 +137,10 @@ static void replay_print_json(const rec_tape *t, rec_replay *rp, cJSON *replayed
     cJSON_Delete(doc);
 }
 
-static int replay_verdict(const rec_tape *t, rec_replay *rp, cJSON *replayed, bool json)
+/* note: how the replay differs from the recording by request (another
+ * strategy), said with the verdict; NULL for none. */
+static int replay_verdict(const rec_tape *t, rec_replay *rp, cJSON *replayed, bool json,
+                          const char *note)
 {
     int64_t at = rec_replay_diverged_at(rp);
     bool counters_equal = !t->counters || cJSON_Compare(t->counters, replayed, true);
@@ -138,6 +148,7 @@ static int replay_verdict(const rec_tape *t, rec_replay *rp, cJSON *replayed, bo
     if (at >= 0) {
         fprintf(json ? stderr : stdout,
                 "::error::strict replay of %s diverged at seq %" PRId64 "\n", t->path, at);
+        if (note) replay_say(json ? stderr : stdout, "  ", note);
         replay_say(json ? stderr : stdout, "  recorded: ", rec_replay_recorded(rp));
         replay_say(json ? stderr : stdout, "  replayed: ", rec_replay_replayed(rp));
         return RS_FAILED;
@@ -147,6 +158,7 @@ static int replay_verdict(const rec_tape *t, rec_replay *rp, cJSON *replayed, bo
         fprintf(json ? stderr : stdout,
                 "::error::strict replay of %s made every recorded call, but the counters differ\n",
                 t->path);
+        if (note) replay_say(json ? stderr : stdout, "  ", note);
         replay_say(json ? stderr : stdout, "  recorded: ", a);
         replay_say(json ? stderr : stdout, "  replayed: ", b);
         free(a);
@@ -158,11 +170,16 @@ static int replay_verdict(const rec_tape *t, rec_replay *rp, cJSON *replayed, bo
                rec_replay_matched(rp));
         printf(t->counters ? "; counters equal\n"
                            : "; the recorded run never finished (no counters to compare)\n");
+        if (note) replay_say(stdout, "  ", note);
     }
     return RS_OK;
 }
 
-static int replay_strict(const rec_tape *t, bool json)
+/* --strict --strategy S: today's core under S against the recording. The
+ * recorded strategy replays as recorded; another one is the question "would
+ * S have made the same calls here?", answered by the first call it changes
+ * (exit 1, both sides shown) — never by pretending the recording was S. */
+static int replay_strict(const rec_tape *t, const char *strategy_name, bool json)
 {
     rec_replay *rp = rec_replay_new(t);
     rs_config cfg;
@@ -171,10 +188,17 @@ static int replay_strict(const rec_tape *t, bool json)
     rs_err e;
     rs_err_clear(&e);
     int code;
+    char *note = NULL;
     if (rec_replay_inputs(rp, &cfg, &opt, &desired, &ciphertext, &e) != RS_OK) {
         replay_say(stderr, "reassert replay: ", e.msg);
         code = e.code;
     } else {
+        const rs_strategy *asked = strategy_name ? rs_strategy_find(strategy_name) : NULL;
+        if (asked && asked != opt.strategy) {
+            note = rs_xasprintf("(recorded under %s, replayed under %s by --strategy)",
+                                opt.strategy->name, asked->name);
+            opt.strategy = asked;
+        }
         rs_transport *count = tp_count_open(rec_replay_root(rp), &cfg);
         rs_transport *check = rec_replay_check(rp, count);
         /* The core's own messages are the recorded run's; the verdict is
@@ -188,13 +212,14 @@ static int replay_strict(const rec_tape *t, bool json)
         txn_run(check, &cfg, &opt, &d, &o, &res);
         rec_replay_finish(rp);
         cJSON *replayed = tp_count_counters(count);
-        code = replay_verdict(t, rp, replayed, json);
+        code = replay_verdict(t, rp, replayed, json, note);
         cJSON_Delete(replayed);
         rs_result_free(&res);
         out_free(&o);
         if (sink) fclose(sink);
         count->close(count);
     }
+    free(note);
     rs_config_free(&cfg);
     rec_replay_free(rp);
     return code;
@@ -256,6 +281,7 @@ int cmd_replay(int argc, char **argv)
     }
     replay_args a;
     int code = replay_parse(argc, argv, &a);
+    if (code == RS_OK && a.to_scenario) code = replay_to_scenario_free(a.to_scenario);
     if (code != RS_OK) return code;
     rec_tape *t = NULL;
     rs_err e;
@@ -264,13 +290,13 @@ int cmd_replay(int argc, char **argv)
         replay_say(stderr, "reassert replay: ", e.msg);
         return e.code;
     }
-    if (!a.list && replay_check_meta(t, &e) != RS_OK) {
+    if (replay_check_meta(t, &e) != RS_OK) {
         replay_say(stderr, "reassert replay: ", e.msg);
         code = e.code;
     } else if (a.list)
         code = replay_list(t, a.op_glob);
     else if (a.strict)
-        code = replay_strict(t, a.json);
+        code = replay_strict(t, a.strategy, a.json);
     else if (a.reseed)
         code = replay_reseed(t, a.strategy, a.json);
     else

@@ -14,7 +14,7 @@
  * or pass is removed and the command fails, saying why. Same cassette, same
  * bytes: nothing in the file depends on time, paths outside it, or chance.
  */
-#define _XOPEN_SOURCE 700 /* realpath */
+#define _XOPEN_SOURCE 700 /* realpath, fdopen, O_NOFOLLOW */
 #include "cli/cli_replay.h"
 
 #include "sim/runner/runner.h"
@@ -22,9 +22,11 @@
 #include "sim/world/world.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* ---- paths ---- */
@@ -205,6 +207,47 @@ static rs_code tos_prove(const char *path, rs_err *e)
     return rc;
 }
 
+/* OUT is never written over a file nor through a symlink (the house rule
+ * of run --record, --record-runtime-proof and sweep --emit-scenario;
+ * finding G8): refused before the cassette is read (a usage error, 64,
+ * wins over a bad cassette's 65: DESIGN §7), and again by the exclusive
+ * open should something appear meanwhile. */
+static int tos_taken(const char *out_path)
+{
+    char *msg = rs_xasprintf("--to-scenario %s: something is already there; a scenario is never "
+                             "written over a file nor through a symbolic link",
+                             out_path);
+    replay_say(stderr, "reassert replay: ", msg);
+    free(msg);
+    return RS_USAGE;
+}
+
+static FILE *tos_create(const char *out_path, int *code)
+{
+    int fd = open(out_path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    FILE *fp = fd >= 0 ? fdopen(fd, "w") : NULL;
+    if (fp) return fp;
+    if (fd < 0 && (errno == EEXIST || errno == ELOOP)) {
+        *code = tos_taken(out_path);
+        return NULL;
+    }
+    char *msg = rs_xasprintf("cannot write %s: %s", out_path, strerror(errno));
+    replay_say(stderr, "reassert replay: ", msg);
+    free(msg);
+    if (fd >= 0) {
+        close(fd);
+        unlink(out_path);
+    }
+    *code = RS_USAGE;
+    return NULL;
+}
+
+int replay_to_scenario_free(const char *out_path)
+{
+    struct stat st;
+    return lstat(out_path, &st) == 0 ? tos_taken(out_path) : RS_OK;
+}
+
 int replay_to_scenario(const rec_tape *t, const char *out_path)
 {
     rs_err e;
@@ -232,13 +275,7 @@ int replay_to_scenario(const rec_tape *t, const char *out_path)
                        i ? "eager" : "lazy");
             code = RS_FAILED;
         }
-    FILE *fp = code == RS_OK ? fopen(out_path, "w") : NULL;
-    if (code == RS_OK && !fp) {
-        char *msg = rs_xasprintf("cannot write %s: %s", out_path, strerror(errno));
-        replay_say(stderr, "reassert replay: ", msg);
-        free(msg);
-        code = RS_USAGE;
-    }
+    FILE *fp = code == RS_OK ? tos_create(out_path, &code) : NULL;
     if (fp) {
         char *name = tos_name(out_path, sc->name);
         tos_write(fp, t, sc, rel, runs, warnings, name);

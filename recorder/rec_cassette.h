@@ -37,9 +37,9 @@ typedef struct rec_row {
 
 typedef struct rec_cassette rec_cassette;
 
-/* Creates path (refusing anything already there unless replace, which
- * removes an earlier cassette and its -wal/-shm first). */
-rs_code rec_cassette_create(const char *path, bool replace, rec_cassette **out, rs_err *e);
+/* Creates path, mode 0600, exclusively: anything already there (a file, a
+ * symlink, a -wal or -journal beside it) is RS_USAGE naming path. */
+rs_code rec_cassette_create(const char *path, rec_cassette **out, rs_err *e);
 rs_code rec_cassette_meta(rec_cassette *c, const char *key, const char *value, rs_err *e);
 /* Appends one row, in a transaction of its own. */
 rs_code rec_cassette_call(rec_cassette *c, const rec_row *row, rs_err *e);

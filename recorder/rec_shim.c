@@ -248,11 +248,11 @@ static cJSON *rec_meta_build(rec_shim *s, const rec_run_info *info)
     return m;
 }
 
-rs_transport *rec_shim_open(rs_transport *inner, const char *cassette_path, bool replace,
+rs_transport *rec_shim_open(rs_transport *inner, const char *cassette_path,
                             const rec_run_info *info, const char *const *known, rs_err *e)
 {
     rec_cassette *cas = NULL;
-    if (rec_cassette_create(cassette_path, replace, &cas, e) != RS_OK) return NULL;
+    if (rec_cassette_create(cassette_path, &cas, e) != RS_OK) return NULL;
     rec_shim *s = rs_xcalloc(1, sizeof *s);
     s->inner = inner;
     s->cas = cas;

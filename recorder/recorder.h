@@ -32,11 +32,11 @@ typedef struct rec_run_info {
 } rec_run_info;
 
 /* Wraps inner (not owned: closing the shim leaves inner open); the returned
- * transport records into cassette_path, which must not exist unless replace
- * (the sim's --record DIR overwrites its own earlier cassettes). known: the
+ * transport records into cassette_path, which must not exist (nothing is
+ * ever replaced: rec_cassette_create). known: the
  * secrets the caller holds (catalogue passwords and docker configs, tokens),
  * NULL-terminated; the desired credential is learnt from info. */
-rs_transport *rec_shim_open(rs_transport *inner, const char *cassette_path, bool replace,
+rs_transport *rec_shim_open(rs_transport *inner, const char *cassette_path,
                             const rec_run_info *info, const char *const *known, rs_err *e);
 /* Secrets that can change mid-run — a kubeconfig tokenFile read again
  * after a rotation, an exec plugin's next credential: the shim asks fn

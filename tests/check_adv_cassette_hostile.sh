@@ -48,6 +48,11 @@ mutate status-odd "update calls set status=99999 where seq=$SEQ"
 expect status-odd 65 "seq $SEQ" status-odd.db --strict
 mutate fmt-newer "update meta set value='2' where key='format_version'"
 expect fmt-newer 65 "fmt-newer.db" fmt-newer.db --strict
+# A counter whose value is not JSON (finding H1 of findings-s7): the error
+# names the counter; reading its name after the statement was finalized was a
+# heap use-after-free (the sanitizer build aborts on it).
+mutate counter-not-json "update counters set value='abc' where name='writes'"
+expect counter-not-json 65 "counter 'writes' is not a JSON value" counter-not-json.db --strict
 mutate fmt-junk "update meta set value='1abc' where key='format_version'"
 expect fmt-junk 65 "fmt-junk.db" fmt-junk.db --list
 mutate no-config "delete from meta where key='config'"

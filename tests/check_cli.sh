@@ -42,8 +42,8 @@ expect 64 "desired without sim transport" -- run --desired current
 expect 64 "sim transport without desired" -- run --transport sim:/tmp/x.db
 expect 64 "sim without files" -- sim
 expect 64 "sim bad strategy" -- sim --strategy fast "$src/scenarios/registry-denial.yaml"
-expect 64 "replay --strategy without --reseed" -- replay /tmp/c.db --strict --strategy lazy
-expect_text "--strategy goes with --reseed" "replay --strategy says why"
+expect 64 "replay --strategy with --list" -- replay /tmp/c.db --list --strategy lazy
+expect_text "--strategy goes with --strict or --reseed" "replay --strategy says why"
 expect 64 "sim --compare needs eager,lazy" -- sim --compare lazy "$src/scenarios/registry-denial.yaml"
 
 printf 'name: broken\nseed: 1\ncluster: {preset: prod, credential: previous}\ndesired: current\nruns:\n  - name: r\n    colour: red\n' >"$tmp/bad.yaml"

@@ -6,7 +6,10 @@
 # recorded one, the replayed counters equal to the recorded ones and to
 # the run's own `--output json` counters — and no password, kube token or
 # OpenBao token in any byte of the cassette or its -wal (raw, base64 at each
-# alignment, base64 of user:password), nor in the replay's output.
+# alignment, base64 of user:password), nor in the replay's output. The
+# cassette keeps the run's arguments as a scenario may give them (no
+# live-only flag, no local file), so `replay --to-scenario` of it writes a
+# scenario that passes.
 #
 #   tests/check_live_record.sh BUILD/reassert SOURCE_ROOT
 set -u
@@ -65,10 +68,13 @@ EOF
 printf '{"context":"sim","contexts":{"sim":{"endpoints":["%s"],"reassert-stub":{"record":"%s/talos.rec","token-file":"%s/kube.token"}}}}\n' \
   "$url" "$tmp" "$tmp" >"$tmp/talosconfig"
 
+# --config is a file on the recording machine: its values go in meta config.
+printf 'lease:\n  heartbeat-s: 30\n' >"$tmp/config.yaml"
 PATH="$tmp/bin:$PATH" HOME="$tmp" BAO_ADDR="$url" BAO_TOKEN=bao-token-rec-93e0 \
   REASSERT_REGISTRY_URL="$url" "$bin" run --transport live --kubeconfig "$tmp/kubeconfig" \
   --secret-file "$tmp/secret.enc.yaml" --decrypt-command "$tmp/decrypt.sh" \
-  --talosconfig "$tmp/talosconfig" --test-facade-clock --output json \
+  --talosconfig "$tmp/talosconfig" --test-facade-clock --output json --strategy lazy \
+  --openbao-token-file "$tmp/bao.token" --config "$tmp/config.yaml" \
   --record "$tmp/live.db" >"$tmp/run.json" 2>"$tmp/run.err" </dev/null
 rc=$?
 [ $rc -eq 0 ] || fail "the live run exited $rc: $(head -c 600 "$tmp/run.json") $(head -c 300 "$tmp/run.err")"
@@ -86,6 +92,23 @@ jq -S .counters "$tmp/run.json" >"$tmp/c.run"
 jq -S .recorded "$tmp/replay.json" >"$tmp/c.rec"
 cmp -s "$tmp/c.run" "$tmp/c.rec" || fail "the cassette's counters are not the run's own"
 
+# The run's arguments are kept as a scenario may give them (DESIGN §8 r2:
+# --reseed and --to-scenario reuse them): the mode, strategy and output
+# flags; every live-only flag and every file on the recording machine
+# (kubeconfig, talosconfig, token and secret files, the decrypt command,
+# --config, the cassette itself) goes with its value.
+args=$(sqlite3 "$tmp/live.db" "select value from meta where key='args'")
+[ "$args" = '["--output","json","--strategy","lazy"]' ] ||
+  fail "the live cassette's args are not the run's portable ones: $args"
+printf '%s' "$args" | grep -qF "$tmp" && fail "the live cassette's args name a local file: $args"
+"$bin" replay "$tmp/live.db" --to-scenario "$tmp/inc.yaml" >"$tmp/ts.out" 2>&1 ||
+  fail "replay --to-scenario of the live cassette exited $?: $(head -c 600 "$tmp/ts.out")"
+grep -qF 'args: ["--output", "json", "--strategy", "lazy"]' "$tmp/inc.yaml" ||
+  fail "the written scenario does not carry the recorded args: $(grep -n args "$tmp/inc.yaml")"
+"$bin" sim "$tmp/inc.yaml" --strategy lazy >"$tmp/sim.out" 2>&1 ||
+  fail "the scenario written from the live cassette does not pass: $(tail -5 "$tmp/sim.out")"
+cat "$tmp/ts.out" "$tmp/inc.yaml" "$tmp/sim.out" >"$tmp/written.txt"
+
 : >"$tmp/forms"
 for s in "$pass" kube-token-rec-7a1c bao-token-rec-93e0; do
   printf '%s\n' "$s" >>"$tmp/forms"
@@ -98,7 +121,7 @@ for s in "$pass" kube-token-rec-7a1c bao-token-rec-93e0; do
 done
 printf '%s' "deploy-bot:$pass" | base64 -w0 >>"$tmp/forms"
 echo >>"$tmp/forms"
-for f in "$tmp"/live.db* "$tmp/replay.json" "$tmp/replay.err"; do
+for f in "$tmp"/live.db* "$tmp/replay.json" "$tmp/replay.err" "$tmp/written.txt"; do
   [ -f "$f" ] || continue
   grep -qaF -f "$tmp/forms" "$f" && fail "a password or token is in $(basename "$f")"
 done

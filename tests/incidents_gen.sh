@@ -37,6 +37,7 @@ for f in "$src"/scenarios/incident-*.yaml; do
     run=${run#"$base".}
     cp "$db" "$outdir/$base.$run.db" || exit 1
     rm -f "$outdir/$base.$run.db-wal" "$outdir/$base.$run.db-shm"
+    rm -f "$tmp/out.yaml" # --to-scenario never writes over a file
     if ! (cd "$outdir" && "$bin" replay "$base.$run.db" --to-scenario "$tmp/out.yaml" >"$tmp/ts.out" 2>&1); then
       cat "$tmp/ts.out"
       echo "incidents_gen: replay --to-scenario failed on $base.$run.db" >&2

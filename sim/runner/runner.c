@@ -191,18 +191,6 @@ static const char *run_args_strategy(const sc_run *run)
     return named;
 }
 
-/* DIR/<scenario>.<run>.db, each name kept to [A-Za-z0-9._-] so a scenario
- * cannot name a path outside DIR. Caller frees. */
-static char *run_record_path(const char *dir, const sc_scenario *sc, const sc_run *run)
-{
-    char *p = rs_xasprintf("%s/%s.%s.db", dir, sc->name, run->name);
-    for (char *c = p + strlen(dir) + 1; *c; c++)
-        if (!((*c >= 'A' && *c <= 'Z') || (*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') ||
-              *c == '.' || *c == '-' || *c == '_'))
-            *c = '_';
-    return p;
-}
-
 /* One run: before events, the child, then every check (see sim_run_checked
  * in runner.h). Returns the run's report node, redacted. */
 static cJSON *run_checked(const sc_scenario *sc, const sc_run *run, const rs_strategy *strategy,
@@ -233,7 +221,7 @@ static cJSON *run_checked(const sc_scenario *sc, const sc_run *run, const rs_str
     snprintf(out_path, sizeof out_path, "%s/%s.out", tmp, run->name);
     snprintf(unfired_path, sizeof unfired_path, "%s/%s.unfired", tmp, run->name);
     int sig = 0;
-    char *record = record_dir ? run_record_path(record_dir, sc, run) : NULL;
+    char *record = record_dir ? runner_record_path(record_dir, sc, run) : NULL;
     int code = run_child(db, sc, run, strategy, tmp, out_path, unfired_path, record, run_fn, &sig);
     free(record);
     fail_if_killed(sig, failures);
@@ -454,10 +442,7 @@ static cJSON *scenario_run(sc_scenario *sc, const sim_opts *c)
             cJSON_AddItemToArray(skipped, k);
             continue;
         }
-        /* Both strategies record the same run names: each gets its folder. */
-        char *rdir = c->record_dir && !c->strategy ? rs_xasprintf("%s/%s", c->record_dir, st)
-                     : c->record_dir               ? rs_xstrdup(c->record_dir)
-                                                   : NULL;
+        char *rdir = runner_record_dir(c, st);
         if (rdir) (void)mkdir(rdir, 0700);
         passed = scenario_strategy(sc, rs_strategy_find(st), st, c->run, rdir, runs) && passed;
         free(rdir);
@@ -504,6 +489,7 @@ static bool junit_out(const sim_opts *c, const cJSON *scenarios)
 
 int sim_main(const sim_opts *c)
 {
+    if (!runner_record_preflight(c)) return RS_USAGE;
     cJSON *scenarios = cJSON_CreateArray();
     size_t n_pass = 0, n_fail = 0, n_bad = 0, n_skip = 0;
     bool junit_ok = true;
@@ -525,6 +511,7 @@ int sim_main(const sim_opts *c)
             runner_actions_escape(stderr, c->files[i], false);
             fputs(" ...\n", stderr);
         }
+        sim_scenario_warn(sc, stderr); /* stderr: --json's bytes stay the report */
         cJSON *s = scenario_run(sc, c);
         bool ok = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(s, "passed"));
         if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(s, "all_skipped")))

@@ -6,6 +6,7 @@
 #define SIM_RUNNER_INT_H
 
 #include "core/cred/cred_redact.h"
+#include "sim/runner/runner.h"
 #include "sim/scenario/scenario.h"
 #include "sim/world/world.h"
 
@@ -41,5 +42,14 @@ void runner_actions_dump(FILE *out, const cJSON *s);
  * cutover, "at", "label"}], "marks_dropped"?}. Caller owns it. */
 cJSON *runner_timeline(sim_world *w, long long after_seq, const char *run_name, int64_t from_ms,
                        int64_t to_ms);
+
+/* `sim --record DIR` (runner_record.c): the folder of strategy's cassettes
+ * (NULL without --record) and a run's cassette in it; both caller-frees. */
+char *runner_record_dir(const sim_opts *c, const char *strategy);
+char *runner_record_path(const char *dir, const sc_scenario *sc, const sc_run *run);
+/* False, with one line on stderr naming the path, when a cassette this
+ * command would record is already there (a file, a symlink, a -wal beside
+ * it) or would be recorded twice: checked before any run. */
+bool runner_record_preflight(const sim_opts *c);
 
 #endif

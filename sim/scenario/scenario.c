@@ -65,7 +65,7 @@ static const char *const sc_args_refused[] = {"--transport",
                                               "--version",
                                               NULL};
 
-static const char *sc_arg_refused(const char *arg)
+const char *sc_arg_refused(const char *arg)
 {
     for (size_t i = 0; sc_args_refused[i]; i++) {
         size_t n = strlen(sc_args_refused[i]);

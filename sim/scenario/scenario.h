@@ -147,6 +147,12 @@ typedef struct sc_scenario {
 rs_code sc_load(const char *path, sc_scenario **out, rs_err *e);
 void sc_free(sc_scenario *sc);
 
+/* The flag arg is (alone or as "--flag=value") when a scenario's args may
+ * not give it — one the harness sets itself (the world, the desired
+ * credential) or one only a live run acts on — else NULL. A live run's
+ * cassette keeps its arguments without these (cli_run.c). */
+const char *sc_arg_refused(const char *arg);
+
 /* The run's expectations for a strategy: `by-strategy.<strategy>` merged
  * deeply over the rest (maps merge, scalars and lists replace). Caller frees.
  * Never NULL (an empty object when the run has no expect). */
