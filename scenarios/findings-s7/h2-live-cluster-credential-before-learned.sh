@@ -1,5 +1,5 @@
 #!/bin/bash
-# Finding M6: a live recording redacts the cluster's own credential (here
+# Finding H2: a live recording redacts the cluster's own credential (here
 # the catalogue's `previous`, which variables-base holds) only in rows
 # written AFTER the run read variables-base: the same password inside a
 # Lease annotation read earlier (seq 17) stays in the cassette verbatim,
