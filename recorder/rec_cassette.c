@@ -256,18 +256,20 @@ static rs_code rec_load_meta(sqlite3 *db, rec_tape *t, rs_err *e)
     char *end = NULL;
     errno = 0;
     long fmt = strtol(v, &end, 10);
-    if (!v[0] || *end || errno || v[0] == ' ' || v[0] == '+')
+    if (!v[0] || *end || v[0] == ' ' || v[0] == '+')
         return rec_bad(e, t->path, "meta format_version '%.40s' is not a number", v);
+    /* Named as written: a number too large for a long is a newer format
+     * all the same (finding M3 of session 7), never a clamped one. */
     if (fmt < 1)
         return rs_fail(e, RS_DATAERR,
-                       "cassette %s: meta format_version: format %ld is not a cassette format "
+                       "cassette %s: meta format_version: format %.40s is not a cassette format "
                        "(formats start at 1; this reassert reads 1 to %d)",
-                       t->path, fmt, REC_FORMAT_VERSION);
-    if (fmt > REC_FORMAT_VERSION)
+                       t->path, v, REC_FORMAT_VERSION);
+    if (errno || fmt > REC_FORMAT_VERSION)
         return rs_fail(e, RS_DATAERR,
-                       "cassette %s: written in cassette format %ld by a newer reassert; this "
+                       "cassette %s: written in cassette format %.40s by a newer reassert; this "
                        "one reads format %d and older",
-                       t->path, fmt, REC_FORMAT_VERSION);
+                       t->path, v, REC_FORMAT_VERSION);
     return RS_OK;
 }
 

@@ -55,6 +55,11 @@ cp "$good" "$out/newer.db"
 sqlite3 "$out/newer.db" "UPDATE meta SET value = '99' WHERE key = 'format_version'"
 expect_bad "a newer format" "$out/newer.db"
 grep -q "format 99" "$out/e" || fail "the newer format's error does not say which format"
+cp "$good" "$out/huge.db"
+sqlite3 "$out/huge.db" "UPDATE meta SET value = '99999999999999999999999' WHERE key = 'format_version'"
+expect_bad "a format number past a long" "$out/huge.db"
+grep -q "format 99999999999999999999999 by a newer" "$out/e" ||
+  fail "a format number past a long is not named as written: $(cat "$out/e")"
 cp "$good" "$out/body.db"
 sqlite3 "$out/body.db" "UPDATE calls SET response = '{\"kind\": \"Lease\", broken' WHERE seq = 17"
 expect_bad "a malformed response body" "$out/body.db" 17

@@ -25,9 +25,13 @@ for f in "$src"/scenarios/*.yaml; do
   total=$((total + 1))
   ok=1
   for c in "$@"; do
-    "$bin" replay "$c" --reseed --strategy "$strategy" --json >"$out/j" 2>/dev/null &&
-      jq -e '. as $r | .exit.recorded == .exit.replayed and .recorded != null and
-        all(.replayed | keys[]; $r.recorded[.] == $r.replayed[.])' "$out/j" >/dev/null || {
+    "$bin" replay "$c" --reseed --strategy "$strategy" --json >"$out/j" 2>"$out/e" || {
+      echo "refused: $(basename "$c" .db): $(head -c 200 "$out/e")"
+      ok=0
+      continue
+    }
+    jq -e '. as $r | .exit.recorded == .exit.replayed and .recorded != null and
+      all(.replayed | keys[]; $r.recorded[.] == $r.replayed[.])' "$out/j" >/dev/null || {
       ok=0
       echo "differs: $(basename "$c" .db)"
     }
