@@ -224,14 +224,16 @@ static tx_status node_reclaim(rs_txn *tx, const node_info *n)
     return TX_OK;
 }
 
-/* Names every node fence no reclaim can clear (owner or journal, and not a
- * plain `claimed` fence) into names; returns whether there is any. */
+/* Names every node fence no reclaim can clear (owner, journal or a phase,
+ * and not a plain `claimed` fence) into names; returns whether there is any.
+ * A phase with no owner is a half-removed fence that may have a Talos write
+ * in flight: residual, as `--fences` reports it (H26 over DESIGN §3.3, F14). */
 static bool node_unreclaimable(const node_inventory *inv, char *names, size_t len)
 {
     names[0] = '\0';
     for (size_t i = 0; i < inv->n; i++) {
         const node_info *n = &inv->nodes[i];
-        if ((!n->owner && !n->journal) || node_reclaimable(n)) continue;
+        if ((!n->owner && !n->journal && !n->phase) || node_reclaimable(n)) continue;
         size_t used = strlen(names);
         snprintf(names + used, len - used, "%s%s (owner %s, phase %s%s)", used ? ", " : "", n->name,
                  n->owner ? n->owner : "none", n->phase ? n->phase : "missing",
