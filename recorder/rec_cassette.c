@@ -283,10 +283,14 @@ static rs_code rec_load_counters(sqlite3 *db, rec_tape *t, rs_err *e)
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         const char *k = (const char *)sqlite3_column_text(st, 0);
         const char *v = (const char *)sqlite3_column_text(st, 1);
-        cJSON *val = v ? cJSON_Parse(v) : NULL;
+        /* A counter is an integer >= 0 written in decimal digits: not
+         * 1e999 (null), 0x32 (read as 0) or "5 0" (finding M3 of s7). */
+        size_t vl = v ? strlen(v) : 0;
+        bool digits = vl > 0 && vl <= 15 && strspn(v, "0123456789") == vl;
+        cJSON *val = digits ? cJSON_Parse(v) : NULL;
         if (!k || !val) {
             /* k lives in the statement's row: the message is made first. */
-            rs_code bad = rec_bad(e, t->path, "counter '%s' is not a JSON value", k ? k : "?");
+            rs_code bad = rec_bad(e, t->path, "counter '%s' is not an integer >= 0", k ? k : "?");
             cJSON_Delete(val);
             cJSON_Delete(c);
             sqlite3_finalize(st);
