@@ -16,6 +16,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <sqlite3.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -273,6 +274,17 @@ static rs_code rec_load_meta(sqlite3 *db, rec_tape *t, rs_err *e)
     return RS_OK;
 }
 
+static bool rec_counts_ok(const cJSON *v)
+{
+    if (cJSON_IsNumber(v)) {
+        double d = v->valuedouble;
+        return isfinite(d) && d >= 0;
+    }
+    for (const cJSON *it = v->child; it; it = it->next)
+        if (!rec_counts_ok(it)) return false;
+    return true;
+}
+
 static rs_code rec_load_counters(sqlite3 *db, rec_tape *t, rs_err *e)
 {
     sqlite3_stmt *st = NULL;
@@ -283,14 +295,18 @@ static rs_code rec_load_counters(sqlite3 *db, rec_tape *t, rs_err *e)
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         const char *k = (const char *)sqlite3_column_text(st, 0);
         const char *v = (const char *)sqlite3_column_text(st, 1);
-        /* A counter is an integer >= 0 written in decimal digits: not
-         * 1e999 (null), 0x32 (read as 0) or "5 0" (finding M3 of s7). */
-        size_t vl = v ? strlen(v) : 0;
-        bool digits = vl > 0 && vl <= 15 && strspn(v, "0123456789") == vl;
-        cJSON *val = digits ? cJSON_Parse(v) : NULL;
+        /* The whole text is one JSON value, and every number in it is a
+         * count or a time: finite, >= 0 — not 1e999 (read as null), 0x32 (read
+         * as 0), "5 0" or -1 (finding M3 of s7). */
+        cJSON *val = v ? cJSON_ParseWithOpts(v, NULL, true) : NULL;
+        if (val && !rec_counts_ok(val)) {
+            cJSON_Delete(val);
+            val = NULL;
+        }
         if (!k || !val) {
             /* k lives in the statement's row: the message is made first. */
-            rs_code bad = rec_bad(e, t->path, "counter '%s' is not an integer >= 0", k ? k : "?");
+            rs_code bad =
+                rec_bad(e, t->path, "counter '%s' is not JSON with counts >= 0", k ? k : "?");
             cJSON_Delete(val);
             cJSON_Delete(c);
             sqlite3_finalize(st);

@@ -52,12 +52,12 @@ expect fmt-newer 65 "fmt-newer.db" fmt-newer.db --strict
 # names the counter; reading its name after the statement was finalized was a
 # heap use-after-free (the sanitizer build aborts on it).
 mutate counter-not-json "update counters set value='abc' where name='writes'"
-expect counter-not-json 65 "counter 'writes' is not an integer >= 0" counter-not-json.db --strict
+expect counter-not-json 65 "counter 'writes' is not JSON with counts >= 0" counter-not-json.db --strict
 # Finding M3 (s7): a counter that is not a decimal integer >= 0 (1e999 read
 # as null, 0x32 read as 0, "5 0", -1) is refused naming the counter.
 for v in 1e999 0x32 '5 0' -1; do
   mutate counter-m3 "update counters set value='$v' where name='writes'"
-  expect counter-m3 65 "counter 'writes' is not an integer >= 0" counter-m3.db --strict
+  expect counter-m3 65 "counter 'writes' is not JSON with counts >= 0" counter-m3.db --strict
 done
 mutate fmt-junk "update meta set value='1abc' where key='format_version'"
 expect fmt-junk 65 "fmt-junk.db" fmt-junk.db --list
