@@ -290,7 +290,7 @@ int cmd_replay(int argc, char **argv)
         replay_say(stderr, "reassert replay: ", e.msg);
         return e.code;
     }
-    if (!a.list && replay_check_meta(t, &e) != RS_OK) {
+    if (replay_check_meta(t, &e) != RS_OK) {
         replay_say(stderr, "reassert replay: ", e.msg);
         code = e.code;
     } else if (a.list)

@@ -17,7 +17,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 const char *const replay_counter_rows[] = {"writes",
                                            "controller_restarts",
@@ -36,30 +35,7 @@ const char *const replay_counter_rows[] = {"writes",
  * (cheap) keeps the runner's path the scenario path. */
 cJSON *replay_reseed_warnings(const sc_scenario *sc, rs_err *e)
 {
-    char dir[] = "/tmp/reassert-reseed-XXXXXX";
-    if (!mkdtemp(dir)) {
-        rs_fail(e, RS_FAILED, "cannot create a temporary directory for the world");
-        return NULL;
-    }
-    char *db = rs_xasprintf("%s/world.db", dir);
-    char **warn = NULL;
-    size_t n = 0;
-    cJSON *out = NULL;
-    if (sim_world_build_warn(db, sc, &warn, &n, e) == RS_OK) {
-        out = cJSON_CreateArray();
-        for (size_t i = 0; i < n; i++)
-            cJSON_AddItemToArray(out, cJSON_CreateString(warn[i]));
-    }
-    sim_strings_free(warn, n);
-    const char *suffix[] = {"", "-wal", "-shm", "-journal"};
-    for (size_t i = 0; i < RS_ARRAY_LEN(suffix); i++) {
-        char *p = rs_xasprintf("%s%s", db, suffix[i]);
-        unlink(p);
-        free(p);
-    }
-    free(db);
-    rmdir(dir);
-    return out;
+    return sim_scenario_warnings(sc, e);
 }
 
 cJSON *replay_reseed_run(const sc_scenario *sc, const rs_strategy *strategy)

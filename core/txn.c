@@ -386,7 +386,7 @@ void txn_run(rs_transport *t, const rs_config *cfg, const rs_options *opt,
     res->annotation_only_nodes = NULL;
     res->n_annotation_only = 0;
 
-    if (opt->mode == RS_MODE_FENCES || opt->mode == RS_MODE_RECOVER_FENCES) {
+    if (!txn_mode_needs_credential(opt->mode)) {
         /* No credential needed: the revision comes from the ciphertext alone. */
         if (!desired || !desired->ciphertext ||
             revision_of_ciphertext(desired->ciphertext, tx->revision, NULL) != RS_OK)
@@ -445,4 +445,9 @@ void txn_run(rs_transport *t, const rs_config *cfg, const rs_options *opt,
     free(tx->drift_seen);
     gate_free(tx->gate);
     free(tx);
+}
+
+bool txn_mode_needs_credential(rs_mode mode)
+{
+    return mode != RS_MODE_FENCES && mode != RS_MODE_RECOVER_FENCES;
 }

@@ -112,4 +112,9 @@ void rs_result_free(rs_result *res);
 void txn_run(rs_transport *t, const rs_config *cfg, const rs_options *opt,
              const rs_desired *desired, rs_out *out, rs_result *res);
 
+/* Whether mode checks the desired credential (cred_parse, then the
+ * ciphertext's revision) before its first call: repair and --check-only
+ * do; --fences and --recover-fences need none. */
+bool txn_mode_needs_credential(rs_mode mode);
+
 #endif

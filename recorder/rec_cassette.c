@@ -10,6 +10,8 @@
  */
 #include "recorder/rec_cassette.h"
 
+#include "recorder/rec_meta.h"
+
 #include "core/transport/transport.h"
 
 #include <errno.h>
@@ -252,14 +254,22 @@ static rs_code rec_load_meta(sqlite3 *db, rec_tape *t, rs_err *e)
     const char *v = rec_tape_meta(t, "format_version");
     if (!v) return rec_bad(e, t->path, "not a cassette (meta has no format_version)%s", NULL);
     char *end = NULL;
+    errno = 0;
     long fmt = strtol(v, &end, 10);
-    if (!v[0] || *end || fmt < 1)
-        return rec_bad(e, t->path, "the format version '%s' is not a number", v);
-    if (fmt > REC_FORMAT_VERSION)
+    if (!v[0] || *end || v[0] == ' ' || v[0] == '+')
+        return rec_bad(e, t->path, "meta format_version '%.40s' is not a number", v);
+    /* Named as written: a number too large for a long is a newer format
+     * all the same (finding M3 of session 7), never a clamped one. */
+    if (fmt < 1)
         return rs_fail(e, RS_DATAERR,
-                       "cassette %s: written in cassette format %ld by a newer reassert; this "
+                       "cassette %s: meta format_version: format %.40s is not a cassette format "
+                       "(formats start at 1; this reassert reads 1 to %d)",
+                       t->path, v, REC_FORMAT_VERSION);
+    if (errno || fmt > REC_FORMAT_VERSION)
+        return rs_fail(e, RS_DATAERR,
+                       "cassette %s: written in cassette format %.40s by a newer reassert; this "
                        "one reads format %d and older",
-                       t->path, fmt, REC_FORMAT_VERSION);
+                       t->path, v, REC_FORMAT_VERSION);
     return RS_OK;
 }
 
@@ -331,12 +341,44 @@ static rs_code rec_check_row(const rec_tape *t, const rec_row *r, rs_err *e)
     return rs_fail(e, RS_DATAERR, "cassette %s: seq %lld: %s", t->path, (long long)r->seq, why);
 }
 
+/* The seq of row i (stored order) is i + 1: the recorder numbers its calls
+ * 1, 2, 3, ... and stores them in that order, so a duplicate, a gap,
+ * another start or another order is a hand-edited or damaged file (finding
+ * G2). Named by the first seq at fault. */
+static rs_code rec_check_seqs(const rec_tape *t, rs_err *e)
+{
+    for (size_t i = 0; i < t->n_rows; i++) {
+        int64_t want = (int64_t)i + 1, got = t->rows[i].seq;
+        if (got == want) continue;
+        const char *p = t->path;
+        if (got < want && got >= 1) /* rows 1..i are seq 1..i exactly */
+            return rs_fail(e, RS_DATAERR, "cassette %s: seq %lld: stored twice", p, (long long)got);
+        if (got < 1)
+            return rs_fail(e, RS_DATAERR, "cassette %s: seq %lld: below 1, where the calls start",
+                           p, (long long)got);
+        for (size_t j = i + 1; j < t->n_rows; j++)
+            if (t->rows[j].seq == want)
+                return rs_fail(e, RS_DATAERR,
+                               "cassette %s: seq %lld: out of order (stored after seq %lld)", p,
+                               (long long)want, (long long)got);
+        if (i == 0)
+            return rs_fail(e, RS_DATAERR,
+                           "cassette %s: seq %lld: the calls start there, not at seq 1", p,
+                           (long long)got);
+        return rs_fail(e, RS_DATAERR,
+                       "cassette %s: seq %lld: missing (the calls go from seq %lld to seq %lld)", p,
+                       (long long)want, (long long)(want - 1), (long long)got);
+    }
+    return RS_OK;
+}
+
 static rs_code rec_load_rows(sqlite3 *db, rec_tape *t, rs_err *e)
 {
     sqlite3_stmt *st = NULL;
+    /* In stored order (rowid): rec_check_seqs judges the order too. */
     if (sqlite3_prepare_v2(db,
                            "SELECT seq, op, target, request, status, response, error, vt_ms, "
-                           "wall_ms, sent, batch FROM calls ORDER BY seq",
+                           "wall_ms, sent, batch FROM calls ORDER BY rowid",
                            -1, &st, NULL) != SQLITE_OK)
         return rec_bad(e, t->path, "not a cassette (%s)", sqlite3_errmsg(db));
     size_t cap = 0;
@@ -351,6 +393,19 @@ static rs_code rec_load_rows(sqlite3 *db, rec_tape *t, rs_err *e)
             t->rows = rs_xrealloc(t->rows, (cap = cap ? 2 * cap : 256) * sizeof *t->rows);
         rec_row *r = &t->rows[t->n_rows++];
         memset(r, 0, sizeof *r);
+        if (sqlite3_column_type(st, 0) != SQLITE_INTEGER) {
+            if (t->n_rows == 1)
+                code = rec_bad(e, t->path,
+                               "the first call stored has a seq that is not an "
+                               "integer%s",
+                               NULL);
+            else
+                code = rs_fail(e, RS_DATAERR,
+                               "cassette %s: the call stored after seq %lld has a seq that is "
+                               "not an integer",
+                               t->path, (long long)t->rows[t->n_rows - 2].seq);
+            break;
+        }
         r->seq = sqlite3_column_int64(st, 0);
         r->op = rec_col_text(st, 1);
         r->target = rec_col_text(st, 2);
@@ -367,7 +422,7 @@ static rs_code rec_load_rows(sqlite3 *db, rec_tape *t, rs_err *e)
     if (code == RS_OK && rc != SQLITE_DONE)
         code = rec_bad(e, t->path, "not a readable cassette (%s)", sqlite3_errmsg(db));
     sqlite3_finalize(st);
-    return code;
+    return code == RS_OK ? rec_check_seqs(t, e) : code;
 }
 
 /* ---- opening an input without writing beside it ---- */
@@ -480,6 +535,7 @@ rs_code rec_tape_load(const char *path, rec_tape **out, rs_err *e)
     if (code == RS_OK) code = rec_load_rows(db, t, e);
     if (code == RS_OK) code = rec_load_counters(db, t, e);
     sqlite3_close(db);
+    if (code == RS_OK) code = rec_meta_check(t, e);
     rec_ro_copy_remove(&copy);
     if (code != RS_OK) {
         rec_tape_free(t);

@@ -55,6 +55,11 @@ cp "$good" "$out/newer.db"
 sqlite3 "$out/newer.db" "UPDATE meta SET value = '99' WHERE key = 'format_version'"
 expect_bad "a newer format" "$out/newer.db"
 grep -q "format 99" "$out/e" || fail "the newer format's error does not say which format"
+cp "$good" "$out/huge.db"
+sqlite3 "$out/huge.db" "UPDATE meta SET value = '99999999999999999999999' WHERE key = 'format_version'"
+expect_bad "a format number past a long" "$out/huge.db"
+grep -q "format 99999999999999999999999 by a newer" "$out/e" ||
+  fail "a format number past a long is not named as written: $(cat "$out/e")"
 cp "$good" "$out/body.db"
 sqlite3 "$out/body.db" "UPDATE calls SET response = '{\"kind\": \"Lease\", broken' WHERE seq = 17"
 expect_bad "a malformed response body" "$out/body.db" 17
@@ -64,6 +69,42 @@ expect_bad "a malformed request" "$out/request.db" 5
 cp "$good" "$out/op.db"
 sqlite3 "$out/op.db" "UPDATE calls SET op = 'kube.explode' WHERE seq = 9"
 expect_bad "an unknown operation" "$out/op.db" 9
+
+# Finding G2: the calls' seq column runs 1, 2, 3, ... in the order stored; a
+# duplicate, a gap, another start or another order is 65 naming the seq, in
+# every mode and for a scenario's `cluster: {cassette:}`.
+nopk() { # FILE ORDER SQL: calls rebuilt without its PRIMARY KEY, stored by ORDER
+  cp "$good" "$1"
+  sqlite3 "$1" "CREATE TABLE c2 AS SELECT * FROM calls ORDER BY $2; DROP TABLE calls;
+    ALTER TABLE c2 RENAME TO calls; $3" || fail "$1: the edit failed"
+}
+nopk "$out/dup.db" seq "INSERT INTO calls SELECT * FROM calls WHERE seq = 40"
+expect_bad "a duplicated seq" "$out/dup.db" 40
+grep -q "twice" "$out/e" || fail "a duplicated seq: the error does not say so: $(cat "$out/e")"
+nopk "$out/order.db" "CASE seq WHEN 50 THEN 51.5 ELSE seq END" ""
+expect_bad "two rows stored out of order" "$out/order.db" 50
+grep -q "out of order" "$out/e" || fail "rows out of order: the error does not say so"
+nopk "$out/seqtext.db" seq "UPDATE calls SET seq = 'x' WHERE seq = 60"
+expect_bad "a seq that is not an integer" "$out/seqtext.db"
+grep -q "after seq 59 has a seq that is not an integer" "$out/e" ||
+  fail "a seq that is not an integer: not named: $(cat "$out/e")"
+cp "$good" "$out/gap.db"
+sqlite3 "$out/gap.db" "DELETE FROM calls WHERE seq = 30"
+expect_bad "a deleted row" "$out/gap.db" 30
+grep -q "missing" "$out/e" || fail "a deleted row: the error does not say a seq is missing"
+cp "$good" "$out/shift.db"
+sqlite3 "$out/shift.db" "UPDATE calls SET seq = seq + 100000 WHERE seq > 100"
+expect_bad "every seq past 100 shifted" "$out/shift.db" 101
+cp "$good" "$out/start.db"
+sqlite3 "$out/start.db" "UPDATE calls SET seq = seq + 100000"
+expect_bad "calls starting at another seq" "$out/start.db" 100001
+printf 'name: g2\ncluster: {cassette: "%s"}\ndesired: desired\nruns:\n  - name: r\n' \
+  "$out/dup.db" >"$out/g2.yaml"
+"$bin" sim "$out/g2.yaml" >/dev/null 2>"$out/e"
+rc=$?
+[ $rc -eq 65 ] && grep -qF "$out/dup.db" "$out/e" && grep -q "seq 40:" "$out/e" ||
+  fail "cluster: {cassette:} with a duplicated seq: exit $rc, not 65 naming it: $(cat "$out/e")"
+
 cp "$good" "$out/meta.db"
 sqlite3 "$out/meta.db" "UPDATE meta SET value = 'not json' WHERE key = 'config'"
 "$bin" replay "$out/meta.db" --strict >/dev/null 2>"$out/e"
@@ -82,7 +123,8 @@ sqlite3 "$out/meta.db" "UPDATE meta SET value = 'not json' WHERE key = 'config'"
 expect_bad_meta() {
   cp "$good" "$out/$1.db"
   sqlite3 "$out/$1.db" "$2" || fail "$1: the edit failed"
-  for mode in --strict --reseed "--to-scenario $out/meta-never.yaml"; do
+  # shellcheck disable=SC2086 # $list_mode: empty or one word
+  for mode in $list_mode --strict --reseed "--to-scenario $out/meta-never.yaml"; do
     # shellcheck disable=SC2086 # word splitting is the point
     "$bin" replay "$out/$1.db" $mode >"$out/o" 2>"$out/e"
     rc=$?
@@ -95,7 +137,11 @@ expect_bad_meta() {
   [ -e "$out/meta-never.yaml" ] && fail "$1: --to-scenario wrote a scenario"
 }
 cfg() { echo "UPDATE meta SET value = json_set(value, '\$.$1', $2) WHERE key = 'config'"; }
+# --list reads meta through the same loader (rec_tape_load): checked on the
+# first config case and every G5 case below, not on each config rule.
+list_mode=--list
 expect_bad_meta heartbeat-0 "$(cfg lease_heartbeat_s 0)" lease_heartbeat_s
+list_mode=
 expect_bad_meta heartbeat-over "$(cfg lease_heartbeat_s 500)" lease_heartbeat_s
 expect_bad_meta sync-attempts-neg "$(cfg sync_attempts -5)" sync_attempts
 expect_bad_meta sync-attempts-1 "$(cfg sync_attempts 1)" sync_attempts
@@ -111,6 +157,13 @@ expect_bad_meta lease-name-bad "$(cfg lease_name "'A/B'")" lease_name
 expect_bad_meta bao-dotdot "$(cfg openbao_path "'a/../b'")" openbao_path
 expect_bad_meta shape-bogus "$(cfg talos_auth_shape "'bogus'")" talos_auth_shape
 expect_bad_meta unknown-field "$(cfg bogus_field 1)" bogus_field
+# ... the registry proof's targets too, as for --config (operator-image on
+# registry-host, H138; every target repo:ref, F15).
+expect_bad_meta image-off-registry "$(cfg operator_image "'docker.io/acme/op:1'")" \
+  "operator_image (--config operator-image)"
+expect_bad_meta image-no-ref "$(cfg operator_image "'ghcr.io/acme/op'")" operator_image
+expect_bad_meta target-no-ref "$(cfg pull_targets "json_array('devantler-tech/platform')")" \
+  "pull_targets (--config required-pull-targets)"
 expect_bad_meta options-mode-99 "UPDATE meta SET value = '{\"mode\":99}' WHERE key = 'options'" \
   "options field mode"
 expect_bad_meta options-flag-text \
@@ -123,6 +176,40 @@ expect_bad_meta args-unknown "UPDATE meta SET value = '[\"--bogus\"]' WHERE key 
   "meta args: unknown option"
 expect_bad_meta args-vs-options \
   "UPDATE meta SET value = '[\"--check-only\"]' WHERE key = 'args'" "meta options disagree"
+
+# Finding G5: every other meta key the recorder writes is checked too, with
+# the validators the run itself uses (the core's credential checks; an exit
+# code; a strategy; the format version), before any replay.
+meta() { echo "UPDATE meta SET value = '$2' WHERE key = '$1'"; }
+list_mode=--list
+expect_bad_meta desired-empty "$(meta desired '{}')" "meta desired"
+expect_bad_meta desired-text "$(meta desired 'not json')" "meta desired"
+expect_bad_meta ciphertext-plain "$(meta desired_ciphertext plaintext-not-ENC)" \
+  "meta desired_ciphertext"
+expect_bad_meta exit-0x "$(meta exit 0x)" "meta exit"
+expect_bad_meta exit-256 "$(meta exit 256)" "meta exit"
+expect_bad_meta exit-empty "$(meta exit '')" "meta exit"
+expect_bad_meta strategy-bogus "$(meta strategy bogus)" "meta strategy"
+expect_bad_meta vt-start-text "$(meta vt_start 12abc)" "meta vt_start"
+expect_bad_meta args-fences "$(meta args '["--check-only","--fences"]')" "meta args"
+expect_bad_meta format-0 "$(meta format_version 0)" "meta format_version"
+grep -q "not a number" "$out/e" && fail "format_version 0 is called not a number: $(cat "$out/e")"
+grep -q "format 0" "$out/e" || fail "format_version 0: the error does not name the format"
+# ... and a cassette whose recorded run refused a bad credential (exit 65,
+# no call) or did not need one (--fences) is fine as it is.
+"$bin" sim --record "$out/refused" --strategy lazy "$src"/scenarios/malformed-credential.yaml \
+  "$src"/scenarios/plaintext-sops-source.yaml >"$out/sim.txt" 2>&1 ||
+  fail "recording the refused credentials failed: $(tail -3 "$out/sim.txt")"
+for f in "$out"/refused/*.db; do
+  for mode in --list --strict --reseed; do
+    "$bin" replay "$f" $mode >/dev/null 2>"$out/e" ||
+      fail "$f ($mode) is refused: $(cat "$out/e")"
+  done
+done
+good_saved=$good
+good="$out/refused/malformed-credential.reassert.db"
+expect_bad_meta refused-exit-0 "$(meta exit 0)" "meta desired"
+good=$good_saved
 
 # Usage: exit 64.
 for args in "" "--list" "$good --list --strict" "$good --op kube.*" \

@@ -15,7 +15,12 @@
 #     cassette, or given with preset keys is exit 65 naming the scenario
 #     file, line and field;
 #  5. an object written before any read is a warning, never a silent guess;
-#  6. no catalogue password, its base64 or base64(user:password) appears in
+#  6. `reassert sim` on a scenario whose cluster is `{cassette: FILE}` says
+#     what the cassette cannot show, as `replay --reseed` does: the same
+#     `warning:` lines, on stderr (in --json mode too, so the JSON on stdout
+#     stays the report), the same bytes on every run; a preset cluster warns
+#     of nothing;
+#  7. no catalogue password, its base64 or base64(user:password) appears in
 #     anything these commands print or write.
 #
 #   tests/check_reseed.sh BUILD/reassert SOURCE_ROOT
@@ -117,14 +122,43 @@ bad_cluster "a cassette with preset keys" \
 
 # 5. A write before any read is named.
 cp "$noop" "$out/unread.db"
+# (the seqs renumbered 1, 2, 3, ... after the deletion: a gap is refused)
 sqlite3 "$out/unread.db" \
-  "DELETE FROM calls WHERE op = 'kube.get' AND target = 'Lease/flux-system/ghcr-auth-refresh'"
+  "DELETE FROM calls WHERE op = 'kube.get' AND target = 'Lease/flux-system/ghcr-auth-refresh';
+   CREATE TABLE c2 AS SELECT * FROM calls ORDER BY seq; DELETE FROM calls;
+   INSERT INTO calls SELECT row_number() OVER (ORDER BY seq), op, target, request, status,
+     response, error, vt_ms, wall_ms, sent, batch FROM c2; DROP TABLE c2;"
 "$bin" replay "$out/unread.db" --reseed --json >"$out/unread.json" 2>"$out/e" ||
   fail "--reseed of a cassette with the Lease never read exited $?: $(head -c 300 "$out/e")"
 jq -e '[.warnings[] | select(test("kube.patch Lease/flux-system/ghcr-auth-refresh was written before it was ever read"))] | length == 1' \
   "$out/unread.json" >/dev/null || fail "no warning for the Lease written before any read"
 
-# 6. Nothing printed or written holds a catalogue secret.
+# 6. `sim` on a cassette scenario warns as `replay --reseed` does.
+mkdir "$out/warn"
+for base in incident-2026-08-08-steady-state-reassert.reassert \
+  incident-2026-09-23-aws-healthcheckfailed.reassert; do
+  cp "$src/scenarios/incidents/$base.db" "$src/scenarios/incidents/$base.yaml" "$out/warn/"
+  "$bin" replay "$out/warn/$base.db" --reseed >"$out/warn/reseed.txt" 2>&1 || fail "$base: --reseed failed"
+  grep '^warning: ' "$out/warn/reseed.txt" >"$out/warn/want"
+  [ -s "$out/warn/want" ] || fail "$base: --reseed warns of nothing (the fixture shows no gap)"
+  "$bin" sim "$out/warn/$base.yaml" >"$out/warn/o1" 2>"$out/warn/e1" || fail "$base: sim failed: $(cat "$out/warn/o1")"
+  grep '^warning: ' "$out/warn/e1" >"$out/warn/got"
+  cmp -s "$out/warn/want" "$out/warn/got" ||
+    fail "$base: sim's warnings differ from --reseed's: $(cat "$out/warn/got")"
+  grep -q '^warning: ' "$out/warn/o1" && fail "$base: a warning went to stdout"
+  "$bin" sim "$out/warn/$base.yaml" >"$out/warn/o2" 2>"$out/warn/e2"
+  cmp -s "$out/warn/e1" "$out/warn/e2" || fail "$base: sim's stderr differs between two runs"
+  "$bin" sim --json "$out/warn/$base.yaml" >"$out/warn/j" 2>"$out/warn/je" || fail "$base: sim --json failed"
+  jq -e .scenarios "$out/warn/j" >/dev/null || fail "$base: sim --json is not the JSON report"
+  grep -q 'warning: ' "$out/warn/j" && fail "$base: a warning went into --json's stdout"
+  grep '^warning: ' "$out/warn/je" | cmp -s "$out/warn/want" - || fail "$base: sim --json's warnings differ"
+  cat "$out/warn/reseed.txt" "$out/warn/o1" "$out/warn/e1" >>"$out/all-output"
+done
+
+"$bin" sim "$src/scenarios/adv5-drift-root.yaml" >/dev/null 2>"$out/warn/e"
+grep -q '^warning: ' "$out/warn/e" && fail "a preset cluster warns: $(grep '^warning: ' "$out/warn/e")"
+
+# 7. Nothing printed or written holds a catalogue secret.
 for pw in ghp-prev-0a1b2c3d4e5f ghp-curr-9f8e7d6c5b4a ghp-revk-5566778899aa; do
   for needle in "$pw" "$(printf %s "$pw" | base64)" "$(printf 'deploy-bot:%s' "$pw" | base64)"; do
     grep -qF "$needle" "$out/all-output" && fail "a catalogue secret reached the output"

@@ -305,35 +305,36 @@ static live_yaml_pos cf_pos(const cf_seen *seen, const char *name)
  * required target and the operator image must be repo:ref, and the
  * operator image must live on registry-host (H138: the image the nodes pull
  * is proved, and this credential proves only its own registry). Refused
- * here, naming file:line:column like every other key, not when the proof
- * starts. */
-static rs_code cf_validate_targets(const char *path, const rs_config *c, const cf_seen *seen,
-                                   rs_err *e)
+ * before the proof starts, for a --config file (naming file:line:column
+ * like every other key) and a cassette's config alike. NULL when they
+ * hold; else the sentence, with *key the setting to name (seen: the one
+ * given; NULL: operator-image). */
+static const char *cf_targets_why(const rs_config *c, const cf_seen *seen, const char **key,
+                                  char *why, size_t len)
 {
-    char repo[512], why[768];
+    char repo[512];
     for (size_t i = 0; i < c->n_pull_targets; i++) {
         if (rs_config_target_split(c->pull_targets[i], repo, sizeof repo)) continue;
-        snprintf(why, sizeof why, "required pull target %.256s is not repo:ref",
-                 c->pull_targets[i]);
-        return cf_fail(e, path, cf_pos(seen, "required-pull-targets"), "required-pull-targets",
-                       why);
+        *key = "required-pull-targets";
+        snprintf(why, len, "required pull target %.256s is not repo:ref", c->pull_targets[i]);
+        return why;
     }
-    bool own = cf_pos(seen, "operator-image").line > 0;
-    const char *key = own ? "operator-image" : "registry-host";
+    bool own = !seen || cf_pos(seen, "operator-image").line > 0;
+    *key = own ? "operator-image" : "registry-host";
     size_t hl = strlen(c->registry_host);
     const char *img = c->operator_image;
     if (strncmp(img, c->registry_host, hl) != 0 || img[hl] != '/') {
-        snprintf(why, sizeof why,
+        snprintf(why, len,
                  "operator-image %.256s is not on the registry %.256s the credential is proved "
                  "against",
                  img, c->registry_host);
-        return cf_fail(e, path, cf_pos(seen, key), key, why);
+        return why;
     }
     if (!rs_config_target_split(img + hl + 1, repo, sizeof repo)) {
-        snprintf(why, sizeof why, "operator-image %.256s is not <registry-host>/repo:ref", img);
-        return cf_fail(e, path, cf_pos(seen, key), key, why);
+        snprintf(why, len, "operator-image %.256s is not <registry-host>/repo:ref", img);
+        return why;
     }
-    return RS_OK;
+    return NULL;
 }
 
 /* The rules that relate keys (DESIGN §3 r2; H141–H143): refused, never
@@ -370,10 +371,10 @@ static const char *cf_relation_why(const rs_config *c, const cf_seen *seen, cons
 static rs_code cf_validate(const char *path, const rs_config *c, const cf_seen *seen, rs_err *e)
 {
     const char *key = NULL;
-    char buf[200];
+    char buf[768];
     const char *why = cf_relation_why(c, seen, &key, buf, sizeof buf);
-    if (why) return cf_fail(e, path, cf_pos(seen, key), key, why);
-    return cf_validate_targets(path, c, seen, e);
+    if (!why) why = cf_targets_why(c, seen, &key, buf, sizeof buf);
+    return why ? cf_fail(e, path, cf_pos(seen, key), key, why) : RS_OK;
 }
 
 bool live_config_check(const rs_config *cfg, size_t *offset, const char **key, char *why,
@@ -388,8 +389,9 @@ bool live_config_check(const rs_config *cfg, size_t *offset, const char **key, c
             return false;
         }
     }
-    char buf[200];
+    char buf[768];
     const char *w = cf_relation_why(cfg, NULL, key, buf, sizeof buf);
+    if (!w) w = cf_targets_why(cfg, NULL, key, buf, sizeof buf);
     if (!w) return true;
     for (size_t i = 0; i < CF_NKEYS; i++)
         if (strcmp(cf_keys[i].name, *key) == 0) *offset = cf_keys[i].offset;

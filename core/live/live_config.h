@@ -20,8 +20,10 @@
 
 rs_code live_config_load(const char *path, rs_config *cfg, rs_err *e);
 
-/* The rules a `--config` file's values obey, checked on a configuration
- * however it was made (a cassette's meta config, DESIGN.md §8): true when
+/* The rules a `--config` file's values obey — each value, the rules that
+ * relate keys, and the registry proof's targets (operator-image on
+ * registry-host) — checked on a configuration however it was made (a
+ * cassette's meta config, DESIGN.md §8): true when
  * every rule holds; else false with *offset (the breaking field's offset in
  * rs_config), *key (its --config name) and why (one sentence) set. */
 bool live_config_check(const rs_config *cfg, size_t *offset, const char **key, char *why,

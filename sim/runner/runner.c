@@ -511,6 +511,7 @@ int sim_main(const sim_opts *c)
             runner_actions_escape(stderr, c->files[i], false);
             fputs(" ...\n", stderr);
         }
+        sim_scenario_warn(sc, stderr); /* stderr: --json's bytes stay the report */
         cJSON *s = scenario_run(sc, c);
         bool ok = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(s, "passed"));
         if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(s, "all_skipped")))

@@ -38,6 +38,14 @@ typedef struct sim_run_req {
  * code. The CLI's implementation is cli_sim_run (cli/cli.h). */
 typedef int (*sim_run_fn)(const sim_run_req *req, FILE *out);
 
+/* What a world seeded from sc's cassette (`cluster: {cassette: FILE}`)
+ * cannot show, one sentence each (a JSON array; caller frees); NULL with *e
+ * set when no world can be built. */
+cJSON *sim_scenario_warnings(const sc_scenario *sc, rs_err *e);
+/* Those sentences as `warning: ` lines on err (escaped, redacted); nothing
+ * for a scenario with a preset cluster. */
+void sim_scenario_warn(const sc_scenario *sc, FILE *err);
+
 /* Library API (tests, reports): runs every run of sc under an explicit
  * strategy — also one the CLI does not ship, such as the rejected designs
  * kept in tests/ — checking the expectations written for `expect_as` ("lazy"
