@@ -36,6 +36,7 @@ struct rec_cassette {
  * journal's switch to WAL would cost four); every commit after the schema is
  * synchronous=NORMAL. */
 static const char rec_schema[] =
+    "PRAGMA secure_delete=ON;"
     "PRAGMA synchronous=OFF;"
     "PRAGMA journal_mode=WAL;"
     "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT);"
@@ -154,6 +155,47 @@ rs_code rec_cassette_call(rec_cassette *c, const rec_row *row, rs_err *e)
     int rc = sqlite3_step(st);
     sqlite3_reset(st);
     return rc == SQLITE_DONE ? RS_OK : rec_sql_fail(c, e, "writing a call");
+}
+
+rs_code rec_cassette_rewrite(rec_cassette *c, rec_text_fn fn, void *ctx, rs_err *e)
+{
+    static const char *const cols[] = {"target", "request", "response", "error"};
+    sqlite3_stmt *sel = NULL, *upd = NULL;
+    if (sqlite3_exec(c->db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK)
+        return rec_sql_fail(c, e, "rewriting the calls");
+    int rc = SQLITE_OK;
+    for (size_t k = 0; k < RS_ARRAY_LEN(cols) && rc == SQLITE_OK; k++) {
+        char *q = rs_xasprintf("SELECT seq, %s FROM calls WHERE %s IS NOT NULL", cols[k], cols[k]);
+        char *u = rs_xasprintf("UPDATE calls SET %s = ? WHERE seq = ?", cols[k]);
+        if (sqlite3_prepare_v2(c->db, q, -1, &sel, NULL) != SQLITE_OK ||
+            sqlite3_prepare_v2(c->db, u, -1, &upd, NULL) != SQLITE_OK)
+            rc = SQLITE_ERROR;
+        free(q);
+        free(u);
+        int step;
+        while (rc == SQLITE_OK && (step = sqlite3_step(sel)) == SQLITE_ROW) {
+            char *text = fn(ctx, (int)k, (const char *)sqlite3_column_text(sel, 1));
+            if (!text) continue;
+            sqlite3_reset(upd);
+            sqlite3_bind_text(upd, 1, text, -1, SQLITE_TRANSIENT);
+            sqlite3_bind_int64(upd, 2, sqlite3_column_int64(sel, 0));
+            if (sqlite3_step(upd) != SQLITE_DONE) rc = SQLITE_ERROR;
+            free(text);
+        }
+        if (rc == SQLITE_OK && step != SQLITE_DONE) rc = SQLITE_ERROR;
+        sqlite3_finalize(sel);
+        sqlite3_finalize(upd);
+        sel = upd = NULL;
+    }
+    if (rc != SQLITE_OK) {
+        rs_code bad = rec_sql_fail(c, e, "rewriting the calls");
+        sqlite3_exec(c->db, "ROLLBACK", NULL, NULL, NULL);
+        return bad;
+    }
+    if (sqlite3_exec(c->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK ||
+        sqlite3_wal_checkpoint_v2(c->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL) != SQLITE_OK)
+        return rec_sql_fail(c, e, "rewriting the calls");
+    return RS_OK;
 }
 
 rs_code rec_cassette_counters(rec_cassette *c, const cJSON *counters, rs_err *e)
