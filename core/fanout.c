@@ -89,11 +89,12 @@ tx_status fanout_discover(rs_txn *tx, fanout_discovery *d)
 
 /* Reads an ESO object; fills its refreshTime (may be empty) and readiness. */
 static int eso_read(rs_txn *tx, const char *kind, const char *ns, const char *name, char *refresh,
-                    size_t refresh_len, char rv[TX_RV_MAX], bool *ready)
+                    size_t refresh_len, char rv[TX_RV_MAX], bool *ready, rs_answer *ans)
 {
     rs_req req = {.op = RS_OP_KUBE_GET, .kind = kind, .ns = ns, .name = name};
     rs_resp r;
     int st = gate_read(tx->gate, &req, &r);
+    if (ans) *ans = rs_answer_of(&r);
     refresh[0] = '\0';
     rv[0] = '\0';
     *ready = false;
@@ -197,10 +198,11 @@ tx_status fanout_force_sync(rs_txn *tx, const char *kind, const char *ns, const 
 {
     char before[64], rv[TX_RV_MAX];
     bool ready;
-    int st = eso_read(tx, kind, ns, name, before, sizeof before, rv, &ready);
+    rs_answer ans;
+    int st = eso_read(tx, kind, ns, name, before, sizeof before, rv, &ready, &ans);
     if (st != 200) {
-        rs_fail(&tx->err, RS_FAILED, "force-sync of %s %s/%s: reading it failed (HTTP %d)", kind,
-                ns, name, st);
+        rs_fail(&tx->err, RS_FAILED, "force-sync of %s %s/%s: reading it failed (%s)", kind, ns,
+                name, ans.text);
         return TX_FAIL;
     }
     char stamp[96];
@@ -212,7 +214,7 @@ tx_status fanout_force_sync(rs_txn *tx, const char *kind, const char *ns, const 
     for (int attempt = 0; attempt < tx->cfg->sync_attempts; attempt++) {
         gate_sleep_ms(tx->gate, tx->cfg->sync_interval_ms);
         char refresh[64];
-        st = eso_read(tx, kind, ns, name, refresh, sizeof refresh, rv, &ready);
+        st = eso_read(tx, kind, ns, name, refresh, sizeof refresh, rv, &ready, NULL);
         if (st == 200 && ready && (strcmp(refresh, before) != 0 || strcmp(rv, annotated_rv) != 0))
             return TX_OK;
     }
@@ -257,13 +259,14 @@ static tx_status fanout_variables(rs_txn *tx, bool lazy, bool *wrote)
     if (lazy) {
         char *text = NULL;
         size_t len = 0;
+        rs_answer ans;
         int st = kobj_secret_read(tx, c->variables_ns, c->variables_name, c->variables_key, &text,
-                                  &len, NULL);
+                                  &len, NULL, &ans);
         bool ok = st == 200 && text && cred_matches_text(&tx->cred, text, len);
         cred_bytes_wipe_free(text, len);
         if (st != 200) {
-            rs_fail(&tx->err, RS_FAILED, "reading Secret %s/%s failed (HTTP %d)", c->variables_ns,
-                    c->variables_name, st);
+            rs_fail(&tx->err, RS_FAILED, "reading Secret %s/%s failed (%s)", c->variables_ns,
+                    c->variables_name, ans.text);
             return TX_FAIL;
         }
         if (ok) return TX_OK;
@@ -287,10 +290,11 @@ static tx_status fanout_seed(rs_txn *tx, bool lazy, bool wrote_variables, bool *
     if (!push) {
         char refresh[64], rv[TX_RV_MAX];
         bool ready;
+        rs_answer ans;
         int st = eso_read(tx, "PushSecret", c->pushsecret_ns, c->pushsecret_name, refresh,
-                          sizeof refresh, rv, &ready);
+                          sizeof refresh, rv, &ready, &ans);
         if (st != 200) {
-            rs_fail(&tx->err, RS_FAILED, "reading %s failed (HTTP %d)", obj, st);
+            rs_fail(&tx->err, RS_FAILED, "reading %s failed (%s)", obj, ans.text);
             return TX_FAIL;
         }
         int seed_status = 0;
@@ -349,9 +353,10 @@ static tx_status fanout_consumers(rs_txn *tx, bool lazy, bool pushed)
             if (st == 200 || st == 404) continue;
             /* An answer that is not there is drift; one that did not come is
              * a failed read, never a verdict. */
-            rs_fail(&tx->err, RS_FAILED, "reading %s %s/%s failed (HTTP %d)",
+            rs_fail(&tx->err, RS_FAILED, "reading %s %s/%s failed (%s)",
                     i < n ? "Secret" : "ExternalSecret", c->fanout_namespaces[i % n],
-                    i < n ? c->consumer_name : c->externalsecret_name, st);
+                    i < n ? c->consumer_name : c->externalsecret_name,
+                    rs_answer_of(&reads[i]).text);
             fanout_resps_free(reads, 2 * n);
             return TX_FAIL;
         }
@@ -380,14 +385,16 @@ static tx_status fanout_consumers(rs_txn *tx, bool lazy, bool pushed)
         if (s != TX_OK) break;
         char *text = NULL;
         size_t len = 0;
-        int st = kobj_secret_read(tx, ns, c->consumer_name, c->consumer_key, &text, &len, NULL);
+        rs_answer ans;
+        int st =
+            kobj_secret_read(tx, ns, c->consumer_name, c->consumer_key, &text, &len, NULL, &ans);
         bool ok = st == 200 && text && cred_matches_text(&tx->cred, text, len);
         cred_bytes_wipe_free(text, len);
         if (!ok) {
             rs_fail(&tx->err, RS_FAILED,
                     "consumer Secret %s/%s does not hold the desired credential after force-sync "
-                    "(HTTP %d); root auth unchanged",
-                    ns, c->consumer_name, st);
+                    "(%s); root auth unchanged",
+                    ns, c->consumer_name, ans.text);
             s = TX_FAIL;
         }
     }

@@ -147,12 +147,13 @@ static tx_status txn_put_if_drifted(rs_txn *tx, gate_need need, const char *ns, 
     if (tx->opt->strategy->writes_need_evidence) {
         char *text = NULL;
         size_t len = 0;
-        int st = kobj_secret_read(tx, ns, name, key, &text, &len, NULL);
+        rs_answer ans;
+        int st = kobj_secret_read(tx, ns, name, key, &text, &len, NULL, &ans);
         bool ok = st == 200 && text && cred_matches_text(&tx->cred, text, len);
         cred_bytes_wipe_free(text, len);
         if (ok) return TX_OK;
         if (st != 200 && st != 404) {
-            rs_fail(&tx->err, RS_FAILED, "reading Secret %s/%s failed (HTTP %d)", ns, name, st);
+            rs_fail(&tx->err, RS_FAILED, "reading Secret %s/%s failed (%s)", ns, name, ans.text);
             return TX_FAIL;
         }
         txn_drift(tx, "%s differs from the desired credential (Secret %s/%s)", what, ns, name);
@@ -278,11 +279,12 @@ static tx_status lazy_start(rs_txn *tx, char rv[TX_RV_MAX])
                 "Lease %s/%s is held by %s; a concurrent transaction is "
                 "running or leaked (see `reassert --fences`)",
                 tx->cfg->lease_ns, tx->cfg->lease_name, holder);
+    rs_answer ans = rs_answer_of(&r);
     rs_resp_free(&r);
     if (held) return TX_FAIL;
     if (st != 200 && st != 404) {
-        rs_fail(&tx->err, RS_FAILED, "reading Lease %s/%s failed (HTTP %d)", tx->cfg->lease_ns,
-                tx->cfg->lease_name, st);
+        rs_fail(&tx->err, RS_FAILED, "reading Lease %s/%s failed (%s)", tx->cfg->lease_ns,
+                tx->cfg->lease_name, ans.text);
         return TX_FAIL;
     }
     char what[400];
@@ -303,10 +305,11 @@ static tx_status lazy_lease_unmoved(rs_txn *tx, const char *rv_start, bool *move
     rs_resp r;
     int st = kobj_get(tx, "Lease", tx->cfg->lease_ns, tx->cfg->lease_name, &r);
     *moved = strcmp(st == 200 ? kobj_rv(r.body) : "", rv_start) != 0;
+    rs_answer ans = rs_answer_of(&r);
     rs_resp_free(&r);
     if (st != 200 && st != 404) {
-        rs_fail(&tx->err, RS_FAILED, "re-reading Lease %s/%s failed (HTTP %d)", tx->cfg->lease_ns,
-                tx->cfg->lease_name, st);
+        rs_fail(&tx->err, RS_FAILED, "re-reading Lease %s/%s failed (%s)", tx->cfg->lease_ns,
+                tx->cfg->lease_name, ans.text);
         return TX_FAIL;
     }
     return TX_OK;

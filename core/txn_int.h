@@ -87,9 +87,10 @@ const char *kobj_lease_holder(const cJSON *lease, bool *present);
 bool kobj_condition_true(const cJSON *obj, const char *type);
 const char *kobj_str(const cJSON *obj, const char *path); /* "status.refreshTime" */
 /* Reads a Secret key as text. Returns the HTTP status; on 200 *text is the
- * decoded value (NULL when the key is absent or not base64), caller frees. */
+ * decoded value (NULL when the key is absent or not base64), caller frees.
+ * ans (may be NULL) receives what the answer was, for a message. */
 int kobj_secret_read(rs_txn *tx, const char *ns, const char *name, const char *key, char **text,
-                     size_t *len, char rv[TX_RV_MAX]);
+                     size_t *len, char rv[TX_RV_MAX], rs_answer *ans);
 /* CAS-writes the desired credential into a Secret key (JSON Patch `test` on
  * resourceVersion), resolving lost responses by re-reading. */
 tx_status kobj_secret_put_desired(rs_txn *tx, gate_need need, const char *ns, const char *name,

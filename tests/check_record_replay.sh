@@ -115,6 +115,32 @@ grep -q '^  recorded: ' "$out/edited.txt" && grep -q '^  replayed: ' "$out/edite
   fail "the divergence does not show both versions: $(head -c 400 "$out/edited.txt")"
 "$bin" replay "$c" --strict >/dev/null 2>&1 || fail "the unedited cassette does not replay"
 
+# 4. Finding M2 (s7): the desired password percent-encoded (URL userinfo; upper
+#    and lower hex, every reserved byte or gen-delims only) and as hex, inside
+#    cluster text, reaches neither the cassette nor stdout / --json.
+cat >"$out/m2.yaml" <<'Y'
+# Hazard: none (finding M2 of session 7)
+name: m2-url-hex-forms
+strategies: [lazy]
+cluster: {preset: prod, credential: current, workers: 1, control-planes: 1}
+desired: current
+catalogue:
+  current: {username: m2-bot, password: 'P4ss+m2/q9z=x@y'}
+runs:
+  - name: forms
+    before:
+      - kube.patch: {ref: Node/prod-worker-1, merge-patch: {metadata: {annotations: {a/1: 'https://m2-bot:P4ss%2Bm2%2Fq9z%3Dx%40y@h/', a/2: 'P4ss%2bm2%2fq9z%3dx%40y', a/3: 'P4ss+m2%2Fq9z=x%40y', a/4: '503473732b6d322f71397a3d784079', a/5: '503473732B6D322F71397A3D784079'}}}}
+Y
+"$bin" sim "$out/m2.yaml" --record "$out/m2rec" >"$out/m2.txt" 2>&1
+"$bin" sim --json "$out/m2.yaml" >>"$out/m2.txt" 2>&1
+[ -n "$(find "$out/m2rec" -name '*.db')" ] || fail "M2: sim --record wrote no cassette"
+for f in 'P4ss%2Bm2%2Fq9z%3Dx%40y' 'P4ss%2bm2%2fq9z%3dx%40y' 'P4ss+m2%2Fq9z=x%40y' \
+  503473732b6d322f71397a3d784079 503473732B6D322F71397A3D784079; do
+  if grep -l -a -F -- "$f" "$out/m2.txt" $(find "$out/m2rec" -type f) >/dev/null 2>&1; then
+    fail "M2: an encoded form of the password survives in the cassette or the output"
+  fi
+done
+
 [ $status -eq 0 ] && echo "record/replay: $n cassettes replayed strictly ($unfinished of killed runs);" \
   "$files files ($wals -wal, $crash_wals left by killed runs) free of $(wc -l <"$out/secrets") catalogue secrets"
 exit $status

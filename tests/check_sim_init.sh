@@ -99,5 +99,17 @@ groups=$(cat "$tmp/out" "$tmp/err" | awk '
 [ -z "$groups" ] && ok || fail "log groups: $groups"
 grep -q '^::group::Fence' "$tmp/out" && ok || fail "no ::group::Fence line in the lazy run"
 
+# DESIGN §4 (finding G6): a fence whose controller restart was never shown
+# complete (an old pod stays Terminating) is partial: run --output json
+# counts no fence acquisition, in agreement with fence_taken false.
+w3=$tmp/stuck.db
+for s in lazy eager; do
+  expect 0 "sim init (stuck controller pod)" -- sim init --scenario "$src/scenarios/controller-old-pod-survives.yaml" --db "$w3" --run stage
+  expect 1 "$s: the rollout is never proven" -- run --transport sim:"$w3" --desired current --strategy $s --output json
+  expect_in "$tmp/out" '"fence_taken":false' "$s: fence_taken false"
+  expect_in "$tmp/out" '"controller_restarts":1' "$s: the restart was written"
+  expect_in "$tmp/out" '"fence_acquisitions":0' "$s: a partial fence is not counted (G6)"
+done
+
 echo "sim init: $passes passed, $fails failed"
 [ "$fails" -eq 0 ]

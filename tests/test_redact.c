@@ -34,6 +34,34 @@ static void assert_no_leak_of(const char *out, const char *needle)
     ck_assert_msg(strstr(out, needle) == NULL, "\"%s\" survives in: %s", needle, out);
 }
 
+/* Finding M2 (s7): the password percent-encoded (as in a URL's userinfo,
+ * upper and lower hex digits; every reserved byte or only the gen-delims)
+ * and as hex (upper and lower) is caught too. Fails if cred_redact_add
+ * loses those forms. */
+#define UPASS "P4ss+adv7/q9z=x@y"
+START_TEST(test_percent_and_hex_forms_are_caught)
+{
+    cred_redact *r = set_with("current", USER, UPASS);
+    const char *forms[] = {
+        "P4ss%2Badv7%2Fq9z%3Dx%40y",          /* encodeURIComponent, quote(safe='') */
+        "P4ss%2badv7%2fq9z%3dx%40y",          /* lower-case hex digits */
+        "P4ss+adv7%2Fq9z=x%40y",              /* userinfo: sub-delims kept */
+        "P4ss+adv7%2fq9z=x%40y",              /* the same, lower case */
+        "503473732B616476372F71397A3D784079", /* hex */
+        "503473732b616476372f71397a3d784079",
+    };
+    for (size_t i = 0; i < sizeof forms / sizeof forms[0]; i++) {
+        char text[256];
+        snprintf(text, sizeof text, "https://u:%s@ghcr.io/v2/", forms[i]);
+        char *out = red(r, text);
+        assert_no_leak_of(out, forms[i]);
+        ck_assert_msg(strstr(out, "<redacted:current>") != NULL, "%s", out);
+        free(out);
+    }
+    cred_redact_free(r);
+}
+END_TEST
+
 START_TEST(test_raw_password_is_replaced_by_its_name)
 {
     cred_redact *r = set_with("current", USER, PASS);
@@ -205,6 +233,7 @@ static Suite *redact_suite(void)
     tcase_add_test(tc, test_user_password_and_its_base64_auth_are_replaced);
     tcase_add_test(tc, test_base64_of_a_larger_text_at_every_alignment);
     tcase_add_test(tc, test_url_safe_base64_is_caught);
+    tcase_add_test(tc, test_percent_and_hex_forms_are_caught);
     tcase_add_test(tc, test_json_escaped_forms_once_and_twice);
     tcase_add_test(tc, test_go_style_escapes_are_caught);
     tcase_add_test(tc, test_ensure_ascii_escapes_are_caught);

@@ -38,12 +38,12 @@ static bool probe_sees_no_drift(rs_txn *tx)
     char *text = NULL;
     size_t len = 0;
     int st = kobj_secret_read(tx, c->variables_ns, c->variables_name, c->variables_key, &text, &len,
-                              NULL);
+                              NULL, NULL);
     bool ok = st == 200 && text && cred_matches_text(&tx->cred, text, len);
     free(text);
     for (size_t i = 0; ok && i < c->n_fanout; i++) {
         st = kobj_secret_read(tx, c->fanout_namespaces[i], c->consumer_name, c->consumer_key, &text,
-                              &len, NULL);
+                              &len, NULL, NULL);
         ok = st == 200 && text && cred_matches_text(&tx->cred, text, len);
         free(text);
     }

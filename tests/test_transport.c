@@ -220,6 +220,24 @@ static bool printed_contains(const cJSON *doc, const char *needle)
     return found;
 }
 
+/* F6: a message says what an answer was; a transport error is never
+ * "HTTP 0" but timed out / connection lost / not sent, with its detail. */
+START_TEST(test_answer_text_names_the_transport_error)
+{
+    ck_assert_str_eq(rs_answer_from(503, RS_SENT_YES, "ignored").text, "HTTP 503");
+    ck_assert_str_eq(rs_answer_from(0, RS_SENT_UNKNOWN, "timeout").text,
+                     "timed out, no answer (timeout)");
+    ck_assert_str_eq(rs_answer_from(0, RS_SENT_YES, "").text,
+                     "connection lost after sending, no answer");
+    ck_assert_str_eq(rs_answer_from(0, RS_SENT_NO, NULL).text, "not sent");
+    rs_resp r;
+    rs_resp_init(&r);
+    r.sent = RS_SENT_NO;
+    snprintf(r.error, sizeof r.error, "Could not resolve host");
+    ck_assert_str_eq(rs_answer_of(&r).text, "not sent (Could not resolve host)");
+}
+END_TEST
+
 START_TEST(test_secret_marks_declare_every_secret_field)
 {
     /* Secret create: /data. */
@@ -519,6 +537,7 @@ int main(void)
     TCase *tc = tcase_create("count");
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, test_count_shim_counts_writes_by_answer);
+    tcase_add_test(tc, test_answer_text_names_the_transport_error);
     tcase_add_loop_test(tc, test_count_shim_agrees_with_world_counters, 0, 2);
     suite_add_tcase(s, tc);
     TCase *v2 = tcase_create("v2");

@@ -653,6 +653,17 @@ static void t_take_full_fence(rs_transport *t)
         200);
 }
 
+/* A list of the controller's pods, as the core proves a rollout with. */
+static void t_list_controller_pods(rs_transport *t)
+{
+    rs_resp r;
+    ck_assert_int_eq(tp_kube_list(t, "Pod", "flux-system", "app=kustomize-controller", NULL, &r),
+                     200);
+    rs_resp_free(&r);
+}
+
+/* DESIGN §4 (finding G6): the full fence counts only once the run was shown
+ * its restart complete — the rollout done in the world is not enough. */
 START_TEST(test_fence_acquisition_counts_once_the_rollout_completes)
 {
     sim_world *w = t_build_open(t_path);
@@ -660,8 +671,15 @@ START_TEST(test_fence_acquisition_counts_once_the_rollout_completes)
     t_take_full_fence(t);
     ck_assert_int_eq(t_counter(w, "fence_acquisitions"), 0);
     t->sleep_ms(t, SIM_ROLLOUT_READY_MS - 200);
+    t_list_controller_pods(t);
     ck_assert_int_eq(t_counter(w, "fence_acquisitions"), 0);
     t->sleep_ms(t, 200);
+    /* Rolled out, old pods still terminating: not yet proven. */
+    t_list_controller_pods(t);
+    ck_assert_int_eq(t_counter(w, "fence_acquisitions"), 0);
+    t->sleep_ms(t, SIM_POD_TERMINATE_MS);
+    ck_assert_int_eq(t_counter(w, "fence_acquisitions"), 0);
+    t_list_controller_pods(t);
     ck_assert_int_eq(t_counter(w, "fence_acquisitions"), 1);
     rs_resp r;
     ck_assert_int_eq(tp_kube_get(t, "Lease", "flux-system", "ghcr-auth-refresh", &r), 200);
@@ -683,7 +701,9 @@ START_TEST(test_fence_acquisition_counts_once_the_rollout_completes)
                              "{\"kubectl.kubernetes.io/restartedAt\":\"r2\"}}}}}"),
                      200);
     ck_assert_int_eq(t_counter(w, "fence_acquisitions"), 2);
-    t->sleep_ms(t, SIM_ROLLOUT_READY_MS);
+    t->sleep_ms(t, SIM_ROLLOUT_READY_MS + SIM_POD_TERMINATE_MS);
+    ck_assert_int_eq(t_counter(w, "fence_acquisitions"), 2);
+    t_list_controller_pods(t);
     ck_assert_int_eq(t_counter(w, "fence_acquisitions"), 3);
     ck_assert_int_eq(t_counter(w, "controller_restarts"), 2);
     t->close(t);

@@ -217,10 +217,48 @@ static void add_form(cred_redact *r, const char *name, const unsigned char *s, s
     add_b64_fragments(r, name, s, len);
 }
 
+/* The URL and hex forms (finding M2): percent-encoded as a URL encoder
+ * writes it — every byte outside the unreserved set (encodeURIComponent),
+ * or, in userinfo, only the bytes outside unreserved + sub-delims — with
+ * upper- and lower-case hex digits; and the plain hex of the bytes. A form
+ * equal to the raw bytes (a token of letters and digits) adds nothing new. */
+static void add_url_and_hex_forms(cred_redact *r, const char *name, const unsigned char *s,
+                                  size_t len)
+{
+    static const char *const digits[2] = {"0123456789ABCDEF", "0123456789abcdef"};
+    char *o = rs_xmalloc(len * 3 + 1);
+    for (int lower = 0; lower < 2; lower++) {
+        const char *hx = digits[lower];
+        for (int userinfo = 0; userinfo < 2; userinfo++) {
+            size_t n = 0;
+            for (size_t i = 0; i < len; i++) {
+                unsigned char c = s[i];
+                bool keep = (c >= '0' && c <= '9') || ((c | 32) >= 'a' && (c | 32) <= 'z') ||
+                            strchr("-._~", c) || (userinfo && strchr("!$&'()*+,;=", c));
+                if (keep && c) {
+                    o[n++] = (char)c;
+                } else {
+                    o[n++] = '%';
+                    o[n++] = hx[c >> 4];
+                    o[n++] = hx[c & 15];
+                }
+            }
+            if (n != len) add_needle(r, name, o, n);
+        }
+        for (size_t i = 0; i < len; i++) {
+            o[2 * i] = hx[s[i] >> 4];
+            o[2 * i + 1] = hx[s[i] & 15];
+        }
+        add_needle(r, name, o, 2 * len);
+    }
+    cred_bytes_wipe_free((unsigned char *)o, len * 3 + 1);
+}
+
 void cred_redact_add(cred_redact *r, const char *name, const void *secret, size_t len)
 {
     if (!r || !secret || len == 0) return;
     add_form(r, name, secret, len);
+    add_url_and_hex_forms(r, name, secret, len);
     for (int d = 0; d < REDACT_DIALECTS; d++) {
         size_t n1, n2;
         unsigned char *once = json_escape(secret, len, (redact_dialect)d, &n1);

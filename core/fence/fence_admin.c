@@ -482,8 +482,8 @@ static rs_code fa_reclaim_node(rs_txn *tx, const fa_fence *f, rs_err *e)
                  ? 200
                  : res.status;
     if (ws != 200)
-        return rs_fail(e, RS_FAILED, "reclaiming the fence on %s failed (HTTP %d); it is retained",
-                       f->object, ws);
+        return rs_fail(e, RS_FAILED, "reclaiming the fence on %s failed (%s); it is retained",
+                       f->object, res.answer.text);
     if (f->unschedulable)
         out_warning(tx->out,
                     "%s: fence reclaimed; the node is left cordoned on purpose (its "
@@ -577,9 +577,9 @@ void fences_recover(rs_txn *tx, rs_result *res)
                      : res.status;
         c = ws == 200 ? RS_OK
                       : rs_fail(&e, RS_FAILED,
-                                "releasing %s held by %s failed (HTTP %d): it changed since it "
+                                "releasing %s held by %s failed (%s): it changed since it "
                                 "was read; refusing",
-                                lease->object, lease->holder, ws);
+                                lease->object, lease->holder, res.answer.text);
     } else {
         c = fa_release_all(tx, rep, lease, &e);
     }

@@ -35,9 +35,9 @@ static rs_code policy_judge(rs_txn *tx, const rs_req *reqs, const rs_resp *resps
         const char *owner_key = child ? c->ann.child_owner : c->ann.parent_owner;
         if (resps[i].status != 200 || !resps[i].body) {
             rc = rs_fail(e, RS_FAILED,
-                         "reading Kustomization %s/%s to prove this run's fence failed (HTTP %d); "
+                         "reading Kustomization %s/%s to prove this run's fence failed (%s); "
                          "refusing to write",
-                         reqs[i].ns, reqs[i].name, resps[i].status);
+                         reqs[i].ns, reqs[i].name, rs_answer_of(&resps[i]).text);
         } else if (!held_tuple(tx, resps[i].body, owner_key, child)) {
             /* Proved lost: not ours any more, so not ours to release. */
             if (child)

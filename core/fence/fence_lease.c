@@ -62,13 +62,13 @@ static lease_seen lease_judge(rs_txn *tx, int st, const cJSON *lease)
     return h[0] == '\0' ? LEASE_FREE : LEASE_OTHER;
 }
 
-/* Reads the Lease and judges it. *status (may be NULL) receives the HTTP
- * status of the read. */
-static lease_seen lease_look(rs_txn *tx, int *status)
+/* Reads the Lease and judges it. *ans (may be NULL) receives what the
+ * read's answer was, for a message. */
+static lease_seen lease_look(rs_txn *tx, rs_answer *ans)
 {
     rs_resp r;
     int st = lease_get(tx, &r);
-    if (status) *status = st;
+    if (ans) *ans = rs_answer_of(&r);
     lease_seen seen = lease_judge(tx, st, r.body);
     rs_resp_free(&r);
     return seen;
@@ -168,13 +168,13 @@ static bool lease_transient(int status)
  * fence is lost, and what this run still holds (policy fences, a node
  * claim) is for the operator to inspect (H28), as every Lease-lost message
  * says. */
-static rs_code lease_lost(rs_txn *tx, int status, lease_seen seen, rs_err *e)
+static rs_code lease_lost(rs_txn *tx, const char *answer, lease_seen seen, rs_err *e)
 {
     lease_drop(tx);
     return rs_fail(e, RS_FAILED,
-                   "renewing Lease %s/%s failed (HTTP %d): it is now %s; the fence is lost "
+                   "renewing Lease %s/%s failed (%s): it is now %s; the fence is lost "
                    "(inspect what is held with `reassert --fences`)",
-                   tx->cfg->lease_ns, tx->cfg->lease_name, status,
+                   tx->cfg->lease_ns, tx->cfg->lease_name, answer,
                    seen == LEASE_FREE ? "free" : "held by another run");
 }
 
@@ -192,40 +192,41 @@ static kube_cas_step lease_plan_renew(lease_write *l, const kube_cas_view *v, ku
         int ws = v->prev_status;
         l->seen = lease_judge(tx, v->read_status, v->cur);
         if (l->seen == LEASE_FREE || l->seen == LEASE_OTHER) {
-            lease_lost(tx, ws, l->seen, e);
+            lease_lost(tx, v->prev_answer.text, l->seen, e);
             return KUBE_CAS_REFUSE;
         }
         if (l->seen == LEASE_UNREADABLE) {
             rs_fail(e, RS_FAILED,
-                    "renewing Lease %s/%s failed (HTTP %d) and re-reading it failed (HTTP "
-                    "%d); whether this run still holds it is unknown",
-                    tx->cfg->lease_ns, tx->cfg->lease_name, ws, v->read_status);
+                    "renewing Lease %s/%s failed (%s) and re-reading it failed (%s); whether "
+                    "this run still holds it is unknown",
+                    tx->cfg->lease_ns, tx->cfg->lease_name, v->prev_answer.text,
+                    v->read_answer.text);
             return KUBE_CAS_REFUSE;
         }
         bool conflict = ws == 409 || ws == 422;
         if ((!conflict && !lease_transient(ws)) || v->last) {
             if (v->last)
                 rs_fail(e, RS_FAILED,
-                        "renewing Lease %s/%s failed (HTTP %d on the last of %d attempts); it "
+                        "renewing Lease %s/%s failed (%s on the last of %d attempts); it "
                         "is still ours",
-                        tx->cfg->lease_ns, tx->cfg->lease_name, ws, v->attempt);
+                        tx->cfg->lease_ns, tx->cfg->lease_name, v->prev_answer.text, v->attempt);
             else
-                rs_fail(e, RS_FAILED, "renewing Lease %s/%s failed (HTTP %d); it is still ours",
-                        tx->cfg->lease_ns, tx->cfg->lease_name, ws);
+                rs_fail(e, RS_FAILED, "renewing Lease %s/%s failed (%s); it is still ours",
+                        tx->cfg->lease_ns, tx->cfg->lease_name, v->prev_answer.text);
             return KUBE_CAS_REFUSE;
         }
         if (conflict) {
             out_info(tx->out,
-                     "Lease %s/%s changed under us but is still ours (HTTP %d on renewal); "
+                     "Lease %s/%s changed under us but is still ours (%s on renewal); "
                      "renewing again",
-                     tx->cfg->lease_ns, tx->cfg->lease_name, ws);
+                     tx->cfg->lease_ns, tx->cfg->lease_name, v->prev_answer.text);
         } else {
             /* H6, DESIGN §3.4 r2: a transient answer never turns held into
              * lost. The re-read proved the same holder: wait, renew again. */
             out_warning(tx->out,
-                        "renewing Lease %s/%s failed (HTTP %d); re-read: it is still ours; "
+                        "renewing Lease %s/%s failed (%s); re-read: it is still ours; "
                         "renewing again",
-                        tx->cfg->lease_ns, tx->cfg->lease_name, ws);
+                        tx->cfg->lease_ns, tx->cfg->lease_name, v->prev_answer.text);
             gate_wait_ms(tx->gate, tx->cfg->sync_interval_ms);
         }
     }
@@ -367,11 +368,13 @@ static rs_code lease_renew(rs_txn *tx, rs_err *e)
     if (kube_cas_ok(end)) return RS_OK;
     if (end == KUBE_CAS_REFUSED) return RS_FAILED;
     /* A lost answer whose re-read did not show the Lease ours. */
-    if (l.seen == LEASE_FREE || l.seen == LEASE_OTHER) return lease_lost(tx, res.status, l.seen, e);
+    if (l.seen == LEASE_FREE || l.seen == LEASE_OTHER)
+        return lease_lost(tx, res.answer.text, l.seen, e);
     return rs_fail(e, RS_FAILED,
-                   "renewing Lease %s/%s failed (HTTP %d) and re-reading it failed (HTTP %d); "
+                   "renewing Lease %s/%s failed (%s) and re-reading it failed (%s); "
                    "whether this run still holds it is unknown",
-                   tx->cfg->lease_ns, tx->cfg->lease_name, res.status, res.read_status);
+                   tx->cfg->lease_ns, tx->cfg->lease_name, res.answer.text,
+                   res.read_answer.text[0] ? res.read_answer.text : "not read");
 }
 
 #define LEASE_READ_ATTEMPTS 3
@@ -401,19 +404,19 @@ rs_code lease_assert_held(rs_txn *tx, rs_err *e)
     if (!tx->lease_held)
         return rs_fail(e, RS_FAILED, "Lease %s/%s is not held by this run", tx->cfg->lease_ns,
                        tx->cfg->lease_name);
-    int st = 0;
-    lease_seen seen = lease_look(tx, &st);
+    rs_answer ans;
+    lease_seen seen = lease_look(tx, &ans);
     for (int attempt = 1; seen == LEASE_UNREADABLE && attempt < LEASE_READ_ATTEMPTS; attempt++) {
-        out_warning(tx->out, "reading Lease %s/%s failed (HTTP %d); re-proving its holder",
-                    tx->cfg->lease_ns, tx->cfg->lease_name, st);
+        out_warning(tx->out, "reading Lease %s/%s failed (%s); re-proving its holder",
+                    tx->cfg->lease_ns, tx->cfg->lease_name, ans.text);
         gate_sleep_ms(tx->gate, tx->cfg->sync_interval_ms);
-        seen = lease_look(tx, &st);
+        seen = lease_look(tx, &ans);
     }
     if (seen == LEASE_UNREADABLE)
         return rs_fail(e, RS_FAILED,
-                       "Lease %s/%s could not be read (HTTP %d, %d attempts); refusing to write "
+                       "Lease %s/%s could not be read (%s, %d attempts); refusing to write "
                        "while its holder is unproven",
-                       tx->cfg->lease_ns, tx->cfg->lease_name, st, LEASE_READ_ATTEMPTS);
+                       tx->cfg->lease_ns, tx->cfg->lease_name, ans.text, LEASE_READ_ATTEMPTS);
     return lease_assert_seen(tx, seen, e);
 }
 
@@ -437,9 +440,10 @@ rs_code lease_take_over(rs_txn *tx, const char *holder, const char *rv, rs_err *
     kube_cas_result res;
     if (kube_cas_ok(lease_cas(&l, &res, e))) return RS_OK;
     return rs_fail(e, RS_FAILED,
-                   "taking over Lease %s/%s from %s failed (HTTP %d): it changed since it was "
+                   "taking over Lease %s/%s from %s failed (%s): it changed since it was "
                    "read (CAS on holder and resourceVersion %s); refusing",
-                   tx->cfg->lease_ns, tx->cfg->lease_name, holder, res.status, rv);
+                   tx->cfg->lease_ns, tx->cfg->lease_name, holder,
+                   res.sent ? res.answer.text : "not sent", rv);
 }
 
 rs_code lease_release(rs_txn *tx, rs_err *e)

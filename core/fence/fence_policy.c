@@ -1,13 +1,10 @@
 /*
- * fence.c — the Flux policy fences and the controller restart (DESIGN.md §3.4).
- *
- * Suspending a Kustomization does not stop an execution already running
- * (Flux documents this), so the child fence is only complete once every
- * kustomize-controller pod that existed before the restart has been replaced
- * by a Ready pod, and two identical observations of the fenced child prove
- * nothing is still writing it. Every fence write is CAS-guarded (UID and
- * resourceVersion) and a lost response is adopted only if the exact tuple this
- * run wrote — (UID, owner, suspend[, reconcile-disabled]) — is present.
+ * fence_policy.c — the Flux policy fences and the controller restart (DESIGN.md §3.4).
+ * Suspension does not stop a running execution (Flux documents this): the child fence is
+ * complete only once every pre-restart controller pod was replaced by a Ready pod and two
+ * identical observations of the fenced child show nothing writes it. Fence writes are CAS-guarded
+ * (UID, resourceVersion); a lost response is adopted only if the exact tuple this run wrote —
+ * (UID, owner, suspend[, reconcile-disabled]) — is present.
  */
 #include "core/kube/kube_cas.h"
 #include "core/kube/kube_pointer.h"
@@ -71,11 +68,12 @@ static tx_status fence_wait_quiet(rs_txn *tx, const fence_ks *k)
             last = r.body;
             r.body = NULL;
         }
+        rs_answer ans = rs_answer_of(&r);
         rs_resp_free(&r);
         if (st != 200) {
             cJSON_Delete(last);
-            rs_fail(&tx->err, RS_FAILED, "reading Kustomization %s/%s failed (HTTP %d)", k->ns,
-                    k->name, st);
+            rs_fail(&tx->err, RS_FAILED, "reading Kustomization %s/%s failed (%s)", k->ns, k->name,
+                    ans.text);
             return TX_FAIL;
         }
         if (!busy) {
@@ -142,8 +140,8 @@ static kube_cas_step fence_pause_plan(void *ctx, const kube_cas_view *v, kube_ca
     fence_write *f = ctx;
     const fence_ks *k = f->k;
     if (v->read_status != 200 || !v->cur) {
-        rs_fail(e, RS_FAILED, "reading Kustomization %s/%s failed (HTTP %d)", k->ns, k->name,
-                v->read_status);
+        rs_fail(e, RS_FAILED, "reading Kustomization %s/%s failed (%s)", k->ns, k->name,
+                v->read_answer.text);
         return KUBE_CAS_REFUSE;
     }
     if (fence_tuple_ours(f->tx, k, v->cur, fence_uid(v->cur))) return KUBE_CAS_DONE;
@@ -185,8 +183,8 @@ static tx_status fence_pause(rs_txn *tx, const fence_ks *k, bool *unconfirmed)
     if (res.unconfirmed) *unconfirmed = true;
     if (kube_cas_ok(end)) return TX_OK;
     if (end == KUBE_CAS_FAILED)
-        rs_fail(&tx->err, RS_FAILED, "pausing Kustomization %s/%s failed (HTTP %d)", k->ns, k->name,
-                res.status);
+        rs_fail(&tx->err, RS_FAILED, "pausing Kustomization %s/%s failed (%s)", k->ns, k->name,
+                res.answer.text);
     else if (end != KUBE_CAS_REFUSED && end != KUBE_CAS_GATE_FAILED) /* the gate said why */
         rs_fail(&tx->err, RS_FAILED,
                 "pausing Kustomization %s/%s: still contended after %d attempts", k->ns, k->name,
@@ -217,7 +215,7 @@ static bool pod_set_has(const pod_set *ps, const char *uid)
  * counts the pods of old still present and the Ready, non-terminating pods
  * not in old. Returns the HTTP status; a UID too long to hold is an error. */
 static int controller_pods(rs_txn *tx, pod_set *now, const pod_set *old, int *ready_new,
-                           int *old_left)
+                           int *old_left, rs_answer *ans)
 {
     rs_resp r;
     rs_req req = {.op = RS_OP_KUBE_LIST,
@@ -225,6 +223,7 @@ static int controller_pods(rs_txn *tx, pod_set *now, const pod_set *old, int *re
                   .ns = tx->cfg->controller_ns,
                   .label_selector = tx->cfg->controller_selector};
     int st = gate_read(tx->gate, &req, &r);
+    if (ans) *ans = rs_answer_of(&r);
     now->n = 0;
     if (ready_new) *ready_new = 0;
     if (old_left) *old_left = 0;
@@ -250,6 +249,9 @@ static int controller_pods(rs_txn *tx, pod_set *now, const pod_set *old, int *re
         snprintf(now->uid[now->n++], 64, "%s", uid);
     }
     rs_resp_free(&r);
+    if (st == 0 && ans && r.status == 200)
+        snprintf(ans->text, sizeof ans->text,
+                 "HTTP 200, but no pod list, or a pod without a usable UID");
     return st;
 }
 
@@ -303,8 +305,8 @@ static kube_cas_step restart_plan(void *ctx, const kube_cas_view *v, kube_cas_re
     restart_write *rw = ctx;
     const rs_config *c = rw->tx->cfg;
     if (v->read_status != 200 || !v->cur) {
-        rs_fail(e, RS_FAILED, "reading Deployment %s/%s failed (HTTP %d)", c->controller_ns,
-                c->controller_name, v->read_status);
+        rs_fail(e, RS_FAILED, "reading Deployment %s/%s failed (%s)", c->controller_ns,
+                c->controller_name, v->read_answer.text);
         return KUBE_CAS_REFUSE;
     }
     restart_note_replicas(rw, v->cur);
@@ -344,8 +346,8 @@ static tx_status restart_deployment(rs_txn *tx, int *want)
     kube_cas_end end = kube_cas_write(tx->gate, &ops, &res, &tx->err);
     if (kube_cas_ok(end)) return TX_OK;
     if (end != KUBE_CAS_REFUSED && end != KUBE_CAS_GATE_FAILED) /* the gate said why */
-        rs_fail(&tx->err, RS_FAILED, "restarting Deployment %s/%s failed (HTTP %d)",
-                c->controller_ns, c->controller_name, res.status);
+        rs_fail(&tx->err, RS_FAILED, "restarting Deployment %s/%s failed (%s)", c->controller_ns,
+                c->controller_name, res.answer.text);
     return TX_FAIL;
 }
 
@@ -355,10 +357,11 @@ static tx_status fence_restart_controller(rs_txn *tx)
 {
     const rs_config *c = tx->cfg;
     pod_set old = {0}, now = {0};
-    int st = controller_pods(tx, &old, NULL, NULL, NULL);
+    rs_answer ans;
+    int st = controller_pods(tx, &old, NULL, NULL, NULL, &ans);
     if (st != 200) {
         pod_set_free(&old);
-        rs_fail(&tx->err, RS_FAILED, "listing %s pods failed (HTTP %d)", c->controller_name, st);
+        rs_fail(&tx->err, RS_FAILED, "listing %s pods failed (%s)", c->controller_name, ans.text);
         return TX_FAIL;
     }
     int want = 1;
@@ -374,7 +377,7 @@ static tx_status fence_restart_controller(rs_txn *tx)
     for (int attempt = 0; attempt < attempts && s != TX_OK; attempt++) {
         gate_sleep_ms(tx->gate, c->sync_interval_ms);
         int ready_new = 0, old_left = 0;
-        if (controller_pods(tx, &now, &old, &ready_new, &old_left) == 200 && old_left == 0 &&
+        if (controller_pods(tx, &now, &old, &ready_new, &old_left, NULL) == 200 && old_left == 0 &&
             ready_new >= want)
             s = TX_OK;
     }
@@ -426,8 +429,8 @@ static tx_status fence_child_unclaimed(rs_txn *tx, const fence_ks *k)
     int st = kobj_get(tx, "Kustomization", k->ns, k->name, &r);
     tx_status s = TX_OK;
     if (st != 200) {
-        rs_fail(&tx->err, RS_FAILED, "reading Kustomization %s/%s failed (HTTP %d)", k->ns, k->name,
-                st);
+        rs_fail(&tx->err, RS_FAILED, "reading Kustomization %s/%s failed (%s)", k->ns, k->name,
+                rs_answer_of(&r).text);
         s = TX_FAIL;
     } else if (!fence_ks_free(k, r.body) && !fence_tuple_ours(tx, k, r.body, fence_uid(r.body))) {
         fence_refuse_taken(&tx->err, k, r.body);
@@ -458,8 +461,8 @@ static kube_cas_step fence_resume_plan(void *ctx, const kube_cas_view *v, kube_c
     fence_write *f = ctx;
     const fence_ks *k = f->k;
     if (v->read_status != 200 || !v->cur) {
-        rs_fail(e, RS_FAILED, "reading Kustomization %s/%s for resume failed (HTTP %d)", k->ns,
-                k->name, v->read_status);
+        rs_fail(e, RS_FAILED, "reading Kustomization %s/%s for resume failed (%s)", k->ns, k->name,
+                v->read_answer.text);
         return KUBE_CAS_REFUSE;
     }
     const char *uid = fence_uid(v->cur);
@@ -574,9 +577,10 @@ rs_code fence_policy_residual(rs_txn *tx, char *what, size_t len, rs_err *e)
         if (st != 200) {
             /* A read that did not answer proves nothing either way: it is a
              * read failure, never a residual fence (issue 9). */
+            rs_code rc = rs_fail(e, RS_FAILED, "reading Kustomization %s/%s failed (%s)", ks[i].ns,
+                                 ks[i].name, rs_answer_of(&r).text);
             rs_resp_free(&r);
-            return rs_fail(e, RS_FAILED, "reading Kustomization %s/%s failed (HTTP %d)", ks[i].ns,
-                           ks[i].name, st);
+            return rc;
         }
         if (!fence_ks_free(&ks[i], r.body) && !what[0]) {
             const char *owner = kobj_annotation(r.body, ks[i].owner_key);

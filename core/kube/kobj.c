@@ -58,7 +58,7 @@ bool kobj_condition_true(const cJSON *obj, const char *type)
 void kobj_describe(const rs_resp *r, char *buf, size_t len)
 {
     if (r->status == 0) {
-        snprintf(buf, len, "transport error (%s)", r->error[0] ? r->error : "no response");
+        snprintf(buf, len, "%s", rs_answer_of(r).text);
         return;
     }
     const char *reason = r->body ? kobj_str(r->body, "reason") : NULL;
@@ -69,7 +69,7 @@ void kobj_describe(const rs_resp *r, char *buf, size_t len)
 }
 
 int kobj_secret_read(rs_txn *tx, const char *ns, const char *name, const char *key, char **text,
-                     size_t *len, char rv[TX_RV_MAX])
+                     size_t *len, char rv[TX_RV_MAX], rs_answer *ans)
 {
     *text = NULL;
     *len = 0;
@@ -77,6 +77,7 @@ int kobj_secret_read(rs_txn *tx, const char *ns, const char *name, const char *k
     rs_req req = {.op = RS_OP_KUBE_GET, .kind = "Secret", .ns = ns, .name = name};
     rs_resp r;
     int status = gate_read(tx->gate, &req, &r);
+    if (ans) *ans = rs_answer_of(&r);
     if (status == 200 && r.body) {
         if (rv) snprintf(rv, TX_RV_MAX, "%s", kobj_rv(r.body));
         const cJSON *data = cJSON_GetObjectItemCaseSensitive(r.body, "data");
@@ -163,8 +164,8 @@ static kube_cas_step secret_put_plan(void *ctx, const kube_cas_view *v, kube_cas
         return KUBE_CAS_WRITE;
     }
     if (v->read_status != 200 || !v->cur) {
-        rs_fail(e, RS_FAILED, "reading Secret %s/%s before writing it: HTTP %d", p->ns, p->name,
-                v->read_status);
+        rs_fail(e, RS_FAILED, "reading Secret %s/%s before writing it: %s", p->ns, p->name,
+                v->read_answer.text);
         return KUBE_CAS_REFUSE;
     }
     snprintf(p->rv, sizeof p->rv, "%s", kobj_rv(v->cur));

@@ -9,6 +9,7 @@
 #include "core/txn_int.h"
 
 #include <assert.h>
+#include <stdio.h>
 #include <string.h>
 
 bool kube_cas_ok(kube_cas_end end)
@@ -62,7 +63,14 @@ static kube_cas_step cas_plan(const kube_cas_ops *ops, kube_cas_view *v, rs_resp
     v->read = *have ? cur : NULL;
     v->read_status = *have ? cur->status : 0;
     v->cur = *have ? cur->body : NULL;
-    if (*have) res->read_status = cur->status;
+    if (*have)
+        v->read_answer = rs_answer_of(cur);
+    else
+        snprintf(v->read_answer.text, sizeof v->read_answer.text, "not read");
+    if (*have) {
+        res->read_status = cur->status;
+        res->read_answer = rs_answer_of(cur);
+    }
     memset(w, 0, sizeof *w);
     w->op = RS_OP_KUBE_PATCH;
     kube_cas_step step = ops->plan(ops->ctx, v, w, e);
@@ -105,7 +113,9 @@ kube_cas_end kube_cas_write(rs_gate *g, const kube_cas_ops *ops, kube_cas_result
         }
         res->sent++;
         res->status = a.status;
+        res->answer = rs_answer_of(&a);
         v.prev_status = a.status;
+        v.prev_answer = res->answer;
         kobj_describe(&a, res->why, sizeof res->why);
         if (a.status >= 200 && a.status < 300) {
             if (ops->written) ops->written(ops->ctx, &a);
@@ -124,6 +134,7 @@ kube_cas_end kube_cas_write(rs_gate *g, const kube_cas_ops *ops, kube_cas_result
             cas_read(g, ops, &cur);
             have = true;
             res->read_status = cur.status;
+            res->read_answer = rs_answer_of(&cur);
             kube_cas_seen s = ops->seen(ops->ctx, cur.status, cur.body);
             if (s == KUBE_CAS_RETRY) continue;
             rs_resp_free(&cur);

@@ -27,6 +27,7 @@
 
 #include "core/gate.h"
 #include "core/rs.h"
+#include "core/transport/transport.h"
 
 #include <cjson/cJSON.h>
 #include <stdbool.h>
@@ -64,12 +65,14 @@ typedef enum kube_cas_seen {
 
 /* What a plan sees. */
 typedef struct kube_cas_view {
-    int attempt;         /* 0-based */
-    bool last;           /* no write will be sent whatever the plan says */
-    const rs_resp *read; /* the read this plan builds from (NULL: none was made) */
-    int read_status;     /* its HTTP status (0: none made, or no answer) */
-    const cJSON *cur;    /* its object (NULL: none) */
-    int prev_status;     /* the previous attempt's write answer (0: none, or lost) */
+    int attempt;           /* 0-based */
+    bool last;             /* no write will be sent whatever the plan says */
+    const rs_resp *read;   /* the read this plan builds from (NULL: none was made) */
+    int read_status;       /* its HTTP status (0: none made, or no answer) */
+    const cJSON *cur;      /* its object (NULL: none) */
+    int prev_status;       /* the previous attempt's write answer (0: none, or lost) */
+    rs_answer read_answer; /* the read, for a message ("not read" when none was made) */
+    rs_answer prev_answer; /* the previous write's answer, for a message */
 } kube_cas_view;
 
 /* The write a plan builds. */
@@ -116,7 +119,9 @@ typedef struct kube_cas_result {
     /* A write was sent and its answer lost: until confirmed either way it may
      * have been applied (cleanup must treat the object as possibly ours). */
     bool unconfirmed;
-    char why[256]; /* the last answer described ("HTTP 409 (Conflict: ...)") */
+    char why[256];         /* the last answer described ("HTTP 409 (Conflict: ...)") */
+    rs_answer answer;      /* the last write's answer, for a message (rs_answer_of) */
+    rs_answer read_answer; /* the last read's answer ("" when none was made) */
 } kube_cas_result;
 
 /* Runs the CAS write described by ops through the gate. Returns res->end. */

@@ -63,10 +63,9 @@ tx_status node_recheck(rs_txn *tx, const node_info *n, const char *before,
     rs_resp r;
     int st = kobj_get(tx, "Node", NULL, n->name, &r);
     if (st != 200 || !r.body) {
+        rs_fail(&tx->err, RS_FAILED, "revalidating Node %s before %s failed (%s); failing closed",
+                n->name, before, rs_answer_of(&r).text);
         rs_resp_free(&r);
-        rs_fail(&tx->err, RS_FAILED,
-                "revalidating Node %s before %s failed (HTTP %d); failing closed", n->name, before,
-                st);
         return TX_FAIL;
     }
     const cJSON *obj = r.body;
@@ -152,8 +151,8 @@ static kube_cas_step node_claim_plan(void *ctx, const kube_cas_view *v, kube_cas
     rs_txn *tx = c->tx;
     const char *name = c->n->name;
     if (v->read_status != 200 || !v->cur) {
-        rs_fail(e, RS_FAILED, "revalidating Node %s failed (HTTP %d); failing closed", name,
-                v->read_status);
+        rs_fail(e, RS_FAILED, "revalidating Node %s failed (%s); failing closed", name,
+                v->read_answer.text);
         return KUBE_CAS_REFUSE;
     }
     if (!node_same_identity(tx, c->n, v->cur)) {
@@ -183,9 +182,9 @@ static kube_cas_step node_claim_plan(void *ctx, const kube_cas_view *v, kube_cas
         free(taints);
         if (cordoned != c->was_cordoned || !same_taints) {
             rs_fail(e, RS_FAILED,
-                    "claiming the cordon on Node %s failed (HTTP %d): its %s changed since it "
+                    "claiming the cordon on Node %s failed (%s): its %s changed since it "
                     "was read; failing closed",
-                    name, v->prev_status,
+                    name, v->prev_answer.text,
                     cordoned != c->was_cordoned ? "schedulability (cordon)" : "taints");
             return KUBE_CAS_REFUSE;
         }
@@ -237,9 +236,8 @@ tx_status node_claim(rs_txn *tx, const node_info *n)
         free(c.taints);
         if (end == KUBE_CAS_RESTART) return TX_RESTART;
         if (end == KUBE_CAS_REFUSED || end == KUBE_CAS_GATE_FAILED) return TX_FAIL;
-        rs_fail(&tx->err, RS_FAILED,
-                "claiming the cordon on Node %s failed (HTTP %d)%s; failing closed", n->name,
-                res.status,
+        rs_fail(&tx->err, RS_FAILED, "claiming the cordon on Node %s failed (%s)%s; failing closed",
+                n->name, res.answer.text,
                 end == KUBE_CAS_CONTENDED ? ": it kept changing since it was read" : "");
         return TX_FAIL;
     }
@@ -254,40 +252,44 @@ tx_status node_claim(rs_txn *tx, const node_info *n)
 }
 
 #define NODE_ADVANCE_ATTEMPTS 3
+/* A release is CAS-guarded (UID and our owner), so sending it again can
+ * never undo someone else's change: a timeout, a 5xx or a conflict is
+ * re-read and, while the node still shows our fence, sent again. */
+#define NODE_RELEASE_ATTEMPTS 3
 
-/* CAS phase change / release on our own claim. An advance whose answer was
- * lost and whose re-read still shows phase `claimed` under our owner was not
+/* The JSON patch of an advance (`claimed` -> `mutating`) or a release. */
+static cJSON *node_claim_patch_body(rs_txn *tx, bool release, bool uncordon)
+{
+    cJSON *patch = cJSON_CreateArray();
+    char *po = kube_pointer_annotation(tx->cfg->ann.drain_owner),
+         *pp = kube_pointer_annotation(tx->cfg->ann.drain_phase);
+    kobj_patch_op(patch, "test", "/metadata/uid", cJSON_CreateString(tx->claimed_uid));
+    kobj_patch_op(patch, "test", po, cJSON_CreateString(tx->holder));
+    if (release) {
+        kobj_patch_op(patch, "remove", po, NULL);
+        kobj_patch_op(patch, "remove", pp, NULL);
+        if (uncordon) kobj_patch_op(patch, "replace", "/spec/unschedulable", cJSON_CreateFalse());
+    } else {
+        kobj_patch_op(patch, "test", pp, cJSON_CreateString("claimed"));
+        kobj_patch_op(patch, "replace", pp, cJSON_CreateString("mutating"));
+    }
+    free(po);
+    free(pp);
+    return patch;
+}
+
+/* CAS phase change on our own claim. An advance whose answer was lost and
+ * whose re-read still shows phase `claimed` under our owner was not
  * applied: it is sent again (bounded), never failed on a guess. */
-static tx_status node_claim_patch(rs_txn *tx, const char *name, bool release, bool uncordon)
+static tx_status node_claim_advance(rs_txn *tx, const char *name)
 {
     kube_cas_result res;
-    int attempts = release ? 1 : NODE_ADVANCE_ATTEMPTS;
-    for (int attempt = 0; attempt < attempts; attempt++) {
-        cJSON *patch = cJSON_CreateArray();
-        char *po = kube_pointer_annotation(tx->cfg->ann.drain_owner),
-             *pp = kube_pointer_annotation(tx->cfg->ann.drain_phase);
-        kobj_patch_op(patch, "test", "/metadata/uid", cJSON_CreateString(tx->claimed_uid));
-        kobj_patch_op(patch, "test", po, cJSON_CreateString(tx->holder));
-        if (release) {
-            kobj_patch_op(patch, "remove", po, NULL);
-            kobj_patch_op(patch, "remove", pp, NULL);
-            if (uncordon)
-                kobj_patch_op(patch, "replace", "/spec/unschedulable", cJSON_CreateFalse());
-        } else {
-            kobj_patch_op(patch, "test", pp, cJSON_CreateString("claimed"));
-            kobj_patch_op(patch, "replace", pp, cJSON_CreateString("mutating"));
-        }
-        free(po);
-        free(pp);
-        /* A lost answer: a release is adopted when no owner is left, an
-         * advance when the phase reads `mutating`. */
-        node_left left = {.tx = tx,
-                          .check_owner = release,
-                          .phase = release ? NULL : "mutating",
-                          .retry_phase = release ? NULL : "claimed"};
+    for (int attempt = 0; attempt < NODE_ADVANCE_ATTEMPTS; attempt++) {
+        /* A lost answer: adopted when the phase reads `mutating`. */
+        node_left left = {.tx = tx, .phase = "mutating", .retry_phase = "claimed"};
         kube_cas_end end =
-            kobj_patch_once(tx, release ? KUBE_CAS_RELEASE : KUBE_CAS_FENCE, GATE_NEED_NONE, "Node",
-                            NULL, name, patch, node_left_seen, &left, &res);
+            kobj_patch_once(tx, KUBE_CAS_FENCE, GATE_NEED_NONE, "Node", NULL, name,
+                            node_claim_patch_body(tx, false, false), node_left_seen, &left, &res);
         if (kube_cas_ok(end)) return TX_OK;
         /* The gate refused the advance (the Lease is no longer proven): it
          * said why, and nothing went out. */
@@ -295,14 +297,89 @@ static tx_status node_claim_patch(rs_txn *tx, const char *name, bool release, bo
         /* Only "not applied" (the re-read showed the old phase) goes round. */
         if (end != KUBE_CAS_CONTENDED || res.status != 0) break;
     }
-    rs_fail(&tx->err, RS_FAILED, "%s the fence on Node %s failed (HTTP %d)",
-            release ? "releasing" : "advancing", name, res.status);
+    rs_fail(&tx->err, RS_FAILED, "advancing the fence on Node %s failed (%s)", name,
+            res.answer.text);
+    return TX_FAIL;
+}
+
+/* What a re-read after a release shows: released (no owner: ours is gone,
+ * so the lost answer or a 5xx that was applied is adopted), still ours
+ * (same UID, our owner: not applied, send again) or anything else. */
+static kube_cas_seen node_release_seen(void *ctx, int status, const cJSON *obj)
+{
+    rs_txn *tx = ctx;
+    if (status != 200 || !obj) return KUBE_CAS_RETRY; /* unknown: the CAS makes a resend safe */
+    const char *o = kobj_annotation(obj, tx->cfg->ann.drain_owner);
+    const char *uid = kobj_str(obj, "metadata.uid");
+    if (!uid || strcmp(uid, tx->claimed_uid) != 0) return KUBE_CAS_NOT_OURS;
+    if (!o) return KUBE_CAS_ADOPT;
+    return strcmp(o, tx->holder) == 0 ? KUBE_CAS_RETRY : KUBE_CAS_NOT_OURS;
+}
+
+/* Releases our claim (DESIGN §3.3 "Ambiguous writes", H103–H105): an answer
+ * that is not a success is resolved by a re-read — released => adopted;
+ * still ours, or unreadable => sent again, bounded; anything else fails
+ * closed. Failure after the bound means the fence may still be held: the
+ * caller keeps it and names it (H103), never claims it released. */
+static tx_status node_claim_release(rs_txn *tx, const char *name, bool uncordon, bool *may_hold)
+{
+    *may_hold = false;
+    kube_cas_result res;
+    kube_cas_seen last = KUBE_CAS_RETRY;
+    for (int attempt = 0; attempt < NODE_RELEASE_ATTEMPTS && last == KUBE_CAS_RETRY; attempt++) {
+        if (attempt > 0) {
+            out_warning(tx->out,
+                        "releasing the fence on Node %s: %s; re-read: still ours, sending "
+                        "the release again",
+                        name, res.answer.text);
+            gate_wait_ms(tx->gate, tx->cfg->sync_interval_ms);
+        }
+        kube_cas_end end =
+            kobj_patch_once(tx, KUBE_CAS_RELEASE, GATE_NEED_NONE, "Node", NULL, name,
+                            node_claim_patch_body(tx, true, uncordon), node_release_seen, tx, &res);
+        if (kube_cas_ok(end)) return TX_OK;
+        if (end == KUBE_CAS_CONTENDED) continue; /* lost, and the re-read showed it ours */
+        if (end == KUBE_CAS_UNRESOLVED) {
+            last = KUBE_CAS_NOT_OURS;
+            break;
+        }
+        /* A refusal (4xx, 5xx): what does the node show now? */
+        rs_resp r;
+        int st = kobj_get(tx, "Node", NULL, name, &r);
+        last = node_release_seen(tx, st, r.body);
+        rs_resp_free(&r);
+        if (last == KUBE_CAS_ADOPT) return TX_OK;
+    }
+    if (last == KUBE_CAS_NOT_OURS)
+        rs_fail(&tx->err, RS_FAILED,
+                "releasing the fence on Node %s failed (%s): the node no longer shows this run's "
+                "fence (another owner, or replaced); not touching it",
+                name, res.answer.text);
+    else
+        rs_fail(&tx->err, RS_FAILED,
+                "releasing the fence on Node %s failed %d times (last: %s); it may still be held "
+                "(owner %s)",
+                name, NODE_RELEASE_ATTEMPTS, res.answer.text, tx->holder);
+    *may_hold = last != KUBE_CAS_NOT_OURS;
     return TX_FAIL;
 }
 
 tx_status node_advance(rs_txn *tx, const node_info *n)
 {
-    return node_claim_patch(tx, n->name, false, false);
+    return node_claim_advance(tx, n->name);
+}
+
+/* Why a release that failed after its retries keeps the fence (H103). */
+#define NODE_KEEP_RELEASE                                                                          \
+    "its verified marker is written, but releasing its fence failed after every retry"
+
+/* The claim is over (released, or proved not ours): never touched again. */
+static void node_claim_forget(rs_txn *tx)
+{
+    tx->claimed_node[0] = '\0';
+    tx->claimed_keep = NULL;
+    free(tx->claimed_taints);
+    tx->claimed_taints = NULL;
 }
 
 /* Restores the original schedulability only if owner, UID and taints are as
@@ -332,10 +409,16 @@ static tx_status node_release_on(rs_txn *tx, bool error_path)
         free(taints);
     }
     rs_resp_free(&r);
+    bool may_hold = false;
     if (!ours) {
         out_warning(tx->out, "Node %s no longer carries our fence; not touching its cordon",
                     tx->claimed_node);
-    } else if (node_claim_patch(tx, tx->claimed_node, true, uncordon) != TX_OK) {
+    } else if (node_claim_release(tx, tx->claimed_node, uncordon, &may_hold) != TX_OK) {
+        /* H103: a release that may not have happened keeps the fence, named
+         * by node_cleanup with the command to inspect it — never reported
+         * released, never released again blindly by the cleanup. */
+        if (may_hold && !error_path) tx->claimed_keep = NODE_KEEP_RELEASE;
+        if (!may_hold) node_claim_forget(tx);
         return TX_FAIL;
     } else if (left_cordoned) {
         char msg[RS_ERR_MSG_MAX];
@@ -352,10 +435,7 @@ static tx_status node_release_on(rs_txn *tx, bool error_path)
         else
             out_error(tx->out, "%s", msg);
     }
-    tx->claimed_node[0] = '\0';
-    tx->claimed_keep = NULL;
-    free(tx->claimed_taints);
-    tx->claimed_taints = NULL;
+    node_claim_forget(tx);
     return fail_now ? TX_FAIL : TX_OK;
 }
 

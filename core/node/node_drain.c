@@ -76,9 +76,9 @@ tx_status node_drain(rs_txn *tx, const node_info *n)
         rs_resp r;
         int st = kobj_list(tx, "Pod", NULL, NULL, selector, &r);
         if (st != 200) {
+            rs_fail(&tx->err, RS_FAILED, "drain of %s: listing its pods failed (%s)", n->name,
+                    rs_answer_of(&r).text);
             rs_resp_free(&r);
-            rs_fail(&tx->err, RS_FAILED, "drain of %s: listing its pods failed (HTTP %d)", n->name,
-                    st);
             return TX_FAIL;
         }
         /* H87: the first eviction comes only after a recheck of cordon,
@@ -104,6 +104,7 @@ tx_status node_drain(rs_txn *tx, const node_info *n)
             rs_resp w;
             gate_result g = gate_write(tx->gate, GATE_NEED_FULL, &ev, &w, &tx->err);
             int es = w.status;
+            rs_answer ans = rs_answer_of(&w);
             if (es == 429) {
                 char d[256];
                 kobj_describe(&w, d, sizeof d);
@@ -120,7 +121,8 @@ tx_status node_drain(rs_txn *tx, const node_info *n)
             }
             if (es != 200 && es != 201 && es != 404 && es != 429) {
                 rs_resp_free(&r);
-                rs_fail(&tx->err, RS_FAILED, "drain of %s: eviction failed (HTTP %d)", n->name, es);
+                rs_fail(&tx->err, RS_FAILED, "drain of %s: eviction failed (%s)", n->name,
+                        ans.text);
                 return TX_FAIL;
             }
         }
@@ -178,13 +180,14 @@ tx_status node_wait_ready(rs_txn *tx, const node_info *n, const char *boot_befor
 {
     int polls = (int)(NODE_READY_TIMEOUT_MS / NODE_READY_POLL_MS);
     char boot[NODE_BOOT_ID_MAX] = "", taints[512] = "";
-    int last = 0;
+    rs_answer last = {.text = "not read"};
     bool rebooted = false, ready = false, tainted = false; /* as the last good read showed */
     for (int i = 0; i < polls; i++) {
         gate_sleep_ms(tx->gate, NODE_READY_POLL_MS);
         rs_resp r;
-        last = kobj_get(tx, "Node", NULL, n->name, &r);
-        if (last == 200 && r.body) {
+        int st = kobj_get(tx, "Node", NULL, n->name, &r);
+        last = rs_answer_of(&r);
+        if (st == 200 && r.body) {
             node_boot_id(r.body, boot);
             ready = kobj_condition_true(r.body, "Ready");
             tainted = node_lifecycle_tainted(tx, r.body, taints, sizeof taints);
@@ -210,7 +213,7 @@ tx_status node_wait_ready(rs_txn *tx, const node_info *n, const char *boot_befor
     else
         rs_fail(&tx->err, RS_FAILED,
                 "Node %s did not come back Ready under a new boot ID within %lld s after the "
-                "reboot (boot ID before %s, last seen %s; last read HTTP %d)",
-                n->name, secs, boot_before, boot[0] ? boot : "none", last);
+                "reboot (boot ID before %s, last seen %s; last read: %s)",
+                n->name, secs, boot_before, boot[0] ? boot : "none", last.text);
     return TX_FAIL;
 }

@@ -161,9 +161,10 @@ tx_status node_inventory_read(rs_txn *tx, const char *label_selector, node_inven
     rs_resp r;
     int st = gate_read(tx->gate, &req, &r);
     if (st != 200 || !r.body) {
+        rs_fail(&tx->err, RS_FAILED, "listing Nodes%s%s failed (%s)",
+                label_selector ? " with " : "", label_selector ? label_selector : "",
+                rs_answer_of(&r).text);
         rs_resp_free(&r);
-        rs_fail(&tx->err, RS_FAILED, "listing Nodes%s%s failed (HTTP %d)",
-                label_selector ? " with " : "", label_selector ? label_selector : "", st);
         return TX_FAIL;
     }
     rs_err e;
@@ -211,8 +212,8 @@ static tx_status node_reclaim(rs_txn *tx, const node_info *n)
     if (end == KUBE_CAS_RESTART) return TX_RESTART;
     if (end == KUBE_CAS_GATE_FAILED) return TX_FAIL;
     if (!kube_cas_ok(end)) {
-        rs_fail(&tx->err, RS_FAILED, "reclaiming the fence on Node %s failed (HTTP %d)", n->name,
-                res.status);
+        rs_fail(&tx->err, RS_FAILED, "reclaiming the fence on Node %s failed (%s)", n->name,
+                res.answer.text);
         return TX_FAIL;
     }
     if (n->unschedulable)
@@ -223,14 +224,16 @@ static tx_status node_reclaim(rs_txn *tx, const node_info *n)
     return TX_OK;
 }
 
-/* Names every node fence no reclaim can clear (owner or journal, and not a
- * plain `claimed` fence) into names; returns whether there is any. */
+/* Names every node fence no reclaim can clear (owner, journal or a phase,
+ * and not a plain `claimed` fence) into names; returns whether there is any.
+ * A phase with no owner is a half-removed fence that may have a Talos write
+ * in flight: residual, as `--fences` reports it (H26 over DESIGN §3.3, F14). */
 static bool node_unreclaimable(const node_inventory *inv, char *names, size_t len)
 {
     names[0] = '\0';
     for (size_t i = 0; i < inv->n; i++) {
         const node_info *n = &inv->nodes[i];
-        if ((!n->owner && !n->journal) || node_reclaimable(n)) continue;
+        if ((!n->owner && !n->journal && !n->phase) || node_reclaimable(n)) continue;
         size_t used = strlen(names);
         snprintf(names + used, len - used, "%s%s (owner %s, phase %s%s)", used ? ", " : "", n->name,
                  n->owner ? n->owner : "none", n->phase ? n->phase : "missing",

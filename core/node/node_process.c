@@ -50,6 +50,7 @@ static tx_status node_talos_write_boot(rs_txn *tx, const node_info *n, rs_op op,
     gate_result g = gate_write(tx->gate, GATE_NEED_FULL, &req, &r, &tx->err);
     cJSON_Delete(body);
     int st = r.status;
+    rs_answer ans = rs_answer_of(&r);
     rs_resp_free(&r);
     if (g == GATE_FENCE_TAKEN) return TX_RESTART;
     /* The gate refused before sending (the Lease is not proven: H6, H10):
@@ -59,7 +60,7 @@ static tx_status node_talos_write_boot(rs_txn *tx, const node_info *n, rs_op op,
     if (keep) tx->claimed_keep = keep;
     bool ok = st == 200 || (op == RS_OP_TALOS_IMAGE_REMOVE && st == 404);
     if (!ok) {
-        rs_fail(&tx->err, RS_FAILED, "Talos %s on node %s failed (HTTP %d)", what, n->name, st);
+        rs_fail(&tx->err, RS_FAILED, "Talos %s on node %s failed (%s)", what, n->name, ans.text);
         return TX_FAIL;
     }
     return TX_OK;

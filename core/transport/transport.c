@@ -10,6 +10,7 @@
 #include "core/rs.h"
 
 #include <assert.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -118,6 +119,27 @@ bool rs_resp_ambiguous(const rs_resp *resp)
 bool rs_resp_not_sent(const rs_resp *resp)
 {
     return resp->status == 0 && resp->sent == RS_SENT_NO;
+}
+
+rs_answer rs_answer_from(int status, rs_sent sent, const char *error)
+{
+    rs_answer a;
+    if (status != 0) {
+        snprintf(a.text, sizeof a.text, "HTTP %d", status);
+        return a;
+    }
+    const char *what = sent == RS_SENT_NO        ? "not sent"
+                       : sent == RS_SENT_UNKNOWN ? "timed out, no answer"
+                                                 : "connection lost after sending, no answer";
+    bool detail = error && error[0];
+    snprintf(a.text, sizeof a.text, "%s%s%.*s%s", what, detail ? " (" : "", RS_RESP_ERROR_MAX,
+             detail ? error : "", detail ? ")" : "");
+    return a;
+}
+
+rs_answer rs_answer_of(const rs_resp *resp)
+{
+    return rs_answer_from(resp->status, resp->sent, resp->error);
 }
 
 /* ---- secret marks ---- */

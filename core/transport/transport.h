@@ -177,6 +177,18 @@ bool rs_resp_ambiguous(const rs_resp *resp);
 /* No answer, and the request never left: retrying cannot apply it twice. */
 bool rs_resp_not_sent(const rs_resp *resp);
 
+/* The one way a message says what an answer was: "HTTP 503", or, when no
+ * status came, what the transport error was — "timed out", "connection lost"
+ * or "not sent", with the transport's detail. Never "HTTP 0" (F6). Used as
+ * rs_answer_of(&r).text inside the formatting call (a C11 temporary). */
+#define RS_ANSWER_MAX (RS_RESP_ERROR_MAX + 64)
+typedef struct rs_answer {
+    char text[RS_ANSWER_MAX];
+} rs_answer;
+rs_answer rs_answer_of(const rs_resp *resp);
+/* The same from what a caller kept of an answer (error may be NULL). */
+rs_answer rs_answer_from(int status, rs_sent sent, const char *error);
+
 /* Adds pointer to marks (once); false when marks is full. pointer must
  * outlive the marks (string literals in practice). */
 bool rs_secret_mark(rs_secret_marks *marks, const char *pointer);

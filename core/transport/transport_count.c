@@ -6,7 +6,10 @@
  * restartedAt differs from the last one an answer showed; a pause is a 2xx
  * answer showing `suspend: true` on a policy object last seen unsuspended; a
  * drain begins at the first eviction (201 or 429) of a pod a list showed on
- * that node; the full fence is both pauses followed by a restart.
+ * that node; the full fence is both pauses followed by a restart whose
+ * rollout an answer showed complete — a list of the controller's pods with
+ * none left from before the restart, every one Ready and none terminating
+ * (DESIGN §4: a fence whose restart never completed is partial, G6).
  */
 #include "core/transport/transport_count.h"
 
@@ -56,6 +59,9 @@ typedef struct tpc_ctx {
     char *restarted_at; /* last restartedAt an answer showed */
     bool suspended[2];  /* parent, child: as last shown */
     bool fence_held;
+    bool fence_pending; /* both pauses and a restart; its rollout not yet shown */
+    cJSON *ctl_pods;    /* UIDs of the controller's pods, last list */
+    cJSON *ctl_old;     /* ... as they were when the restart was written */
     tpc_pod *pods;
     size_t n_pods;
     char **drained;
@@ -141,7 +147,7 @@ static void tpc_see_policy(tpc_ctx *c, const rs_req *req, const rs_resp *resp, b
             cJSON_GetObjectItemCaseSensitive(resp->body, "spec"), "suspend"));
         if (applied && now && !c->suspended[which]) c->n[TPC_PAUSES]++;
         c->suspended[which] = now;
-        if (!now) c->fence_held = false;
+        if (!now) c->fence_held = c->fence_pending = false;
     }
     if (ok && tpc_is(req, "Deployment", g->controller_ns, g->controller_name)) {
         const char *path[] = {"spec", "template", "metadata", "annotations", TPC_RESTARTED_AT};
@@ -151,9 +157,57 @@ static void tpc_see_policy(tpc_ctx *c, const rs_req *req, const rs_resp *resp, b
         if (at) tpc_set(&c->restarted_at, at);
         if (restarted) c->n[TPC_RESTARTS]++;
         if (restarted && c->suspended[0] && c->suspended[1] && !c->fence_held) {
-            c->fence_held = true;
-            c->n[TPC_FENCES]++;
+            c->fence_pending = true;
+            cJSON_Delete(c->ctl_old);
+            c->ctl_old = c->ctl_pods ? cJSON_Duplicate(c->ctl_pods, 1) : cJSON_CreateArray();
         }
+    }
+}
+
+static bool tpc_pod_ready(const cJSON *pod)
+{
+    const char *dt[] = {"metadata", "deletionTimestamp"};
+    if (tpc_str(pod, dt, 2)) return false;
+    const cJSON *cond;
+    cJSON_ArrayForEach(cond, cJSON_GetObjectItemCaseSensitive(
+                                 cJSON_GetObjectItemCaseSensitive(pod, "status"), "conditions"))
+    {
+        const char *type[] = {"type"}, *st[] = {"status"};
+        if (tpc_eq(tpc_str(cond, type, 1), "Ready")) return tpc_eq(tpc_str(cond, st, 1), "True");
+    }
+    return false;
+}
+
+/* A list of the controller's pods: remembered, and while a restart is
+ * pending, the moment it shows the rollout complete is the full fence. */
+static void tpc_see_controller_pods(tpc_ctx *c, const rs_req *req, const rs_resp *resp)
+{
+    const rs_config *g = c->cfg;
+    if (req->op != RS_OP_KUBE_LIST || resp->status != 200 || !tpc_eq(req->kind, "Pod") ||
+        !tpc_eq(req->ns, g->controller_ns) || !tpc_eq(req->label_selector, g->controller_selector))
+        return;
+    cJSON *uids = cJSON_CreateArray();
+    bool complete = true;
+    const cJSON *pod;
+    const char *up[] = {"metadata", "uid"};
+    cJSON_ArrayForEach(pod, cJSON_GetObjectItemCaseSensitive(resp->body, "items"))
+    {
+        const char *uid = tpc_str(pod, up, 2);
+        if (!uid || !tpc_pod_ready(pod)) complete = false;
+        const cJSON *old;
+        cJSON_ArrayForEach(old, c->ctl_old)
+        {
+            if (uid && tpc_eq(cJSON_GetStringValue(old), uid)) complete = false;
+        }
+        if (uid) cJSON_AddItemToArray(uids, cJSON_CreateString(uid));
+    }
+    if (cJSON_GetArraySize(uids) == 0) complete = false;
+    cJSON_Delete(c->ctl_pods);
+    c->ctl_pods = uids;
+    if (c->fence_pending && complete) {
+        c->fence_pending = false;
+        c->fence_held = true;
+        c->n[TPC_FENCES]++;
     }
 }
 
@@ -214,6 +268,7 @@ static void tpc_count(tpc_ctx *c, const rs_req *req, const rs_resp *resp)
     tpc_see_lease(c, req, resp);
     tpc_see_policy(c, req, resp, applied);
     tpc_see_pods(c, req, resp);
+    tpc_see_controller_pods(c, req, resp);
     tpc_see_eviction(c, req, resp->status);
 }
 
@@ -274,6 +329,8 @@ static void tpc_close(rs_transport *t)
     free(c->lease_rv_first);
     free(c->lease_rv_last);
     free(c->restarted_at);
+    cJSON_Delete(c->ctl_pods);
+    cJSON_Delete(c->ctl_old);
     cJSON_Delete(c->by_kind);
     free(c);
 }

@@ -108,6 +108,7 @@ static int simt_call_cost(simt_ctx *c, const rs_req *req, rs_resp *resp, int64_t
     if (fx.drain_node) simt_count_drain(c, fx.drain_node);
     free(fx.drain_node);
     simt_log(c, req, status, fx.applied);
+    simt_see_rollout(c, req, resp);
     simt_fence_check(c);
     simw_commit(w);
     return status;
@@ -219,6 +220,7 @@ rs_transport *sim_transport_open(sim_world *w, const char *run_name, const sc_ru
     simw_meta_set(w, "run", c->run_name);
     simw_meta_set(w, "run.restarted_at", "");
     simw_meta_set_int(w, "run.fence_held", 0);
+    simw_meta_set(w, "run.rollout_seen", "");
     inv_run_begin(w, c->run_name);
     simw_commit(w);
     c->t = (rs_transport){.version = RS_TRANSPORT_VERSION,

@@ -97,6 +97,37 @@ void simt_count_drain(simt_ctx *c, const char *node)
     if (sqlite3_changes(c->w->db) > 0) cnt_add(c->w, "node_drains", 1);
 }
 
+/* A 200 list of the controller's pods, made after this run's restart rolled
+ * out, in which every pod is Ready and none is terminating: the run has seen
+ * its restart complete (DESIGN §4: a fence whose restart the run never saw
+ * complete is partial and does not count, G6). Remembered as the restart it
+ * proved; simt_fence_check then re-evaluates. */
+void simt_see_rollout(simt_ctx *c, const rs_req *req, const rs_resp *resp)
+{
+    const rs_config *g = &c->w->cfg;
+    if (req->op != RS_OP_KUBE_LIST || resp->status != 200 || !simt_str_eq(req->kind, "Pod") ||
+        !simt_str_eq(req->ns, g->controller_ns) ||
+        !simt_str_eq(req->label_selector, g->controller_selector))
+        return;
+    const cJSON *items = cJSON_GetObjectItemCaseSensitive(resp->body, "items");
+    if (cJSON_GetArraySize(items) == 0) return;
+    const cJSON *pod;
+    cJSON_ArrayForEach(pod, items)
+    {
+        const char *dt[] = {"metadata", "deletionTimestamp"};
+        const char *ready = simw_condition_status(pod, "Ready");
+        if (simw_json_str(pod, dt, 2) || !simt_str_eq(ready, "True")) return;
+    }
+    char *ra = simw_meta_get(c->w, "run.restarted_at");
+    char *rf = simw_meta_get(c->w, "rollout.ready_for");
+    if (ra && ra[0] && simt_str_eq(ra, rf)) {
+        simw_meta_set(c->w, "run.rollout_seen", ra);
+        c->fence_rev = -1;
+    }
+    free(ra);
+    free(rf);
+}
+
 /* fence_acquisitions counts false->true transitions of the full fence; it is
  * re-evaluated only when the store moved (every ingredient is an object). */
 void simt_fence_check(simt_ctx *c)

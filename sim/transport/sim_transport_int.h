@@ -73,6 +73,7 @@ void simt_count_kube(sim_world *w, const rs_req *req, const cJSON *before, const
 void simt_log(simt_ctx *c, const rs_req *req, int status, bool applied);
 void simt_count_write(simt_ctx *c, const rs_req *req);
 void simt_count_drain(simt_ctx *c, const char *node);
+void simt_see_rollout(simt_ctx *c, const rs_req *req, const rs_resp *resp);
 void simt_fence_check(simt_ctx *c);
 void simt_held_refresh(simt_ctx *c);
 

@@ -77,7 +77,8 @@ static bool ks_fenced(sim_world *w, const char *ns, const char *name, const char
 }
 
 /* The full fence of §3.4: the Lease, both policy fences naming the same
- * holder, and a controller restart this run wrote whose rollout completed.
+ * holder, and a controller restart this run wrote whose rollout completed
+ * and which a Pod list of this run showed complete.
  * Reads only the Lease, two Kustomizations and the Deployment. */
 bool cnt_fence_held(sim_world *w, const char *restarted_at_by_run)
 {
@@ -87,6 +88,12 @@ bool cnt_fence_held(sim_world *w, const char *restarted_at_by_run)
     bool rolled = str_eq(ready_for, restarted_at_by_run);
     free(ready_for);
     if (!rolled) return false;
+    /* DESIGN §4: only a restart the run proved complete counts (G6): the run
+     * must have listed the controller's pods and seen the rollout done. */
+    char *seen = simw_meta_get(w, "run.rollout_seen");
+    bool proved = str_eq(seen, restarted_at_by_run);
+    free(seen);
+    if (!proved) return false;
     cJSON *lease = simw_get(w, "Lease", c->lease_ns, c->lease_name);
     const char *path[] = {"spec", "holderIdentity"};
     const char *holder = simw_json_str(lease, path, 2);
