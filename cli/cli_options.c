@@ -420,6 +420,11 @@ static void run_ref_from_env(rs_run_args *a)
         snprintf(a->run_ref, sizeof a->run_ref, "local");
 }
 
+bool cli_no_value(int argc, char **argv, int i)
+{
+    return i + 1 >= argc || strncmp(argv[i + 1], "--", 2) == 0;
+}
+
 bool run_args_want_json(int argc, char **argv)
 {
     bool json = false;
@@ -454,7 +459,7 @@ rs_code run_args_parse(int argc, char **argv, rs_run_args *a, rs_err *e)
         else if (strcmp(f, "--test-facade-clock") == 0)
             a->test_facade_clock = true;
         else if (takes_value(f)) {
-            if (i + 1 >= argc) return rs_fail(e, RS_USAGE, "%s needs a value", f);
+            if (cli_no_value(argc, argv, i)) return rs_fail(e, RS_USAGE, "%s needs a value", f);
             c = set_value(a, f, argv[++i], e);
         } else {
             return rs_fail(e, RS_USAGE, "unknown option '%s' (see reassert --help)", f);

@@ -53,5 +53,10 @@ extern const char *const cli_usage_replay;
 
 /* True when argv[0..argc) asks for help (--help or -h). */
 bool cli_wants_help(int argc, char **argv);
+/* True when the option at argv[i] has no value: it is the last word, or the
+ * next word looks like an option ("--..."), which is refused rather than
+ * taken as the value (finding M1 of s7: `--record --check-only`). Every
+ * command's parser asks this before taking a value. */
+bool cli_no_value(int argc, char **argv, int i);
 
 #endif

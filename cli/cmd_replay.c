@@ -9,6 +9,7 @@
  * out_escape, never as a workflow command (DESIGN.md §7.1). A cassette that
  * cannot be read is exit 65 with one sentence naming the file (and seq).
  */
+#include "cli/cli_options.h"
 #include "cli/cli_replay.h"
 
 #include "core/transport/transport_count.h"
@@ -46,15 +47,16 @@ static int replay_parse(int argc, char **argv, replay_args *a)
         } else if (strcmp(s, "--json") == 0) {
             a->json = true;
         } else if (strcmp(s, "--op") == 0) {
-            if (i + 1 >= argc) return replay_usage("--op needs a value", NULL);
+            if (cli_no_value(argc, argv, i)) return replay_usage("--op needs a value", NULL);
             a->op_glob = argv[++i];
         } else if (strcmp(s, "--reseed") == 0) {
             a->reseed = true;
         } else if (strcmp(s, "--strategy") == 0) {
-            if (i + 1 >= argc) return replay_usage("--strategy needs a value", NULL);
+            if (cli_no_value(argc, argv, i)) return replay_usage("--strategy needs a value", NULL);
             a->strategy = argv[++i];
         } else if (strcmp(s, "--to-scenario") == 0) {
-            if (i + 1 >= argc) return replay_usage("--to-scenario needs a value", NULL);
+            if (cli_no_value(argc, argv, i))
+                return replay_usage("--to-scenario needs a value", NULL);
             a->to_scenario = argv[++i];
         } else if (s[0] == '-') {
             return replay_usage("unknown option", s);

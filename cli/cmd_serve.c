@@ -45,7 +45,7 @@ static int serve_args_parse(int argc, char **argv, serve_args *a)
             free(arg);
             return RS_USAGE;
         }
-        if (i + 1 >= argc) {
+        if (cli_no_value(argc, argv, i)) {
             fprintf(stderr, "reassert sim serve: %s needs a value\n", f);
             return RS_USAGE;
         }

@@ -111,7 +111,7 @@ static int sim_opts_parse(int argc, char **argv, const char **files, sim_opts *o
         } else if (strcmp(a, "--strategy") == 0 || strcmp(a, "--seed") == 0 ||
                    strcmp(a, "--junit") == 0 || strcmp(a, "--report") == 0 ||
                    strcmp(a, "--record") == 0) {
-            if (i + 1 >= argc) {
+            if (cli_no_value(argc, argv, i)) {
                 char msg[64];
                 snprintf(msg, sizeof msg, "%s needs a value", a);
                 return sim_usage_error(msg);
@@ -150,7 +150,7 @@ static int sim_init_parse(int argc, char **argv, sim_init_args *a)
                     cli_usage_sim_init);
             return RS_USAGE;
         }
-        if (i + 1 >= argc) {
+        if (cli_no_value(argc, argv, i)) {
             fprintf(stderr, "reassert sim init: %s needs a value\n", argv[i]);
             return RS_USAGE;
         }

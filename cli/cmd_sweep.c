@@ -104,7 +104,7 @@ int cmd_sweep(int argc, char **argv)
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
         if (strcmp(a, "--test-only-broken") == 0) {
-            if (i + 1 >= argc) return sweep_usage("%s needs a value", a);
+            if (cli_no_value(argc, argv, i)) return sweep_usage("%s needs a value", a);
             if (broken != RS_BROKEN_NONE) return sweep_usage("%s: given twice", a);
             broken = sweep_broken_find(argv[++i]);
             if (broken == RS_BROKEN_NONE)
@@ -124,7 +124,7 @@ int cmd_sweep(int argc, char **argv)
         } else if (!strcmp(a, "--run") || !strcmp(a, "--strategy") || !strcmp(a, "--swarm") ||
                    !strcmp(a, "--seed") || !strcmp(a, "--plan") || !strcmp(a, "--shard") ||
                    !strcmp(a, "--emit-scenario")) {
-            if (i + 1 >= argc) return sweep_usage("%s needs a value", a);
+            if (cli_no_value(argc, argv, i)) return sweep_usage("%s needs a value", a);
             int c = sweep_value(a, argv[++i], &o, &seed_set);
             if (c != RS_OK) return c;
         } else if (a[0] == '-') {

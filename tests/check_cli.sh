@@ -67,6 +67,19 @@ for o in --junit --seed --strategy; do
   if head -n 1 "$tmp/out" | grep -qF -- "$o needs a value"; then passes=$((passes + 1)); else
     echo "FAIL: sim $o without a value: the error does not name it: $(head -n 1 "$tmp/out")"; fails=$((fails + 1)); fi
 done
+# Finding M1 (s7): a value that looks like an option is refused, naming the
+# option, in every command's parser (`run --record --check-only` once took
+# "--check-only" as the cassette path and ran a full repair).
+for c in "run --transport sim:$tmp/none.db --desired current --record --check-only" \
+  "sim --record --json $src/scenarios/registry-denial.yaml" \
+  "replay --strategy --strict $tmp/none.db"; do
+  o=$(echo "$c" | sed 's/.* \(--[a-z]*\) --.*/\1/')
+  # shellcheck disable=SC2086
+  expect 64 "$c" -- $c
+  if grep -qF -- "$o needs a value" "$tmp/out"; then passes=$((passes + 1)); else
+    echo "FAIL: $c: the error does not name $o: $(head -n 1 "$tmp/out")"; fails=$((fails + 1)); fi
+  [ ! -e ./--check-only ] && [ ! -e ./--json ] || { echo "FAIL: $c created a file named after a flag"; fails=$((fails + 1)); }
+done
 
 # run --output json: exactly one JSON document on stdout for every outcome,
 # usage (64) and input (65) errors included (DESIGN.md §7.1).
