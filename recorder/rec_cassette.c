@@ -8,6 +8,7 @@
  * process, which is what a killed deploy job is), and reading must survive
  * whatever a person, a truncated upload or a fuzzer hands it.
  */
+#define _XOPEN_SOURCE 700 /* realpath */
 #include "recorder/rec_cassette.h"
 
 #include "recorder/rec_meta.h"
@@ -70,6 +71,18 @@ static rs_code rec_taken_error(const char *path, const char *what, rs_err *e)
                    path, what);
 }
 
+/* A cassette this process made and could not start: nothing is left behind
+ * (an empty file would refuse the next attempt as "already there"). */
+static void rec_remove_made(const char *path)
+{
+    static const char *const suffix[] = {"", "-wal", "-shm", "-journal"};
+    for (size_t i = 0; i < RS_ARRAY_LEN(suffix); i++) {
+        char *p = rs_xasprintf("%s%s", path, suffix[i]);
+        (void)unlink(p);
+        free(p);
+    }
+}
+
 rs_code rec_cassette_create(const char *path, rec_cassette **out, rs_err *e)
 {
     *out = NULL;
@@ -90,14 +103,27 @@ rs_code rec_cassette_create(const char *path, rec_cassette **out, rs_err *e)
     if (fd < 0)
         return rs_fail(e, RS_FAILED, "--record %s: cannot create the cassette (%s)", path,
                        strerror(errno));
+    /* SQLite refuses a symlink anywhere in the name it opens: it is given the
+     * file just made, by its real name (a symlinked folder on the way is the
+     * user's choice), checked to be that same file. */
+    struct stat made, found;
+    char *real = fstat(fd, &made) == 0 ? realpath(path, NULL) : NULL;
     close(fd);
+    if (!real || stat(real, &found) != 0 || found.st_dev != made.st_dev ||
+        found.st_ino != made.st_ino) {
+        free(real);
+        (void)unlink(path);
+        return rs_fail(e, RS_FAILED, "--record %s: the cassette changed while it was made", path);
+    }
     rec_cassette *c = rs_xcalloc(1, sizeof *c);
     c->path = rs_xstrdup(path);
-    if (sqlite3_open_v2(path, &c->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW, NULL) !=
+    if (sqlite3_open_v2(real, &c->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW, NULL) !=
         SQLITE_OK) {
         rs_code rc = rs_fail(e, RS_FAILED, "--record %s: cannot create the cassette (%s)", path,
                              c->db ? sqlite3_errmsg(c->db) : "out of memory");
         rec_cassette_close(c);
+        rec_remove_made(real);
+        free(real);
         return rc;
     }
     if (sqlite3_exec(c->db, rec_schema, NULL, NULL, NULL) != SQLITE_OK ||
@@ -108,8 +134,11 @@ rs_code rec_cassette_create(const char *path, rec_cassette **out, rs_err *e)
                            -1, &c->ins, NULL) != SQLITE_OK) {
         rs_code rc = rec_sql_fail(c, e, "creating the schema");
         rec_cassette_close(c);
+        rec_remove_made(real);
+        free(real);
         return rc;
     }
+    free(real);
     *out = c;
     return RS_OK;
 }
