@@ -114,6 +114,24 @@ char *rec_call_target(rec_redactor *r, const rs_req *req)
     return red;
 }
 
+char *rec_call_rewrite(rec_redactor *r, int column, const char *text)
+{
+    cJSON *doc = column == REC_COL_REQUEST || column == REC_COL_RESPONSE ? cJSON_Parse(text) : NULL;
+    char *out;
+    if (doc) {
+        rec_redact_json(r, doc);
+        out = cJSON_PrintUnformatted(doc);
+        cred_json_wipe_delete(doc);
+    } else {
+        out = rec_redact_string(r, text);
+    }
+    if (out && strcmp(out, text) == 0) {
+        free(out);
+        return NULL;
+    }
+    return out;
+}
+
 char *rec_call_response(rec_redactor *r, const rs_resp *resp)
 {
     if (!resp->body) return NULL;

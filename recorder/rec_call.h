@@ -8,6 +8,7 @@
 #define REC_CALL_H
 
 #include "core/transport/transport.h"
+#include "recorder/rec_cassette.h"
 #include "recorder/rec_redact.h"
 
 /* Learns the secrets req marks (a JSON patch: the values of its ops on
@@ -21,5 +22,9 @@ char *rec_call_target(rec_redactor *r, const rs_req *req);
 /* The answer's body as JSON text, or NULL when it has none; the secrets it
  * marks learnt first. Caller frees. */
 char *rec_call_response(rec_redactor *r, const rs_resp *resp);
+/* A row's column text (REC_COL_*) redacted with every atom r knows now (a
+ * request or response as the JSON document it is), or NULL when nothing in
+ * it changes. Caller frees. */
+char *rec_call_rewrite(rec_redactor *r, int column, const char *text);
 
 #endif

@@ -8,6 +8,7 @@
  * process, which is what a killed deploy job is), and reading must survive
  * whatever a person, a truncated upload or a fuzzer hands it.
  */
+#define _XOPEN_SOURCE 700 /* realpath */
 #include "recorder/rec_cassette.h"
 
 #include "recorder/rec_meta.h"
@@ -37,6 +38,7 @@ struct rec_cassette {
  * journal's switch to WAL would cost four); every commit after the schema is
  * synchronous=NORMAL. */
 static const char rec_schema[] =
+    "PRAGMA secure_delete=ON;"
     "PRAGMA synchronous=OFF;"
     "PRAGMA journal_mode=WAL;"
     "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT);"
@@ -70,6 +72,18 @@ static rs_code rec_taken_error(const char *path, const char *what, rs_err *e)
                    path, what);
 }
 
+/* A cassette this process made and could not start: nothing is left behind
+ * (an empty file would refuse the next attempt as "already there"). */
+static void rec_remove_made(const char *path)
+{
+    static const char *const suffix[] = {"", "-wal", "-shm", "-journal"};
+    for (size_t i = 0; i < RS_ARRAY_LEN(suffix); i++) {
+        char *p = rs_xasprintf("%s%s", path, suffix[i]);
+        (void)unlink(p);
+        free(p);
+    }
+}
+
 rs_code rec_cassette_create(const char *path, rec_cassette **out, rs_err *e)
 {
     *out = NULL;
@@ -90,14 +104,27 @@ rs_code rec_cassette_create(const char *path, rec_cassette **out, rs_err *e)
     if (fd < 0)
         return rs_fail(e, RS_FAILED, "--record %s: cannot create the cassette (%s)", path,
                        strerror(errno));
+    /* SQLite refuses a symlink anywhere in the name it opens: it is given the
+     * file just made, by its real name (a symlinked folder on the way is the
+     * user's choice), checked to be that same file. */
+    struct stat made, found;
+    char *real = fstat(fd, &made) == 0 ? realpath(path, NULL) : NULL;
     close(fd);
+    if (!real || stat(real, &found) != 0 || found.st_dev != made.st_dev ||
+        found.st_ino != made.st_ino) {
+        free(real);
+        (void)unlink(path);
+        return rs_fail(e, RS_FAILED, "--record %s: the cassette changed while it was made", path);
+    }
     rec_cassette *c = rs_xcalloc(1, sizeof *c);
     c->path = rs_xstrdup(path);
-    if (sqlite3_open_v2(path, &c->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW, NULL) !=
+    if (sqlite3_open_v2(real, &c->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW, NULL) !=
         SQLITE_OK) {
         rs_code rc = rs_fail(e, RS_FAILED, "--record %s: cannot create the cassette (%s)", path,
                              c->db ? sqlite3_errmsg(c->db) : "out of memory");
         rec_cassette_close(c);
+        rec_remove_made(real);
+        free(real);
         return rc;
     }
     if (sqlite3_exec(c->db, rec_schema, NULL, NULL, NULL) != SQLITE_OK ||
@@ -108,8 +135,11 @@ rs_code rec_cassette_create(const char *path, rec_cassette **out, rs_err *e)
                            -1, &c->ins, NULL) != SQLITE_OK) {
         rs_code rc = rec_sql_fail(c, e, "creating the schema");
         rec_cassette_close(c);
+        rec_remove_made(real);
+        free(real);
         return rc;
     }
+    free(real);
     *out = c;
     return RS_OK;
 }
@@ -155,6 +185,47 @@ rs_code rec_cassette_call(rec_cassette *c, const rec_row *row, rs_err *e)
     int rc = sqlite3_step(st);
     sqlite3_reset(st);
     return rc == SQLITE_DONE ? RS_OK : rec_sql_fail(c, e, "writing a call");
+}
+
+rs_code rec_cassette_rewrite(rec_cassette *c, rec_text_fn fn, void *ctx, rs_err *e)
+{
+    static const char *const cols[] = {"target", "request", "response", "error"};
+    sqlite3_stmt *sel = NULL, *upd = NULL;
+    if (sqlite3_exec(c->db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK)
+        return rec_sql_fail(c, e, "rewriting the calls");
+    int rc = SQLITE_OK;
+    for (size_t k = 0; k < RS_ARRAY_LEN(cols) && rc == SQLITE_OK; k++) {
+        char *q = rs_xasprintf("SELECT seq, %s FROM calls WHERE %s IS NOT NULL", cols[k], cols[k]);
+        char *u = rs_xasprintf("UPDATE calls SET %s = ? WHERE seq = ?", cols[k]);
+        if (sqlite3_prepare_v2(c->db, q, -1, &sel, NULL) != SQLITE_OK ||
+            sqlite3_prepare_v2(c->db, u, -1, &upd, NULL) != SQLITE_OK)
+            rc = SQLITE_ERROR;
+        free(q);
+        free(u);
+        int step;
+        while (rc == SQLITE_OK && (step = sqlite3_step(sel)) == SQLITE_ROW) {
+            char *text = fn(ctx, (int)k, (const char *)sqlite3_column_text(sel, 1));
+            if (!text) continue;
+            sqlite3_reset(upd);
+            sqlite3_bind_text(upd, 1, text, -1, SQLITE_TRANSIENT);
+            sqlite3_bind_int64(upd, 2, sqlite3_column_int64(sel, 0));
+            if (sqlite3_step(upd) != SQLITE_DONE) rc = SQLITE_ERROR;
+            free(text);
+        }
+        if (rc == SQLITE_OK && step != SQLITE_DONE) rc = SQLITE_ERROR;
+        sqlite3_finalize(sel);
+        sqlite3_finalize(upd);
+        sel = upd = NULL;
+    }
+    if (rc != SQLITE_OK) {
+        rs_code bad = rec_sql_fail(c, e, "rewriting the calls");
+        sqlite3_exec(c->db, "ROLLBACK", NULL, NULL, NULL);
+        return bad;
+    }
+    if (sqlite3_exec(c->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK ||
+        sqlite3_wal_checkpoint_v2(c->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL) != SQLITE_OK)
+        return rec_sql_fail(c, e, "rewriting the calls");
+    return RS_OK;
 }
 
 rs_code rec_cassette_counters(rec_cassette *c, const cJSON *counters, rs_err *e)

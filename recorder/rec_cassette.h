@@ -43,6 +43,15 @@ rs_code rec_cassette_create(const char *path, rec_cassette **out, rs_err *e);
 rs_code rec_cassette_meta(rec_cassette *c, const char *key, const char *value, rs_err *e);
 /* Appends one row, in a transaction of its own. */
 rs_code rec_cassette_call(rec_cassette *c, const rec_row *row, rs_err *e);
+/* Every row written so far once more through fn (target, request, response
+ * and error; fn returns the new text, caller-owned, or NULL for "unchanged"),
+ * in one transaction; then the write-ahead log is truncated, so no earlier
+ * version of a row stays in the -wal (and secure_delete zeroes it in the
+ * file). The recorder calls it when a call taught it a secret that rows
+ * written before may hold. */
+enum { REC_COL_TARGET, REC_COL_REQUEST, REC_COL_RESPONSE, REC_COL_ERROR };
+typedef char *(*rec_text_fn)(void *ctx, int column, const char *text);
+rs_code rec_cassette_rewrite(rec_cassette *c, rec_text_fn fn, void *ctx, rs_err *e);
 /* The run's counters (an object of name -> JSON value). */
 rs_code rec_cassette_counters(rec_cassette *c, const cJSON *counters, rs_err *e);
 void rec_cassette_close(rec_cassette *c);

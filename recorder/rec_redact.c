@@ -61,6 +61,11 @@ void rec_redactor_free(rec_redactor *r)
     free(r);
 }
 
+size_t rec_redactor_size(const rec_redactor *r)
+{
+    return r->n;
+}
+
 static void rec_fp_of(const rec_redactor *r, const char *s, size_t len, char out[REC_FP_LEN])
 {
     unsigned char md[EVP_MAX_MD_SIZE];

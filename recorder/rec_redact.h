@@ -50,6 +50,8 @@ void rec_redactor_free(rec_redactor *r);
 void rec_redactor_learn(rec_redactor *r, const char *value);
 /* Learns every value doc's marks name (a key "username" is not secret). */
 void rec_redactor_learn_marked(rec_redactor *r, cJSON *doc, const rs_secret_marks *marks);
+/* How many atoms r knows: it grows when a call teaches a new secret. */
+size_t rec_redactor_size(const rec_redactor *r);
 /* Replay: the synthetic atom `synthetic` stands for fingerprint fp. */
 void rec_redactor_map(rec_redactor *r, const char *synthetic, const char *fp);
 

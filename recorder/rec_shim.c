@@ -27,6 +27,7 @@ typedef struct rec_shim {
     rec_cassette *cas;
     rec_redactor *red;
     int64_t seq, batch;
+    size_t atoms_written;      /* the secrets known when the rows so far were written */
     rec_secret_source secrets; /* rotating secrets, asked after each call */
     void *secrets_ctx;
     struct timespec t0;
@@ -45,6 +46,14 @@ static int64_t rec_wall_ms(const rec_shim *s)
     return (int64_t)(now.tv_sec - s->t0.tv_sec) * 1000 + (now.tv_nsec - s->t0.tv_nsec) / 1000000;
 }
 
+static char *rec_rewrite_text(void *ctx, int column, const char *text)
+{
+    return rec_call_rewrite(ctx, column, text);
+}
+
+/* A call taught the redactor a secret (a live run learns the cluster's own
+ * credential only when it reads it): the rows written before, which may
+ * hold it in cluster text (a Lease annotation), are redacted again. */
 static void rec_write(rec_shim *s, rec_row *row)
 {
     row->seq = ++s->seq;
@@ -52,6 +61,12 @@ static void rec_write(rec_shim *s, rec_row *row)
     rs_err e;
     rs_err_clear(&e);
     if (s->err.code == RS_OK && rec_cassette_call(s->cas, row, &e) != RS_OK) s->err = e;
+    size_t atoms = rec_redactor_size(s->red);
+    if (atoms == s->atoms_written) return;
+    s->atoms_written = atoms;
+    if (s->seq > 1 && s->err.code == RS_OK &&
+        rec_cassette_rewrite(s->cas, rec_rewrite_text, s->red, &e) != RS_OK)
+        s->err = e;
 }
 
 static void rec_record_call(rec_shim *s, const rs_req *req, const rs_resp *resp, int64_t batch)
@@ -272,6 +287,7 @@ rs_transport *rec_shim_open(rs_transport *inner, const char *cassette_path,
         rec_redactor_learn(s->red, known[i]);
     if (info->desired && info->desired->dockerconfigjson)
         rec_redactor_learn(s->red, info->desired->dockerconfigjson);
+    s->atoms_written = rec_redactor_size(s->red);
     cJSON *meta = rec_meta_build(s, info);
     rs_code rc = RS_OK;
     const cJSON *it;

@@ -304,5 +304,21 @@ done
   fail "sim --record replaced an existing cassette"
 [ "$(cat "$out/victim")" = victim ] || fail "sim --record wrote through a symlink"
 
+# Finding M5 (findings-s7): a symlinked FOLDER on the way to a cassette is
+# the user's choice (a CI artifact path often is one): `run --record
+# LINK/x.db` and `sim --record LINK` record through it (exit 0, a cassette
+# that replays), where SQLite's no-symlink open used to fail the run and
+# leave a 0-byte file behind.
+mkdir "$out/realdir"
+ln -s "$out/realdir" "$out/linkdir"
+"$bin" sim --record "$out/linkdir" --strategy lazy "$src/scenarios/lazy-redo-bound.yaml" \
+  >"$out/o" 2>"$out/e" || fail "sim --record through a symlinked folder: $(head -c 300 "$out/e")"
+"$bin" sim init --scenario "$src/scenarios/two-run-stage-reassert.yaml" --db "$out/m5.db" >/dev/null
+"$bin" run --transport "sim:$out/m5.db" --desired current --record "$out/linkdir/x.db" \
+  >"$out/o" 2>"$out/e" || fail "run --record through a symlinked folder: $(head -c 300 "$out/e")"
+"$bin" replay "$out/realdir/x.db" --strict >/dev/null 2>&1 ||
+  fail "the cassette recorded through a symlinked folder does not replay"
+[ -z "$(find "$out/realdir" -type f -size 0)" ] || fail "an empty cassette was left behind"
+
 [ $status -eq 0 ] && echo "cassette reading: every bad file exits 65 naming it"
 exit $status

@@ -271,6 +271,17 @@ bool cred_matches_text(const rs_cred *cred, const char *text, size_t len)
     return same;
 }
 
+bool cred_ghcr_matches_text(const rs_cred *cred, const char *text, size_t len)
+{
+    if (!cred || !cred->username || !cred->password || !text) return false;
+    rs_cred other;
+    if (cred_parse(text, len, "credential", &other, NULL) != RS_OK) return false;
+    bool same = cred_str_ct_equal(cred->username, other.username) &
+                cred_str_ct_equal(cred->password, other.password);
+    cred_free(&other);
+    return same;
+}
+
 rs_code revision_of_ciphertext(const char *ciphertext, char hex_out[65], rs_err *e)
 {
     hex_out[0] = '\0';

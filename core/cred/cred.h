@@ -37,6 +37,10 @@ void cred_free(rs_cred *c);
 /* True when text parses as a valid docker config whose canonical form equals
  * cred->canonical, compared in constant time. Invalid text is simply unequal. */
 bool cred_matches_text(const rs_cred *cred, const char *text, size_t len);
+/* True when text parses as a valid docker config whose effective ghcr.io
+ * username and password are cred's (other registries in either are not
+ * compared: a Talos node's registry auth holds ghcr.io's only). */
+bool cred_ghcr_matches_text(const rs_cred *cred, const char *text, size_t len);
 
 /* Canonical JSON: object keys sorted bytewise, no insignificant whitespace,
  * numbers and strings as cJSON prints them unformatted. Caller frees. */

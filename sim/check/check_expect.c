@@ -159,7 +159,9 @@ static char *secret_docker_config(const cJSON *obj)
 }
 
 /* Does text equal catalogue credential `name`? */
-static bool credential_is(sim_world *w, const char *name, const char *text)
+/* A Talos node's registry auth is ghcr.io's entry only (ghcr_only): it is
+ * the catalogue credential when that entry is. */
+static bool credential_is_as(sim_world *w, const char *name, const char *text, bool ghcr_only)
 {
     if (!text) return false;
     char *want = NULL, *ct = NULL;
@@ -168,13 +170,19 @@ static bool credential_is(sim_world *w, const char *name, const char *text)
     if (sim_world_credential(w, name, &want, &ct, &e) == RS_OK) {
         rs_cred c;
         if (cred_parse(want, strlen(want), "catalogue credential", &c, &e) == RS_OK) {
-            eq = cred_matches_text(&c, text, strlen(text));
+            eq = ghcr_only ? cred_ghcr_matches_text(&c, text, strlen(text))
+                           : cred_matches_text(&c, text, strlen(text));
             cred_free(&c);
         }
     }
     free(want);
     free(ct);
     return eq;
+}
+
+static bool credential_is(sim_world *w, const char *name, const char *text)
+{
+    return credential_is_as(w, name, text, false);
 }
 
 static void check_state_one(const cJSON *chk, int line, sim_world *w, const ex_out *o)
@@ -196,7 +204,7 @@ static void check_state_one(const cJSON *chk, int line, sim_world *w, const ex_o
         const char *want =
             cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(chk, "registry-auth"));
         char *v = sim_world_talos_auth(w, talos);
-        if (!credential_is(w, want, v))
+        if (!credential_is_as(w, want, v, true))
             fail(o, line, "state talos %s: expected registry auth %s, found %s", talos, want,
                  v ? "another value" : "nothing");
         free(v);
