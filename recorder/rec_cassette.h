@@ -55,6 +55,9 @@ rs_code rec_cassette_rewrite(rec_cassette *c, rec_text_fn fn, void *ctx, rs_err 
 /* The run's counters (an object of name -> JSON value). */
 rs_code rec_cassette_counters(rec_cassette *c, const cJSON *counters, rs_err *e);
 void rec_cassette_close(rec_cassette *c);
+/* Removes path and its -wal, -shm and -journal (a cassette made and not
+ * started, a private read-only copy). */
+void rec_cassette_remove(const char *path);
 
 /* A cassette read back whole. */
 typedef struct rec_tape {

@@ -1,5 +1,5 @@
 /*
- * fuzz_cassette.c — the cassette reader (recorder/rec_cassette.c,
+ * fuzz_cassette.c — the cassette reader (recorder/rec_tape.c,
  * rec_tape_load) and what strict replay derives from a loaded cassette
  * (rec_replay_inputs, every answer turned back into synthetic values) on
  * arbitrary bytes.
