@@ -68,19 +68,28 @@ static rs_code rec_taken_error(const char *path, const char *what, rs_err *e)
                    path, what);
 }
 
-rs_code rec_cassette_create(const char *path, rec_cassette **out, rs_err *e)
+const char *rec_cassette_taken(const char *path)
 {
-    *out = NULL;
+    struct stat st;
+    if (lstat(path, &st) == 0 || errno != ENOENT) return "is already there";
     /* A journal beside path would be replayed by SQLite into the new
      * cassette: a planted -wal is refused like a file at path. */
     static const char *const journal[] = {"-wal", "-journal"};
     for (size_t i = 0; i < RS_ARRAY_LEN(journal); i++) {
         char *p = rs_xasprintf("%s%s", path, journal[i]);
-        struct stat st;
         bool taken = lstat(p, &st) == 0;
         free(p);
-        if (taken) return rec_taken_error(path, " (a journal beside it)", e);
+        if (taken) return "has a journal beside it";
     }
+    return NULL;
+}
+
+rs_code rec_cassette_create(const char *path, rec_cassette **out, rs_err *e)
+{
+    *out = NULL;
+    const char *why = rec_cassette_taken(path);
+    if (why && strcmp(why, "is already there") != 0)
+        return rec_taken_error(path, " (a journal beside it)", e);
     /* Made here, exclusively and never through a symlink: a cassette is
      * evidence, and never replaces someone's file. */
     int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);

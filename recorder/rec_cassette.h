@@ -40,6 +40,11 @@ typedef struct rec_cassette rec_cassette;
 /* Creates path, mode 0600, exclusively: anything already there (a file, a
  * symlink, a -wal or -journal beside it) is RS_USAGE naming path. */
 rs_code rec_cassette_create(const char *path, rec_cassette **out, rs_err *e);
+/* Why a cassette cannot be made at path ("is already there": a file or a
+ * symlink; "has a journal beside it": a -wal or -journal SQLite would replay
+ * into it), or NULL when it can. The check rec_cassette_create makes first,
+ * for a caller that refuses before anything runs. */
+const char *rec_cassette_taken(const char *path);
 rs_code rec_cassette_meta(rec_cassette *c, const char *key, const char *value, rs_err *e);
 /* Appends one row, in a transaction of its own. */
 rs_code rec_cassette_call(rec_cassette *c, const rec_row *row, rs_err *e);

@@ -11,10 +11,10 @@
 #include "sim/runner/runner.h"
 #include "sim/runner/runner_int.h"
 
-#include <errno.h>
+#include "recorder/rec_cassette.h"
+
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 char *runner_record_dir(const sim_opts *c, const char *strategy)
 {
@@ -50,12 +50,8 @@ static bool record_runs_under(const sim_opts *c, const sc_scenario *sc, const ch
  * file, or another run of this command recording there too. */
 static const char *record_taken(const char *path, char *const *planned, size_t n)
 {
-    struct stat st;
-    if (lstat(path, &st) == 0 || errno != ENOENT) return "is already there";
-    char *wal = rs_xasprintf("%s-wal", path);
-    bool journal = lstat(wal, &st) == 0;
-    free(wal);
-    if (journal) return "has a journal (-wal) beside it";
+    const char *why = rec_cassette_taken(path);
+    if (why) return why;
     for (size_t i = 0; i < n; i++)
         if (strcmp(planned[i], path) == 0) return "would be recorded by two runs";
     return NULL;
