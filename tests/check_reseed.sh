@@ -1,5 +1,5 @@
 #!/bin/sh
-# Reseed and incidents (issue 11 items 4 and 5, DESIGN.md §8 r2), on
+# Reseed and incidents (DESIGN.md §8 r2), on
 # two-run-stage-reassert recorded under eager (production's behaviour):
 #  1. `replay --reseed --strategy eager` reproduces each recorded run's exit
 #     and counters on the world seeded from its cassette — the stage run only
@@ -155,7 +155,7 @@ for base in incident-2026-08-08-steady-state-reassert.reassert \
   cat "$out/warn/reseed.txt" "$out/warn/o1" "$out/warn/e1" >>"$out/all-output"
 done
 
-"$bin" sim "$src/scenarios/adv5-drift-root.yaml" >/dev/null 2>"$out/warn/e"
+"$bin" sim "$src/scenarios/drift/root.yaml" >/dev/null 2>"$out/warn/e"
 grep -q '^warning: ' "$out/warn/e" && fail "a preset cluster warns: $(grep '^warning: ' "$out/warn/e")"
 
 # 7. Nothing printed or written holds a catalogue secret.

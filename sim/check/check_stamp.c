@@ -237,7 +237,7 @@ void inv_at_kube_write(sim_world *w, const char *run_name, const char *kind, con
     if (!released) return;
     /* Only cleanup racing a theft: the Lease names another holder, or
      * another actor deleted it (the core never deletes the Lease: a
-     * deleted Lease is lost exactly as a taken one, F5). A run that freed
+     * deleted Lease is lost exactly as a taken one). A run that freed
      * the Lease itself before releasing its fences (the §3.4 order
      * reversed) gets no waiver: the next run could take the Lease while
      * this one's fences still stand. */
