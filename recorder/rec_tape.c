@@ -192,7 +192,8 @@ static rs_code rec_check_row(const rec_tape *t, const rec_row *r, rs_err *e)
 
 /* The seq of row i (stored order) is i + 1: the recorder numbers its calls
  * 1, 2, 3, ... and stores them in that order, so a duplicate, a gap,
- * another start or another order is a hand-edited or damaged file. Named by the first seq at fault. */
+ * another start or another order is a hand-edited or damaged file. Named by
+ * the first seq at fault. */
 static rs_code rec_check_seqs(const rec_tape *t, rs_err *e)
 {
     for (size_t i = 0; i < t->n_rows; i++) {
