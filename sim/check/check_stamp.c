@@ -124,7 +124,7 @@ void inv_at_node_patch(sim_world *w, const char *run_name, const char *node, con
     if (owner_ours && cordoned_ours) {
         /* Restored: a later cordon of this node is another actor's, and
          * an exit 0 must not be blamed for it (invariant 2; scenario
-         * node-cordoned-after-release). */
+         * node/cordoned-after-release). */
         sqlite3_stmt *st = simw_stmt(w, "DELETE FROM cordons WHERE run = ?1 AND node = ?2");
         sqlite3_bind_text(st, 1, run_name, -1, SQLITE_STATIC);
         sqlite3_bind_text(st, 2, node, -1, SQLITE_STATIC);
