@@ -19,7 +19,7 @@ trap 'rm -rf "$out"' EXIT
 total=0
 same=0
 for f in $(find "$src/scenarios" -name '*.yaml' ! -path '*/pending/*' | LC_ALL=C sort); do
-  name=$(sed -n 's/^name: *//p' "$f" | head -1)
+  name=$(sed -n 's/^name: *//p' "$f" | head -1 | tr -d '"')
   set -- "$out/rec/$name".*.db
   [ -f "$1" ] || continue # a scenario skipped under this strategy records nothing
   total=$((total + 1))

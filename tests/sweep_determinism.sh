@@ -28,7 +28,7 @@ for f in $(find "$src/scenarios" -name '*.yaml' ! -path '*/pending/*' | LC_ALL=C
   [ $((i % parts)) -eq $((part - 1)) ] || continue
   run=$(awk '/^runs:/ { r = 1; next }
     r && /^[[:space:]]*-[[:space:]]*name:/ {
-      sub(/.*name:[[:space:]]*/, ""); sub(/[[:space:]]*#.*/, ""); print; exit }' "$f")
+      sub(/.*name:[[:space:]]*/, ""); sub(/[[:space:]]*#.*/, ""); gsub(/^"|"$/, ""); print; exit }' "$f")
   strategy=$(sed -n 's/^strategies:[[:space:]]*\[[[:space:]]*\([a-z]*\).*/\1/p' "$f")
   [ -n "$strategy" ] || strategy=lazy
   case $((i % 3)) in
