@@ -78,8 +78,18 @@ for p in "$T/fifo" "$T/dir" /dev/null; do
   refused "run --kubeconfig $p" "$p" "$BIN" run --kubeconfig "$p" --fences
   refused "run --secret-file $p" "$p" env BAO_ADDR=http://127.0.0.1:1 BAO_TOKEN=t \
     "$BIN" run --kubeconfig kc.yaml --secret-file "$p" --decrypt-command ./d.sh
-  refused "sim $p" "$p" "$BIN" sim "$p"
+  [ "$p" = "$T/dir" ] || refused "sim $p" "$p" "$BIN" sim "$p"
 done
+# A folder is every scenario under it (`reassert sim DIR`): one with none is
+# a usage error naming it, and a FIFO named like a scenario inside one is
+# refused by the loader like any other, never waited on.
+timeout "$LIMIT" "$BIN" sim "$T/dir" >"$T/out" 2>&1
+rc=$?
+[ "$rc" -eq 64 ] && grep -qF -- "$T/dir" "$T/out" ||
+  fail "sim on an empty folder: exit $rc, want 64 naming it: $(head -c 300 "$T/out")"
+mkdir "$T/scn"
+mkfifo "$T/scn/x.yaml"
+refused "sim on a folder holding a FIFO x.yaml" "$T/scn/x.yaml" "$BIN" sim "$T/scn"
 
 # sim serve re-reads its token file on every request: a FIFO swapped in
 # while it runs must not block the server (the tokens it had stay).
