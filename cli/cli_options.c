@@ -212,7 +212,8 @@ const char *const cli_usage_serve =
     "               client's BAO_NAMESPACE; 403 otherwise); without it, none.\n"
     "\n"
     "Runs until SIGTERM or SIGINT. Exit 0 stopped; 1 stopped, and a fault or\n"
-    "`during:` entry of the run never fired (each named on stderr); 64 usage\n"
+    "`during:` entry of the run never fired or a `during:` check failed (each\n"
+    "named on stderr); 64 usage\n"
     "(also a non-loopback --listen, an unknown --run); 65 a world, scenario,\n"
     "token, certificate or key that cannot be used.\n";
 
