@@ -84,19 +84,20 @@ static void teardown(void)
 
 START_TEST(test_check_action_keeps_each_check_and_its_line)
 {
-    sc_scenario *sc = tk_ok(TK_HEAD "  - name: a\n"                                           /* 6 */
-                                    "    before:\n"                                           /* 7 */
-                                    "      - advance: 1s\n"                                   /* 8 */
-                                    "      - check:\n"                                        /* 9 */
-                                    "          - {ref: Node/prod-worker-1, path: /spec/unschedulable, "
-                                    "absent: true}\n"                                         /* 10 */
-                                    "          - {talos: prod-worker-2, registry-auth: current}\n"
-                                    "    during:\n"                                           /* 12 */
-                                    "      - before-call: \"kube.evict Pod/*\"\n"
-                                    "        do:\n"
-                                    "          check:\n"                                      /* 15 */
-                                    "            - {openbao: infrastructure/ghcr/auth, credential: "
-                                    "current}\n");
+    sc_scenario *sc =
+        tk_ok(TK_HEAD "  - name: a\n"         /* 6 */
+                      "    before:\n"         /* 7 */
+                      "      - advance: 1s\n" /* 8 */
+                      "      - check:\n"      /* 9 */
+                      "          - {ref: Node/prod-worker-1, path: /spec/unschedulable, "
+                      "absent: true}\n" /* 10 */
+                      "          - {talos: prod-worker-2, registry-auth: current}\n"
+                      "    during:\n" /* 12 */
+                      "      - before-call: \"kube.evict Pod/*\"\n"
+                      "        do:\n"
+                      "          check:\n" /* 15 */
+                      "            - {openbao: infrastructure/ghcr/auth, credential: "
+                      "current}\n");
     const sc_event *b = &sc->runs[0].before[1];
     ck_assert_str_eq(b->kind, "check");
     ck_assert_int_eq(b->pos.line, 9);
@@ -114,13 +115,14 @@ END_TEST
 
 START_TEST(test_check_evaluates_like_expect_state)
 {
-    sc_scenario *sc = tk_ok(TK_HEAD "  - name: a\n"
-                                    "    before:\n"
-                                    "      - check:\n"
-                                    "          - {ref: Node/prod-worker-1, path: /spec/unschedulable, "
-                                    "absent: true}\n"
-                                    "          - {ref: Secret/kyverno/ghcr-auth, credential: previous}\n"
-                                    "          - {talos: prod-worker-2, registry-auth: current}\n");
+    sc_scenario *sc =
+        tk_ok(TK_HEAD "  - name: a\n"
+                      "    before:\n"
+                      "      - check:\n"
+                      "          - {ref: Node/prod-worker-1, path: /spec/unschedulable, "
+                      "absent: true}\n"
+                      "          - {ref: Secret/kyverno/ghcr-auth, credential: previous}\n"
+                      "          - {talos: prod-worker-2, registry-auth: current}\n");
     const char *db = ts_put("w.db", "");
     rs_err e;
     rs_err_clear(&e);
@@ -147,12 +149,14 @@ START_TEST(test_bad_check_is_refused_naming_the_field)
            "8:16: runs[0].before[0].check: must hold at least one state check");
     tk_err(TK_HEAD "  - name: a\n    before:\n      - check: {ref: Node/prod-worker-1}\n",
            "8:16: runs[0].before[0].check: expected a list, got a mapping");
-    tk_err(TK_HEAD "  - name: a\n    before:\n      - check:\n          - {ref: Node/prod-worker-1, "
-                   "path: /spec, present: true}\n",
+    tk_err(TK_HEAD
+           "  - name: a\n    before:\n      - check:\n          - {ref: Node/prod-worker-1, "
+           "path: /spec, present: true}\n",
            "9:52: runs[0].before[0].check[0].present: unknown key (known: ref, path, equals, "
            "absent)");
-    tk_err(TK_HEAD "  - name: a\n    during:\n      - before-call: \"kube.get *\"\n        do:\n"
-                   "          check:\n            - {talos: prod-worker-9, registry-auth: current}\n",
+    tk_err(TK_HEAD
+           "  - name: a\n    during:\n      - before-call: \"kube.get *\"\n        do:\n"
+           "          check:\n            - {talos: prod-worker-9, registry-auth: current}\n",
            "11:23: runs[0].during[0].do.check[0].talos: unknown node \"prod-worker-9\"");
     tk_err(TK_HEAD "  - name: a\n    before:\n      - {check: [], advance: 1s}\n",
            "8:9: runs[0].before[0]: an event is a mapping with exactly one key");
@@ -246,40 +250,41 @@ START_TEST(test_objects_that_will_exist_by_then_resolve)
     rs_err e;
     /* In the world as built; created by the core by name (the Lease, a
      * fan-out consumer) even after a deletion. */
-    ck_assert_msg(tk_resolve(TK_HEAD "  - name: a\n"
-                                     "    before:\n"
-                                     "      - kube.delete: {ref: Secret/kyverno/ghcr-auth}\n"
-                                     "      - kube.delete: {ref: Lease/flux-system/ghcr-auth-refresh}\n"
-                                     "  - name: b\n"
-                                     "    before:\n"
-                                     "      - kube.patch: {ref: Secret/kyverno/ghcr-auth, "
-                                     "merge-patch: {data: {}}}\n"
-                                     "      - kube.patch: {ref: Lease/flux-system/ghcr-auth-refresh, "
-                                     "merge-patch: {spec: {}}}\n",
+    ck_assert_msg(tk_resolve(TK_HEAD
+                             "  - name: a\n"
+                             "    before:\n"
+                             "      - kube.delete: {ref: Secret/kyverno/ghcr-auth}\n"
+                             "      - kube.delete: {ref: Lease/flux-system/ghcr-auth-refresh}\n"
+                             "  - name: b\n"
+                             "    before:\n"
+                             "      - kube.patch: {ref: Secret/kyverno/ghcr-auth, "
+                             "merge-patch: {data: {}}}\n"
+                             "      - kube.patch: {ref: Lease/flux-system/ghcr-auth-refresh, "
+                             "merge-patch: {spec: {}}}\n",
                              &e) == RS_OK,
                   "%s", e.msg);
     /* Created by an earlier item of before:, an earlier run's during:, or a
      * node.add; during: and expect: see this run's creations in any order. */
-    ck_assert_msg(
-        tk_resolve(TK_HEAD "  - name: a\n"
-                           "    before:\n"
-                           "      - kube.apply: {object: {kind: ConfigMap, metadata: {name: c, "
-                           "namespace: flux-system}}}\n"
-                           "      - kube.patch: {ref: ConfigMap/flux-system/c, merge-patch: {}}\n"
-                           "    during:\n"
-                           "      - before-call: \"kube.get *\"\n"
-                           "        do: {check: [{ref: Node/prod-worker-9, path: /spec, absent: "
-                           "true}]}\n"
-                           "      - before-call: \"kube.list *\"\n"
-                           "        do: {node.add: {role: worker, name: prod-worker-9}}\n"
-                           "    expect:\n"
-                           "      state: [{ref: Node/prod-worker-9, path: /spec/unschedulable, "
-                           "absent: true}]\n"
-                           "  - name: b\n"
-                           "    before:\n"
-                           "      - kube.delete: {ref: Node/prod-worker-9}\n",
-                   &e) == RS_OK,
-        "%s", e.msg);
+    ck_assert_msg(tk_resolve(TK_HEAD
+                             "  - name: a\n"
+                             "    before:\n"
+                             "      - kube.apply: {object: {kind: ConfigMap, metadata: {name: c, "
+                             "namespace: flux-system}}}\n"
+                             "      - kube.patch: {ref: ConfigMap/flux-system/c, merge-patch: {}}\n"
+                             "    during:\n"
+                             "      - before-call: \"kube.get *\"\n"
+                             "        do: {check: [{ref: Node/prod-worker-9, path: /spec, absent: "
+                             "true}]}\n"
+                             "      - before-call: \"kube.list *\"\n"
+                             "        do: {node.add: {role: worker, name: prod-worker-9}}\n"
+                             "    expect:\n"
+                             "      state: [{ref: Node/prod-worker-9, path: /spec/unschedulable, "
+                             "absent: true}]\n"
+                             "  - name: b\n"
+                             "    before:\n"
+                             "      - kube.delete: {ref: Node/prod-worker-9}\n",
+                             &e) == RS_OK,
+                  "%s", e.msg);
     /* A perturb-menu event may be inserted anywhere. */
     ck_assert_msg(tk_resolve(TK_HEAD "  - name: a\n"
                                      "perturb-menu:\n"

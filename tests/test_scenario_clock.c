@@ -88,10 +88,10 @@ static const char *tc_ready_since(const char *db, const char *kind, const char *
     rs_err_clear(&e);
     ck_assert_msg(sim_world_open(db, &w, &e) == RS_OK, "%s", e.msg);
     cJSON *obj = simw_get(w, kind, ns, name);
-    const cJSON *c = cJSON_GetArrayItem(
-        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(obj, "status"),
-                                         "conditions"),
-        0);
+    const cJSON *c =
+        cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(
+                               cJSON_GetObjectItemCaseSensitive(obj, "status"), "conditions"),
+                           0);
     snprintf(out, 64, "%s",
              cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(c, "lastTransitionTime")));
     cJSON_Delete(obj);
@@ -151,9 +151,9 @@ START_TEST(test_negative_advance_steps_the_wall_clock_and_skew_offsets_the_core)
                                     "      - advance: 10m\n"
                                     "      - advance: -30s\n");
     ck_assert_int_eq(sc->runs[0].skew_ms, -90000);
-    ck_assert_int_eq(cJSON_GetNumberValue(
-                         cJSON_GetObjectItemCaseSensitive(sc->runs[0].before[1].args, "ms")),
-                     -30000);
+    ck_assert_int_eq(
+        cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(sc->runs[0].before[1].args, "ms")),
+        -30000);
     const char *db = ts_put("w.db", "");
     rs_err e;
     rs_err_clear(&e);

@@ -23,10 +23,10 @@ static void print_run_row(FILE *out, const cJSON *r)
     double vs = DV("virtual_seconds");
     char *run = out_escape(name ? name : "?", false); /* scenario text (DESIGN.md §7.1) */
     fprintf(out, "  %-6s %-16s %4d %8.0f %8.0f %7.0f %6.0f %6.0f %7.0f %9.0f %11.3f  %s\n",
-           strat ? strat : "?", run, cJSON_IsNumber(ex) ? ex->valueint : -1,
-           DV("controller_restarts"), DV("lease_writes"), DV("writes"), DV("fence_acquisitions"),
-           DV("policy_pauses"), DV("node_reboots"), DV("api_calls"), vs != vs ? 0.0 : vs,
-           cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r, "passed")) ? "PASS" : "FAIL");
+            strat ? strat : "?", run, cJSON_IsNumber(ex) ? ex->valueint : -1,
+            DV("controller_restarts"), DV("lease_writes"), DV("writes"), DV("fence_acquisitions"),
+            DV("policy_pauses"), DV("node_reboots"), DV("api_calls"), vs != vs ? 0.0 : vs,
+            cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r, "passed")) ? "PASS" : "FAIL");
     free(run);
 #undef DV
     const cJSON *off = cJSON_GetObjectItemCaseSensitive(r, "invariants_off");
@@ -60,19 +60,19 @@ void runner_text_scenario(FILE *out, const cJSON *s)
     fprintf(out, " (");
     runner_actions_escape(out, cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(s, "file")),
                           false);
-    fprintf(out, "): %s\n", cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(s, "all_skipped")) ? "SKIPPED"
-                      : cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(s, "passed"))    ? "PASS"
-                                                                                       : "FAIL");
+    fprintf(out, "): %s\n",
+            cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(s, "all_skipped")) ? "SKIPPED"
+            : cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(s, "passed"))    ? "PASS"
+                                                                             : "FAIL");
     fprintf(out, "  %-6s %-16s %4s %8s %8s %7s %6s %6s %7s %9s %11s\n", "strat", "run", "exit",
-           "restarts", "lease_w", "writes", "fences", "pauses", "reboots", "api_calls",
-           "virtual_s");
+            "restarts", "lease_w", "writes", "fences", "pauses", "reboots", "api_calls",
+            "virtual_s");
     const cJSON *r;
     cJSON_ArrayForEach(r, cJSON_GetObjectItemCaseSensitive(s, "runs")) print_run_row(out, r);
     cJSON_ArrayForEach(r, cJSON_GetObjectItemCaseSensitive(s, "skipped"))
         fprintf(out, "  %-6s skipped: %s\n",
-               cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r, "strategy")),
-               cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r, "reason")));
+                cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r, "strategy")),
+                cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r, "reason")));
     runner_actions_annotate(out, s);
     runner_actions_dump(out, s);
 }
-

@@ -303,6 +303,31 @@ static bool wc_is_fault(const rec_row *r)
     return r->status == 0 || r->status >= 500 || r->status == 409 || r->status == 429;
 }
 
+/* The liveness oracle as the recording first heard it for a run: answered
+ * terminal stays terminal, answered with no status stays silent (H20),
+ * answered live (or never asked) is live — so a leaked Lease's recovery is
+ * judged on the answer the recorded run got. */
+static void wc_liveness(wc_ctx *x, sim_world *w, const rec_row *r)
+{
+    if (r->status != 200 || !r->target || !r->target[0]) return;
+    char *key = rs_xasprintf("liveness:%s", r->target);
+    bool seen = wc_seen(x, key);
+    free(key);
+    if (seen) return;
+    cJSON *answer = sc_cassette_response(&x->c, r);
+    const cJSON *t = cJSON_GetObjectItemCaseSensitive(answer, "terminal");
+    const char *state = !cJSON_IsObject(answer) ? NULL
+                        : cJSON_IsTrue(t)       ? "terminal"
+                        : !t                    ? "silent"
+                                                : NULL;
+    if (state) {
+        char *row = rs_xasprintf("%s.%s", state, r->target);
+        simw_meta_set(w, row, "1");
+        free(row);
+    }
+    cJSON_Delete(answer);
+}
+
 static void wc_walk(wc_ctx *x, sim_world *w)
 {
     bool registry = false;
@@ -325,6 +350,8 @@ static void wc_walk(wc_ctx *x, sim_world *w)
             wc_talos_auth(x, w, r);
         else if (wc_is(r, "talos.patch"))
             wc_write(x, r, "talos:");
+        else if (wc_is(r, "run.liveness"))
+            wc_liveness(x, w, r);
         registry = registry || wc_is(r, "registry.token");
     }
     if (x->pods)

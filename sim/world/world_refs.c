@@ -38,7 +38,8 @@ typedef struct wr_set {
 
 static void wr_add(wr_set *s, char *ref)
 {
-    if (s->n == s->cap) s->refs = rs_xrealloc(s->refs, (s->cap = s->cap * 2 + 64) * sizeof *s->refs);
+    if (s->n == s->cap)
+        s->refs = rs_xrealloc(s->refs, (s->cap = s->cap * 2 + 64) * sizeof *s->refs);
     s->refs[s->n++] = ref;
 }
 
