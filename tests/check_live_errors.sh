@@ -62,6 +62,8 @@ contexts:
 EOF
 }
 kubeconfig "$tmp/good" "$url" "{tokenFile: $tmp/kube.token}"
+printf '{"context":"sim","contexts":{"sim":{"endpoints":["%s"],"reassert-stub":{"token-file":"%s/kube.token"}}}}\n' \
+  "$url" "$tmp" >"$tmp/talosconfig"
 
 # live CODE WHAT -- ARGS...: a live run with the test's environment.
 live() {
@@ -69,7 +71,8 @@ live() {
   before=$(calls)
   BAO_ADDR=${BAO_ADDR_T:-$url} BAO_TOKEN=${BAO_TOKEN_T:-bao-token-err-2} REASSERT_REGISTRY_URL=$url \
     "$bin" run --transport live --secret-file "$tmp/secret.enc.yaml" \
-    --decrypt-command "$tmp/decrypt.sh" --test-facade-clock "$@" >"$tmp/out" 2>"$tmp/err" </dev/null
+    --decrypt-command "$tmp/decrypt.sh" --talosctl "$src/tests/talosctl" \
+    --talosconfig "$tmp/talosconfig" --test-facade-clock "$@" >"$tmp/out" 2>"$tmp/err" </dev/null
   got=$?
   [ "$got" -eq "$want" ] || fail "$what: expected exit $want, got $got: $(head -c 400 "$tmp/out")"
   [ "$want" -eq 0 ] || [ "$(calls)" = "$before" ] || fail "$what: a call reached the world before the error"

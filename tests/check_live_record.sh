@@ -163,9 +163,10 @@ if serve_start "$bin" "$tmp/h2.url" "$tmp/h2.serve.err" --db "$tmp/h2.db" \
     >"$tmp/h2.sec"
   # The repair that follows waits on the façade's (wall) clock: killed
   # mid-way, as a cancelled deploy job is, its -wal is checked too.
-  BAO_ADDR=$SERVE_URL REASSERT_REGISTRY_URL=$SERVE_URL timeout -s KILL 8 "$bin" run \
+  BAO_ADDR=$SERVE_URL BAO_TOKEN=bao-token-rec-93e0 REASSERT_REGISTRY_URL=$SERVE_URL \
+    timeout -s KILL 8 "$bin" run \
     --kubeconfig "$tmp/h2.kc" --secret-file "$tmp/h2.sec" --decrypt-command "$tmp/h2.dec {file}" \
-    --talosctl /bin/false --record "$tmp/h2.cas.db" >"$tmp/h2.out" 2>&1
+    --talosctl /bin/false --talosconfig "$tmp/talosconfig" --record "$tmp/h2.cas.db" >"$tmp/h2.out" 2>&1
   [ -f "$tmp/h2.cas.db" ] || fail "H2: no cassette: $(tail -3 "$tmp/h2.out")"
   fp=$(sqlite3 "file:$tmp/h2.cas.db?mode=ro" \
     "select count(*) from calls where response like '%note fp:%'" 2>/dev/null)
