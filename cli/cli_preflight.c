@@ -92,7 +92,8 @@ static bool exec_usable(const char *path, char *why, size_t whylen)
         return false;
     }
     if (!S_ISREG(st.st_mode)) {
-        snprintf(why, whylen, "%s", S_ISDIR(st.st_mode) ? "it is a directory" : "it is not a regular file");
+        snprintf(why, whylen, "%s",
+                 S_ISDIR(st.st_mode) ? "it is a directory" : "it is not a regular file");
         return false;
     }
     if (access(path, X_OK) != 0) {
@@ -108,7 +109,8 @@ static void check_program(cli_problems *p, const char *what, const char *prog)
 {
     char why[192] = "";
     if (strchr(prog, '/')) {
-        if (!exec_usable(prog, why, sizeof why)) cli_problem(p, RS_DATAERR, "%s %s: %s", what, prog, why);
+        if (!exec_usable(prog, why, sizeof why))
+            cli_problem(p, RS_DATAERR, "%s %s: %s", what, prog, why);
         return;
     }
     const char *path = getenv("PATH");

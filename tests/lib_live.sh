@@ -19,8 +19,9 @@
 # live_run ARGS...: `BIN run --transport live` with those files and the
 # environment they need (BAO_ADDR, BAO_CACERT, the registry's URL and CA),
 # the stub talosctl; ARGS come last, so a check can override any of them
-# (LIVE_BAO_ADDR and LIVE_BAO_TOKEN, when set, replace BAO_ADDR and
-# BAO_TOKEN; set empty, they leave them empty).
+# (LIVE_BAO_ADDR, LIVE_BAO_TOKEN, LIVE_REGISTRY_URL and
+# LIVE_REGISTRY_CACERT, when set, replace BAO_ADDR, BAO_TOKEN and
+# REASSERT_REGISTRY_URL/_CACERT; set empty, they leave them empty).
 live_setup() {
   _lb=$1 _ls=$2 _ld=$3 _lw=$4
   shift 4
@@ -62,7 +63,8 @@ EOF
 live_run() {
   BAO_ADDR=${LIVE_BAO_ADDR-$SERVE_URL} BAO_CACERT=$LIVE_DIR/tls.pem \
     BAO_TOKEN=${LIVE_BAO_TOKEN-bao-token-live-7e2a94} \
-    REASSERT_REGISTRY_URL=$SERVE_URL REASSERT_REGISTRY_CACERT=$LIVE_DIR/tls.pem \
+    REASSERT_REGISTRY_URL=${LIVE_REGISTRY_URL-$SERVE_URL} \
+    REASSERT_REGISTRY_CACERT=${LIVE_REGISTRY_CACERT-$LIVE_DIR/tls.pem} \
     "$LIVE_BIN" run --transport live --kubeconfig "$LIVE_DIR/kubeconfig" \
     --secret-file "$LIVE_DIR/secret.enc.yaml" --decrypt-command "$LIVE_DIR/decrypt.sh" \
     --talosctl "$LIVE_SRC/tests/talosctl" --talosconfig "$LIVE_DIR/talosconfig" "$@"
