@@ -60,7 +60,9 @@ struct cli_live {
     char *bao_token;
     bool bao_set; /* an address and a token: the lazy repair's OpenBao client */
     live_bao_opts bao;
-    char *ciphertext; /* the secret file's stringData.ghcr_dockerconfigjson */
+    char *ciphertext;  /* the secret file's stringData.ghcr_dockerconfigjson */
+    char *warnings[4]; /* NULL-terminated */
+    size_t n_warnings;
 };
 
 static rs_code secret_ciphertext(const char *path, char **out, rs_err *e);
@@ -158,6 +160,15 @@ cli_live *cli_live_prepare(const rs_run_args *a, const cli_live_needs *n, cli_pr
         rs_err_clear(&e);
         if (live_kubeconfig_load(&src, &l->kc, &e) != RS_OK) cli_problem_err(p, &e);
         cli_live_preflight_kube(l->kc, p);
+        if (l->kc && l->kc->insecure) {
+            /* Honoured, as kubectl honours it, but never silently: the
+             * bearer token goes to whoever answers. */
+            char where[512];
+            l->warnings[l->n_warnings++] = rs_xasprintf(
+                "insecure-skip-tls-verify: true for cluster %s (%s): the API server's certificate "
+                "is not verified, so whoever answers at that address gets this run's credentials",
+                l->kc->cluster, live_kubeconfig_where(l->kc, where, sizeof where));
+        }
     }
     if (n->bao) bao_options(a, l, p);
     if (n->credential) {
@@ -184,6 +195,11 @@ rs_code cli_live_start(cli_live *l, const rs_run_args *a, const rs_config *cfg, 
     return live_root_open(&o, &l->root, e);
 }
 
+const char *const *cli_live_warnings(const cli_live *l)
+{
+    return (const char *const *)l->warnings;
+}
+
 rs_transport *cli_live_transport(cli_live *l)
 {
     return l->root;
@@ -196,6 +212,8 @@ void cli_live_close(cli_live *l)
     live_kubeconfig_free(l->kc);
     if (l->bao_token) cred_text_wipe_free(l->bao_token);
     free(l->ciphertext);
+    for (size_t i = 0; i < l->n_warnings; i++)
+        free(l->warnings[i]);
     free(l);
 }
 

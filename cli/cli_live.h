@@ -42,6 +42,12 @@ void cli_problem_err(cli_problems *p, const rs_err *e);
  * (cli_preflight.c). Every problem goes into p; the cli_live comes back
  * either way (close it). */
 cli_live *cli_live_prepare(const rs_run_args *a, const cli_live_needs *n, cli_problems *p);
+/* What the run's inputs ask that it should warn about, as kubectl warns
+ * (insecure-skip-tls-verify: true), NULL-terminated; cli_live_prepare
+ * collects them, the run writes each to stderr at once and into its
+ * result's warnings. Valid until close. */
+const char *const *cli_live_warnings(const cli_live *l);
+
 /* cli_preflight.c's checks, for cli_live_prepare. */
 void cli_live_preflight_static(const rs_run_args *a, const cli_live_needs *n, cli_problems *p);
 void cli_live_preflight_kube(const live_kubeconfig *kc, cli_problems *p);

@@ -37,10 +37,12 @@ static void run_summary(const cJSON *doc);
  * ::error:: line each; JSON: the one document, each in "errors"), exit the
  * worst code. */
 static int run_fail_list(FILE *out, bool json, const char *strategy_name, const cli_problems *p,
-                         bool summary)
+                         const char *const *said, bool summary)
 {
     rs_out o;
     out_init(&o, cli_out_file(out), json);
+    for (size_t i = 0; said && said[i]; i++)
+        out_warning_said(&o, "%s", said[i]);
     for (size_t i = 0; i < p->n; i++)
         out_error(&o, "%s", p->item[i].msg);
     if (p->dropped) out_error(&o, "... and %zu more problems with the run's inputs", p->dropped);
@@ -66,7 +68,7 @@ static int run_fail(FILE *out, bool json, const char *strategy_name, const rs_er
 {
     cli_problems p = {.n = 0};
     cli_problem_err(&p, e);
-    return run_fail_list(out, json, strategy_name, &p, summary);
+    return run_fail_list(out, json, strategy_name, &p, NULL, summary);
 }
 
 int cli_run_fail(FILE *out, bool json, const char *strategy_name, const rs_err *e)
@@ -230,9 +232,11 @@ static cred_redact *run_filter(const rs_desired *d, const char *const *known)
     return f;
 }
 
+/* said: warnings already written to stderr (a live run's inputs), kept for
+ * the result document and the job summary. */
 static int run_txn(const rs_run_args *args, const sim_run_req *sim, rs_transport *root,
                    const rs_config *cfg, const rs_desired *d, const char *run_name,
-                   const char *const *known, FILE *out)
+                   const char *const *known, const char *const *said, FILE *out)
 {
     /* The stack, outermost first: core -> (recorder) -> counting -> root;
      * the sim root applies a scenario run's faults inside its own call. */
@@ -261,6 +265,8 @@ static int run_txn(const rs_run_args *args, const sim_run_req *sim, rs_transport
      * this filter (F3; DESIGN §3.1). */
     cred_redact *filter = run_filter(d, known);
     out_set_filter(&o, filter);
+    for (size_t i = 0; said && said[i]; i++)
+        out_warning_said(&o, "%s", said[i]);
     rs_result res = {.exit = RS_FAILED, .outcome = "failed"};
     rs_err e;
     rs_err_clear(&e);
@@ -340,7 +346,7 @@ static int run_sim(const rs_run_args *args, const sim_run_req *sim, FILE *out)
                         .ciphertext = ciphertext};
         char **known = sim_session_secrets(root);
         code = run_txn(args, sim, sim_session_transport(root), &cfg, &d, run_name,
-                       (const char *const *)known, out);
+                       (const char *const *)known, NULL, out);
         sim_session_secrets_free(known);
     }
     cred_text_wipe_free(text); /* the credential leaves memory with the run */
@@ -366,6 +372,13 @@ static int run_live(const rs_run_args *args, FILE *out)
     if (args->config_path && live_config_load(args->config_path, &cfg, &e) != RS_OK)
         cli_problem_err(&p, &e);
     cli_live *live = cli_live_prepare(args, &need, &p);
+    /* Said at once, on stderr, as kubectl says it: the run may take long. */
+    const char *const *said = cli_live_warnings(live);
+    for (size_t i = 0; said[i]; i++) {
+        char *msg = out_escape(said[i], false);
+        fprintf(stderr, "::warning::%s\n", msg);
+        free(msg);
+    }
     char *text = NULL, *ciphertext = NULL;
     int code = RS_OK;
     if (p.n)
@@ -378,14 +391,14 @@ static int run_live(const rs_run_args *args, FILE *out)
         code = e.code;
     if (code != RS_OK) {
         if (!p.n) cli_problem_err(&p, &e);
-        code = run_fail_list(out, args->json_output, args->strategy_name, &p, true);
+        code = run_fail_list(out, args->json_output, args->strategy_name, &p, said, true);
     } else {
         rs_desired d = {.dockerconfigjson = text ? text : "",
                         .len = text ? strlen(text) : 0,
                         .ciphertext = ciphertext};
         const char *known[8] = {NULL};
         live_root_secrets(cli_live_transport(live), known, RS_ARRAY_LEN(known) - 1);
-        code = run_txn(args, NULL, cli_live_transport(live), &cfg, &d, NULL, known, out);
+        code = run_txn(args, NULL, cli_live_transport(live), &cfg, &d, NULL, known, said, out);
     }
     if (text) cred_text_wipe_free(text);
     free(ciphertext);
