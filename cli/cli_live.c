@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 
 #define CLI_SECRET_MAX (64u * 1024u)
@@ -141,6 +142,13 @@ static void bao_options(const rs_run_args *a, cli_live *l, cli_problems *p)
     if (l->bao.ca_path && (stat(l->bao.ca_path, &st) != 0 || !S_ISDIR(st.st_mode)))
         cli_problem(p, RS_DATAERR, "%s %s: not a directory",
                     getenv("BAO_CAPATH") ? "BAO_CAPATH" : "VAULT_CAPATH", l->bao.ca_path);
+    /* The token goes in X-Vault-Token with every read: never in clear. */
+    if (addr && l->bao_token && strncasecmp(addr, "http://", 7) == 0)
+        cli_problem(p, RS_DATAERR,
+                    "%s %s is plain http, so the OpenBao token from %s would cross the network in "
+                    "clear; refused: give an https:// address (and BAO_CACERT for its CA)",
+                    getenv("BAO_ADDR") && getenv("BAO_ADDR")[0] ? "BAO_ADDR" : "VAULT_ADDR", addr,
+                    src);
     l->bao_set = addr && l->bao_token;
 }
 

@@ -38,6 +38,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -192,6 +193,14 @@ void cli_live_preflight_static(const rs_run_args *a, const cli_live_needs *n, cl
                                a->decrypt_command ? a->decrypt_command : cli_live_decrypt_default);
         const char *ca = getenv("REASSERT_REGISTRY_CACERT");
         if (ca && ca[0]) cli_check_readable(p, "REASSERT_REGISTRY_CACERT", ca);
+        /* The proof sends the credential (basic auth) and pull tokens. */
+        const char *url = getenv("REASSERT_REGISTRY_URL");
+        if (url && strncasecmp(url, "http://", 7) == 0)
+            cli_problem(p, RS_DATAERR,
+                        "REASSERT_REGISTRY_URL %s is plain http, so the registry credential and "
+                        "its pull tokens would cross the network in clear; refused: give an "
+                        "https:// URL (and REASSERT_REGISTRY_CACERT for its CA)",
+                        url);
     }
     if (n->talos) {
         check_program(p, a->talosctl ? "--talosctl" : "talosctl",

@@ -290,7 +290,7 @@ static reg_host *reg_host_of(live_registry *r, const char *host)
 typedef struct reg_prep {
     char *url, *auth;
     const char *err;
-    bool unreached; /* err says why the host gave no answer (status 0) */
+    bool unsent; /* err says why nothing was sent: a transport error (status 0), no answer */
 } reg_prep;
 
 static const char *body_str(const cJSON *b, const char *k)
@@ -310,10 +310,19 @@ static void reg_prepare(live_registry *r, const rs_req *req, reg_prep *p, live_h
     }
     if (h->err) {
         p->err = h->err;
-        p->unreached = h->unreached;
+        p->unsent = h->unreached;
         return;
     }
     if (req->op == RS_OP_REGISTRY_TOKEN) {
+        /* The challenge names the token endpoint; the credential goes there
+         * as basic auth, so never over plain http, whatever the registry
+         * itself is reached by. */
+        if (strncasecmp(h->realm, "http://", 7) == 0) {
+            p->err = "the registry's challenge names a plain http token endpoint: the credential "
+                     "would cross the network in clear; refused";
+            p->unsent = true;
+            return;
+        }
         char *scope = live_http_escape(target);
         char *svc = live_http_escape(h->service ? h->service : req->host);
         p->url = rs_xasprintf("%s%sservice=%s&scope=repository:%s:pull", h->realm,
@@ -334,6 +343,12 @@ static void reg_prepare(live_registry *r, const rs_req *req, reg_prep *p, live_h
         }
         p->url =
             rs_xasprintf("%s/v2/%.*s/manifests/%s", h->base, (int)(sep - target), target, sep + 1);
+        if (strncasecmp(h->base, "http://", 7) == 0) {
+            p->err = "the registry is plain http: its pull token would cross the network in "
+                     "clear; refused";
+            p->unsent = true;
+            return;
+        }
         const char *tok = body_str(req->body, "token");
         p->auth = rs_xasprintf("Authorization: Bearer %s", tok ? tok : "");
         c->headers[0] = "Accept: application/vnd.oci.image.index.v1+json, "
@@ -395,10 +410,10 @@ void live_registry_call_batch(live_registry *r, const rs_req *reqs, rs_resp *res
         live_http_call c;
         reg_prepare(r, &reqs[i], &ps[i], &c);
         if (ps[i].err) {
-            resps[i].status = ps[i].unreached ? 0 : 400;
+            resps[i].status = ps[i].unsent ? 0 : 400;
             resps[i].sent = RS_SENT_NO;
             snprintf(resps[i].error, sizeof resps[i].error, "%s%s",
-                     ps[i].unreached ? "" : "registry: ", ps[i].err);
+                     ps[i].unsent ? "" : "registry: ", ps[i].err);
             continue;
         }
         run[m] = c;
