@@ -16,8 +16,10 @@ src=$2
 tmp=$(mktemp -d)
 SERVE_PID=
 ppid_=
+https_pid=
 cleanup() {
   [ -n "$SERVE_PID" ] && kill "$SERVE_PID" 2>/dev/null
+  [ -n "$https_pid" ] && kill "$https_pid" 2>/dev/null
   [ -n "$ppid_" ] && kill "$ppid_" 2>/dev/null
   rm -rf "$tmp"
 }
@@ -37,12 +39,15 @@ w=$tmp/world.db
   fail "sim init"
 live_setup "$bin" "$src" "$tmp" "$w" || exit 1
 https=$SERVE_URL
-# The same world over plain http too (a second façade, no TLS).
+https_pid=$SERVE_PID
+# The same world over plain http too (a second façade, no TLS; serve_start
+# sets SERVE_PID, so both are kept for the cleanup).
 serve_start "$bin" "$tmp/plain.out" "$tmp/plain.err" --db "$w" --listen 127.0.0.1:0 \
   --token-file "$tmp/kube.token" --openbao-token-file "$tmp/bao.token" || exit 1
 plain=$SERVE_URL
 ppid_=$SERVE_PID
 SERVE_URL=$https
+SERVE_PID=$https_pid
 calls() { sqlite3 "$w" "select coalesce((select value from counters where name='api_calls'),0)"; }
 
 # refused WHAT ARGS...: exit 65, no call reached the world, no token shown.
