@@ -131,7 +131,7 @@ static void check_program(cli_problems *p, const char *what, const char *prog)
 void cli_check_readable(cli_problems *p, const char *what, const char *path)
 {
     char why[192];
-    FILE *f = live_fopen_regular(path, NULL, why, sizeof why); /* never blocks (F16) */
+    FILE *f = live_fopen_regular(path, NULL, why, sizeof why); /* a FIFO never blocks it */
     if (!f) {
         cli_problem(p, RS_DATAERR, "%s %s: %s", what, path, why);
         return;
