@@ -121,7 +121,7 @@ done
 printf 'drain-timeout: 1m\n' >"$tmp/short-drain.yaml"
 for strategy in lazy eager; do
   rm -f "$tmp/w.db"
-  "$bin" sim init --scenario "$src/scenarios/pdb-blocked-drain.yaml" --run roll --db "$tmp/w.db" >/dev/null 2>&1 ||
+  "$bin" sim init --scenario "$src/scenarios/node/pdb-blocked-drain.yaml" --run roll --db "$tmp/w.db" >/dev/null 2>&1 ||
     { echo "FAIL: sim init (pdb-blocked-drain)"; exit 1; }
   "$bin" run --transport sim:"$tmp/w.db" --desired current --strategy "$strategy" \
     --config "$tmp/short-drain.yaml" >"$tmp/out" 2>&1
