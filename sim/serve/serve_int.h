@@ -21,6 +21,7 @@
 #include "sim/world/world.h"
 
 #include <cjson/cJSON.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -51,6 +52,20 @@ struct serve_server {
     char *url;
     char *registry_host;
     void *daemon; /* struct MHD_Daemon */
+    /* One request at a time touches the world (one SQLite connection, one
+     * virtual clock), as the in-process root serialises calls; a watch
+     * waits on `changed` without it. */
+    pthread_mutex_t lock;
+    pthread_cond_t changed; /* broadcast when the revision moved, and at stop */
+    bool stopping;
+    long long rev_seen; /* the revision at the last broadcast */
+    unsigned header_timeout_s, idle_timeout_s, conns_per_client;
+    bool client_ca; /* client certificates are identities */
+    long call_log_max;
+    bool call_log_told;
+    unsigned long tls_failures; /* handshakes a client broke off (counted, said at stop) */
+    void (*say)(const char *sentence, void *arg);
+    void *say_arg;
 };
 
 /* One request as a handler sees it (the body is NUL-terminated). */
@@ -61,7 +76,12 @@ typedef struct serve_http {
     bool path_nul;    /* the path as sent decodes to U+0000: it names nothing */
     const char *body;
     size_t body_len;
+    /* The verified client certificate's subject CN (--client-ca), else
+     * NULL. */
+    const char *cert_user;
 } serve_http;
+
+typedef struct serve_watch serve_watch;
 
 /* One answer. status 0: close the connection without answering (a
  * transport error: the world already paid the timeout). */
@@ -69,14 +89,17 @@ typedef struct serve_answer {
     int status;
     char *body; /* malloc'd; NULL: empty */
     const char *ctype;
-    char *www_auth; /* WWW-Authenticate, or NULL */
-    char *digest;   /* Docker-Content-Digest, or NULL */
+    char *www_auth;     /* WWW-Authenticate, or NULL */
+    char *digest;       /* Docker-Content-Digest, or NULL */
+    serve_watch *watch; /* non-NULL: a stream of watch events (status 200) */
 } serve_answer;
 
 /* serve_http.c: request headers and query arguments (NULL when absent). */
 const char *serve_header(const serve_http *h, const char *name);
 const char *serve_arg(const serve_http *h, const char *name);
 bool serve_method_is(const serve_http *h, const char *method);
+/* Sets a plain-text answer (text is copied). */
+void serve_answer_text(serve_answer *a, int status, const char *text);
 /* Sets a JSON answer (consumes body). */
 void serve_answer_json(serve_answer *a, int status, cJSON *body);
 /* A Kubernetes Status answer. */
@@ -117,8 +140,25 @@ char *serve_body_utf8(const char *body, size_t len, size_t *out_len);
 /* serve_http.c: the daemon (struct MHD_Daemon *) answering on listen_fd
  * (bound, listening; the daemon closes it when stopped) on a thread of its
  * own. NULL when it cannot start. */
-void *serve_http_start(serve_server *s, int listen_fd, const char *cert, const char *key);
-void serve_http_stop(void *daemon);
+void *serve_http_start(serve_server *s, int listen_fd, const char *cert, const char *key,
+                       const char *client_ca);
+/* Ends every open watch, then stops the daemon. */
+void serve_http_stop(serve_server *s);
+
+/* serve_watch.c: `?watch=true` on a collection. serve_watch_open answers
+ * (under the lock) with a->watch set, or a Status when the request cannot
+ * be a watch. The stream is libmicrohttpd's (serve_watch_response, a
+ * struct MHD_Response *): it waits for the world to change without the
+ * lock, then reads the events under it. */
+void serve_watch_open(serve_server *s, const serve_http *h, const char *kind, const char *ns,
+                      serve_answer *a);
+void *serve_watch_response(serve_watch *w);
+void serve_watch_free(serve_watch *w);
+
+/* serve_http.c: the identity the request authenticated as: the client
+ * certificate's CN, "system:serviceaccount:..." is not modelled — a bearer
+ * token's user is "reassert-sim-token", none "system:anonymous". */
+const char *serve_user(serve_server *s, const serve_http *h);
 
 /* serve_call.c */
 void serve_door_init(serve_server *s);
@@ -138,6 +178,17 @@ typedef struct serve_kind {
 const serve_kind *serve_kind_find(const char *group_version, const char *resource);
 /* Answers discovery paths; false when path is not one. */
 bool serve_discovery(serve_server *s, const char *const *seg, size_t nseg, serve_answer *a);
+
+/* serve_kube_table.c: true when the client asks for a Table (kubectl get's
+ * `Accept: application/json;as=Table;g=meta.k8s.io;v=v1`). serve_table
+ * renders items (an array of objects of kind) as one, rv its
+ * resourceVersion (NULL: none). */
+bool serve_table_wanted(const serve_http *h);
+cJSON *serve_table(serve_server *s, const serve_http *h, const char *kind, const cJSON *items,
+                   const char *rv);
+/* The same with includeObject given: NULL or "Metadata", "Object", "None". */
+cJSON *serve_table_items(serve_server *s, const char *kind, const cJSON *items, const char *rv,
+                         const char *include);
 
 /* serve_kube_dry.c: a dry-run write answered by the store alone, in a
  * savepoint rolled back at once (no call counted, no controller runs, no

@@ -167,11 +167,6 @@ static bool kube_request(const serve_http *h, const kube_path *p, cJSON *body,
     if (get && p->name) {
         req->op = RS_OP_KUBE_GET;
     } else if (get) {
-        const char *watch = serve_arg(h, "watch");
-        if (watch && (strcmp(watch, "true") == 0 || strcmp(watch, "1") == 0)) {
-            serve_answer_status(a, 400, "BadRequest", "watch is not supported by the sim facade");
-            return false;
-        }
         req->op = RS_OP_KUBE_LIST;
         req->label_selector = serve_arg(h, "labelSelector");
         req->field_selector = serve_arg(h, "fieldSelector");
@@ -231,8 +226,36 @@ static bool kube_request(const serve_http *h, const kube_path *p, cJSON *body,
     return true;
 }
 
+/* A successful get or list as a Table, when the client asked for one. */
+static void kube_as_table(serve_server *s, const serve_http *h, const rs_req *req, rs_resp *resp)
+{
+    if (resp->status != 200 || !resp->body || !serve_table_wanted(h)) return;
+    bool list = req->op == RS_OP_KUBE_LIST;
+    cJSON *items =
+        list ? cJSON_DetachItemFromObjectCaseSensitive(resp->body, "items") : cJSON_CreateArray();
+    if (!list) cJSON_AddItemToArray(items, cJSON_Duplicate(resp->body, true));
+    const cJSON *md = cJSON_GetObjectItemCaseSensitive(resp->body, "metadata");
+    cJSON *t =
+        serve_table(s, h, req->kind, items,
+                    cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(md, "resourceVersion")));
+    cred_json_wipe_delete(items);
+    cred_json_wipe_delete(resp->body);
+    resp->body = t;
+}
+
+static bool kube_watch_asked(const serve_http *h, const kube_path *p)
+{
+    const char *watch = serve_arg(h, "watch");
+    return !p->name && !p->sub && (serve_method_is(h, "GET") || serve_method_is(h, "HEAD")) &&
+           watch && (strcmp(watch, "true") == 0 || strcmp(watch, "1") == 0);
+}
+
 static void kube_resource(serve_server *s, const serve_http *h, const kube_path *p, serve_answer *a)
 {
+    if (kube_watch_asked(h, p)) { /* not a call of the world: none of the core's calls is one */
+        serve_watch_open(s, h, p->k->kind, p->ns, a);
+        return;
+    }
     bool malformed = false;
     const char *why = NULL;
     cJSON *body = serve_body_json_bytes(h, &malformed, &why);
@@ -252,6 +275,7 @@ static void kube_resource(serve_server *s, const serve_http *h, const kube_path 
         rs_req_mark_secrets(&req);
         rs_resp resp;
         s->door.call(&s->door, &req, &resp);
+        kube_as_table(s, h, &req, &resp);
         serve_answer_resp(a, &resp);
     }
     cred_json_wipe_delete(body);

@@ -160,6 +160,7 @@ int64_t simw_now(sim_world *w)
 void simw_set_now(sim_world *w, int64_t ms)
 {
     simw_meta_set_int(w, "clock_ms", ms);
+    store_set_now(w->db, SIMW_EPOCH_S * 1000 + ms); /* creationTimestamp's clock */
 }
 
 int simw_merge(sim_world *w, const char *kind, const char *ns, const char *name, cJSON *patch)

@@ -345,8 +345,16 @@ cJSON *simw_node_object(sim_world *w, const char *name, bool control_plane, int 
     cJSON_AddStringToObject(a, "address", name);
     cJSON_AddItemToArray(addrs, a);
     char *boot = simw_boot_id(name, 0);
-    cJSON_AddStringToObject(cJSON_AddObjectToObject(status, "nodeInfo"), "bootID", boot);
+    cJSON *info = cJSON_AddObjectToObject(status, "nodeInfo");
+    cJSON_AddStringToObject(info, "bootID", boot);
     free(boot);
+    /* What a Talos node reports (kubectl get nodes' VERSION, -o wide). */
+    cJSON_AddStringToObject(info, "kubeletVersion", "v1.32.0");
+    cJSON_AddStringToObject(info, "osImage", "Talos (v1.9.5)");
+    cJSON_AddStringToObject(info, "kernelVersion", "6.12.18-talos");
+    cJSON_AddStringToObject(info, "containerRuntimeVersion", "containerd://2.0.3");
+    cJSON_AddStringToObject(info, "operatingSystem", "linux");
+    cJSON_AddStringToObject(info, "architecture", "amd64");
     cJSON *conds = cJSON_AddArrayToObject(status, "conditions");
     cJSON_AddItemToArray(conds, simw_condition("Ready", "True", "KubeletReady",
                                                "kubelet is posting ready status", simw_now(w)));
@@ -481,7 +489,7 @@ static void preset_meta_rows(sim_world *w, const sim_world_desc *d)
     simw_meta_set(w, "cluster", text);
     free(text);
     cJSON_Delete(cluster);
-    simw_meta_set_int(w, "clock_ms", 0);
+    simw_set_now(w, 0);
     char buf[32];
     snprintf(buf, sizeof buf, "%llu", (unsigned long long)d->seed);
     simw_meta_set(w, "seed", buf);
