@@ -74,8 +74,9 @@ done
 command -v kubectl >/dev/null 2>&1 || { missing="$missing kubectl"; pkgs="$pkgs kubernetes-client"; }
 command -v openssl >/dev/null 2>&1 || { missing="$missing openssl"; pkgs="$pkgs openssl"; }
 # sim serve's second real client: the Kubernetes Python client
-# (tests/check_serve_python.sh lists, patches and watches with it).
-python3 -c 'import kubernetes' >/dev/null 2>&1 || { missing="$missing python3-kubernetes"; pkgs="$pkgs python3-kubernetes"; }
+# (tests/check_serve_python.sh lists, patches and watches with it). Debian's
+# package is for Debian's interpreter, whatever python3 is first on PATH.
+/usr/bin/python3 -c 'import kubernetes' >/dev/null 2>&1 || { missing="$missing python3-kubernetes"; pkgs="$pkgs python3-kubernetes"; }
 # tests/check_ci_yaml.sh parses the GitHub workflow and action.
 python3 -c 'import yaml' >/dev/null 2>&1 || { missing="$missing python3-yaml"; pkgs="$pkgs python3-yaml"; }
 # tests/check_install.sh renders the installed man page reassert(1).

@@ -44,6 +44,15 @@ const char *serve_arg(const serve_http *h, const char *name)
     return MHD_lookup_connection_value(h->conn, MHD_GET_ARGUMENT_KIND, name);
 }
 
+bool serve_arg_true(const serve_http *h, const char *name)
+{
+    static const char *const yes[] = {"1", "t", "T", "TRUE", "true", "True"};
+    const char *v = serve_arg(h, name);
+    for (size_t i = 0; v && i < sizeof yes / sizeof *yes; i++)
+        if (strcmp(v, yes[i]) == 0) return true;
+    return false;
+}
+
 bool serve_method_is(const serve_http *h, const char *method)
 {
     return strcmp(h->method, method) == 0;
@@ -323,7 +332,8 @@ static void serve_route(serve_server *s, const serve_http *h, serve_answer *a)
     const char *p = h->path, *rest = NULL;
     if (!h->path_nul && serve_health(s, h, a)) return;
     if (strcmp(p, "/version") == 0 || strcmp(p, "/api") == 0 || strcmp(p, "/apis") == 0 ||
-        path_under(p, "/api/", NULL) || path_under(p, "/apis/", NULL))
+        path_under(p, "/api/", NULL) || path_under(p, "/apis/", NULL) ||
+        path_under(p, "/openapi/", NULL))
         serve_kube(s, h, a);
     else if (path_under(p, "/v1/", &rest))
         serve_openbao(s, h, rest, a);

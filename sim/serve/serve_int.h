@@ -98,6 +98,9 @@ typedef struct serve_answer {
 const char *serve_header(const serve_http *h, const char *name);
 const char *serve_arg(const serve_http *h, const char *name);
 bool serve_method_is(const serve_http *h, const char *method);
+/* A boolean query parameter as Go's strconv.ParseBool reads it: "1", "t",
+ * "T", "TRUE", "true", "True" (the Python client sends "True"). */
+bool serve_arg_true(const serve_http *h, const char *name);
 /* Sets a plain-text answer (text is copied). */
 void serve_answer_text(serve_answer *a, int status, const char *text);
 /* Sets a JSON answer (consumes body). */
@@ -174,6 +177,10 @@ typedef struct serve_kind {
     const char *singular;
     const char *short_name; /* NULL: none */
 } serve_kind;
+/* The i-th kind served, NULL past the last. */
+const serve_kind *serve_kind_at(size_t i);
+/* serve_kube_openapi.c: /openapi/v3 and its documents (false: not one). */
+bool serve_openapi(serve_server *s, const serve_http *h, serve_answer *a);
 /* The kind a group/version serves under a resource name, or NULL. */
 const serve_kind *serve_kind_find(const char *group_version, const char *resource);
 /* Answers discovery paths; false when path is not one. */
@@ -189,6 +196,29 @@ cJSON *serve_table(serve_server *s, const serve_http *h, const char *kind, const
 /* The same with includeObject given: NULL or "Metadata", "Object", "None". */
 cJSON *serve_table_items(serve_server *s, const char *kind, const cJSON *items, const char *rv,
                          const char *include);
+
+/* serve_proto.c: a body in Kubernetes protobuf (the Content-Type says
+ * so), for the kinds a typed client sends that way (Secret, ConfigMap,
+ * Namespace, SelfSubjectAccessReview, SelfSubjectReview). decode: the
+ * object as JSON, or NULL with *why. */
+bool serve_proto_is(const serve_http *h);
+bool serve_proto_kind(const char *kind);
+cJSON *serve_proto_decode(const serve_http *h, const char *expect_kind, const char **why);
+
+/* serve_kube_auth.c: `auth can-i` and `auth whoami` (false: not their
+ * path). */
+bool serve_kube_review(serve_server *s, const serve_http *h, const char *path, serve_answer *a);
+
+/* The object a Kubernetes path names (serve_kube.c). */
+typedef struct kube_target {
+    const char *kind, *ns, *name;
+    const char *resource; /* plural */
+} kube_target;
+/* serve_kube.c: a write through the door (or, dryRun=All, the store in a
+ * rolled-back savepoint), answered as the store answers it. */
+void serve_kube_write(serve_server *s, const serve_http *h, rs_req *req, serve_answer *a);
+/* serve_kube_apply.c: PATCH application/apply-patch+yaml. */
+void serve_kube_apply(serve_server *s, const serve_http *h, const kube_target *t, serve_answer *a);
 
 /* serve_kube_dry.c: a dry-run write answered by the store alone, in a
  * savepoint rolled back at once (no call counted, no controller runs, no

@@ -59,7 +59,8 @@ static const table_kind table_kinds[] = {
       {"Type", "string", "", 0},
       {"Data", "string", "", 0},
       {"Age", "string", "", 0}}},
-    {"ConfigMap", {{"Name", "string", "name", 0}, {"Data", "string", "", 0}, {"Age", "string", "", 0}}},
+    {"ConfigMap",
+     {{"Name", "string", "name", 0}, {"Data", "string", "", 0}, {"Age", "string", "", 0}}},
     {"Namespace",
      {{"Name", "string", "name", 0}, {"Status", "string", "", 0}, {"Age", "string", "", 0}}},
     {"Event",
@@ -88,7 +89,8 @@ static const table_kind table_kinds[] = {
       {"Up-to-date", "string", "", 0},
       {"Available", "string", "", 0},
       {"Age", "string", "", 0}}},
-    {"Lease", {{"Name", "string", "name", 0}, {"Holder", "string", "", 0}, {"Age", "string", "", 0}}},
+    {"Lease",
+     {{"Name", "string", "name", 0}, {"Holder", "string", "", 0}, {"Age", "string", "", 0}}},
     {"PodDisruptionBudget",
      {{"Name", "string", "name", 0},
       {"Min Available", "string", "", 0},
@@ -102,7 +104,8 @@ static const table_kind table_kinds[] = {
       {"Refresh Interval", "string", "", 0},
       {"Status", "string", "", 0},
       {"Ready", "string", "", 0}}},
-    {"PushSecret", {{"Name", "string", "name", 0}, {"Age", "date", "", 0}, {"Status", "string", "", 0}}},
+    {"PushSecret",
+     {{"Name", "string", "name", 0}, {"Age", "date", "", 0}, {"Status", "string", "", 0}}},
     {"Kustomization",
      {{"Name", "string", "name", 0},
       {"Age", "date", "", 0},
@@ -260,7 +263,8 @@ static cJSON *pod_ready(const cJSON *obj)
 {
     int total = cJSON_GetArraySize(at(obj, "spec.containers")), ready = 0;
     const cJSON *c;
-    cJSON_ArrayForEach(c, at(obj, "status.containerStatuses")) ready += cJSON_IsTrue(at(c, "ready"));
+    cJSON_ArrayForEach(c, at(obj, "status.containerStatuses")) ready +=
+        cJSON_IsTrue(at(c, "ready"));
     /* The sim's pods carry the Ready condition, not per-container states:
      * a Ready pod has every container ready. */
     const char *cond = condition(obj, "Ready", "status");
@@ -335,7 +339,8 @@ static cJSON *row_cells(const char *kind, const cJSON *o, long long now_s)
         CELL(count_cell(cJSON_GetArraySize(at(o, "data"))));
         CELL(age_cell(o, now_s));
     } else if (strcmp(kind, "ConfigMap") == 0) {
-        CELL(count_cell(cJSON_GetArraySize(at(o, "data")) + cJSON_GetArraySize(at(o, "binaryData"))));
+        CELL(count_cell(cJSON_GetArraySize(at(o, "data")) +
+                        cJSON_GetArraySize(at(o, "binaryData"))));
         CELL(age_cell(o, now_s));
     } else if (strcmp(kind, "Namespace") == 0) {
         CELL(STR(str_at(o, "status.phase", "Active")));
@@ -387,7 +392,8 @@ static cJSON *row_cells(const char *kind, const cJSON *o, long long now_s)
         CELL(age_cell(o, now_s));
         const char *ready = condition(o, "Ready", "status");
         if (strcmp(kind, "Kustomization") == 0) CELL(STR(ready ? ready : "Unknown"));
-        const char *msg = condition(o, "Ready", strcmp(kind, "Kustomization") == 0 ? "message" : "reason");
+        const char *msg =
+            condition(o, "Ready", strcmp(kind, "Kustomization") == 0 ? "message" : "reason");
         CELL(STR(msg ? msg : ""));
     } else if (strcmp(kind, "CustomResourceDefinition") == 0) {
         CELL(STR(str_at(o, "metadata.creationTimestamp", "")));

@@ -133,8 +133,8 @@ static void set_rv(cJSON *obj, long long rev)
     char rv[32];
     snprintf(rv, sizeof rv, "%lld", rev);
     cJSON *md = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
-    if (cJSON_IsObject(md)) cJSON_ReplaceItemInObjectCaseSensitive(md, "resourceVersion",
-                                                                   cJSON_CreateString(rv));
+    if (cJSON_IsObject(md))
+        cJSON_ReplaceItemInObjectCaseSensitive(md, "resourceVersion", cJSON_CreateString(rv));
 }
 
 /* One change as this watch sees it: through its selection. */
@@ -217,8 +217,9 @@ static ssize_t watch_read(void *cls, uint64_t pos, char *buf, size_t max)
     (void)pos;
     serve_watch *w = cls;
     while (w->off == w->len) {
-        if (w->done) return client_gone(w->fd) ? MHD_CONTENT_READER_END_WITH_ERROR
-                                               : MHD_CONTENT_READER_END_OF_STREAM;
+        if (w->done)
+            return client_gone(w->fd) ? MHD_CONTENT_READER_END_WITH_ERROR
+                                      : MHD_CONTENT_READER_END_OF_STREAM;
         watch_fill(w);
     }
     size_t n = w->len - w->off < max ? w->len - w->off : max;
@@ -265,12 +266,6 @@ static long long arg_count(const serve_http *h, const char *name, long long max)
     return n;
 }
 
-static bool arg_true(const serve_http *h, const char *name)
-{
-    const char *v = serve_arg(h, name);
-    return v && (strcmp(v, "true") == 0 || strcmp(v, "1") == 0);
-}
-
 void serve_watch_open(serve_server *s, const serve_http *h, const char *kind, const char *ns,
                       serve_answer *a)
 {
@@ -288,7 +283,8 @@ void serve_watch_open(serve_server *s, const serve_http *h, const char *kind, co
         }
     }
     if (timeout == -2) {
-        serve_answer_status(a, 400, "BadRequest", "timeoutSeconds must be a whole number of seconds");
+        serve_answer_status(a, 400, "BadRequest",
+                            "timeoutSeconds must be a whole number of seconds");
         return;
     }
     char why[256];
@@ -297,10 +293,11 @@ void serve_watch_open(serve_server *s, const serve_http *h, const char *kind, co
     w->kind = rs_xstrdup(kind);
     w->ns = ns && ns[0] ? rs_xstrdup(ns) : NULL;
     w->labels = store_selector_parse_labels(serve_arg(h, "labelSelector"), why, sizeof why);
-    w->fields = w->labels ? store_selector_parse_fields(serve_arg(h, "fieldSelector"), why,
-                                                        sizeof why)
-                          : NULL;
-    if (!w->labels || !w->fields || !store_selector_fields_supported(w->fields, kind, why, sizeof why)) {
+    w->fields = w->labels
+                    ? store_selector_parse_fields(serve_arg(h, "fieldSelector"), why, sizeof why)
+                    : NULL;
+    if (!w->labels || !w->fields ||
+        !store_selector_fields_supported(w->fields, kind, why, sizeof why)) {
         serve_watch_free(w);
         serve_answer_status(a, 400, "BadRequest", "%s", why);
         return;
@@ -308,13 +305,13 @@ void serve_watch_open(serve_server *s, const serve_http *h, const char *kind, co
     const union MHD_ConnectionInfo *ci =
         MHD_get_connection_info(h->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
     w->fd = ci ? ci->connect_fd : -1;
-    w->bookmarks = arg_true(h, "allowWatchBookmarks");
+    w->bookmarks = serve_arg_true(h, "allowWatchBookmarks");
     w->table = serve_table_wanted(h);
     w->include = serve_arg(h, "includeObject") ? rs_xstrdup(serve_arg(h, "includeObject")) : NULL;
     long long now = mono_ms();
     w->deadline = now + (timeout >= 0 ? timeout : WATCH_DEFAULT_TIMEOUT_S) * 1000;
     w->next_bookmark = now + WATCH_BOOKMARK_S * 1000;
-    bool initial = rv <= 0 || arg_true(h, "sendInitialEvents");
+    bool initial = rv <= 0 || serve_arg_true(h, "sendInitialEvents");
     if (initial) {
         /* The current objects first, as ADDED (the list the client missed). */
         cJSON *list = NULL;
@@ -330,7 +327,7 @@ void serve_watch_open(serve_server *s, const serve_http *h, const char *kind, co
         cJSON_ArrayForEach(item, cJSON_GetObjectItemCaseSensitive(list, "items"))
             watch_event(w, "ADDED", cJSON_Duplicate(item, true));
         cred_json_wipe_delete(list);
-        if (arg_true(h, "sendInitialEvents") && w->bookmarks) watch_bookmark(w, true);
+        if (serve_arg_true(h, "sendInitialEvents") && w->bookmarks) watch_bookmark(w, true);
     } else if (rv < store_watch_horizon(db)) {
         cJSON *st = store_status(410, "Expired", "too old resource version: %lld (%lld)", rv,
                                  store_watch_horizon(db));

@@ -104,8 +104,9 @@ void store_watch_compact(sqlite3 *db, long long keep)
     sqlite3_stmt *st = NULL;
     long long cut = -1;
     /* The revision below which events are dropped: the keep-th newest. */
-    if (sqlite3_prepare_v2(db, "SELECT rev FROM temp.watch_log WHERE rev IS NOT NULL"
-                               " ORDER BY id DESC LIMIT 1 OFFSET ?1",
+    if (sqlite3_prepare_v2(db,
+                           "SELECT rev FROM temp.watch_log WHERE rev IS NOT NULL"
+                           " ORDER BY id DESC LIMIT 1 OFFSET ?1",
                            -1, &st, NULL) == SQLITE_OK &&
         sqlite3_bind_int64(st, 1, keep) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
         cut = sqlite3_column_int64(st, 0);

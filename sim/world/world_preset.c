@@ -355,6 +355,11 @@ cJSON *simw_node_object(sim_world *w, const char *name, bool control_plane, int 
     cJSON_AddStringToObject(info, "containerRuntimeVersion", "containerd://2.0.3");
     cJSON_AddStringToObject(info, "operatingSystem", "linux");
     cJSON_AddStringToObject(info, "architecture", "amd64");
+    cJSON_AddStringToObject(info, "kubeProxyVersion", "v1.32.0");
+    char *machine = simw_boot_id(name, -1); /* stable across reboots */
+    cJSON_AddStringToObject(info, "machineID", machine);
+    cJSON_AddStringToObject(info, "systemUUID", machine);
+    free(machine);
     cJSON *conds = cJSON_AddArrayToObject(status, "conditions");
     cJSON_AddItemToArray(conds, simw_condition("Ready", "True", "KubeletReady",
                                                "kubelet is posting ready status", simw_now(w)));
