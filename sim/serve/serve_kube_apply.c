@@ -37,9 +37,15 @@
 static bool server_field(int depth, const char *parent, const char *key)
 {
     static const char *const top[] = {"apiVersion", "kind", "status"};
-    static const char *const meta[] = {"name",       "namespace",         "uid",
-                                       "resourceVersion", "generation", "creationTimestamp",
-                                       "managedFields", "selfLink",      "deletionTimestamp"};
+    static const char *const meta[] = {"name",
+                                       "namespace",
+                                       "uid",
+                                       "resourceVersion",
+                                       "generation",
+                                       "creationTimestamp",
+                                       "managedFields",
+                                       "selfLink",
+                                       "deletionTimestamp"};
     if (depth == 0) {
         for (size_t i = 0; i < sizeof top / sizeof *top; i++)
             if (strcmp(key, top[i]) == 0) return true;
@@ -429,9 +435,9 @@ void serve_kube_apply(serve_server *s, const serve_http *h, const kube_target *t
             cJSON *md = cJSON_GetObjectItemCaseSensitive(body, "metadata");
             if (!md) md = cJSON_AddObjectToObject(body, "metadata");
             cJSON_DeleteItemFromObjectCaseSensitive(md, "resourceVersion");
-            cJSON_AddStringToObject(md, "resourceVersion",
-                                    cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
-                                        cmd, "resourceVersion")));
+            cJSON_AddStringToObject(
+                md, "resourceVersion",
+                cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(cmd, "resourceVersion")));
         }
         req.body = body;
         serve_kube_write(s, h, &req, a);

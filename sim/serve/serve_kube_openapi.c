@@ -95,7 +95,8 @@ static cJSON *gv_doc(const char *gv)
         cJSON *c = cJSON_AddObjectToObject(paths, coll);
         cJSON_AddItemToObject(c, "get", operation(gv, k->kind, "list", false));
         cJSON_AddItemToObject(c, "post", operation(gv, k->kind, "post", true));
-        if (!cluster) cJSON_AddItemToArray(cJSON_AddArrayToObject(c, "parameters"), path_param("namespace"));
+        if (!cluster)
+            cJSON_AddItemToArray(cJSON_AddArrayToObject(c, "parameters"), path_param("namespace"));
         cJSON *it = cJSON_AddObjectToObject(paths, item);
         cJSON_AddItemToObject(it, "get", operation(gv, k->kind, "get", false));
         cJSON_AddItemToObject(it, "patch", operation(gv, k->kind, "patch", true));

@@ -56,22 +56,28 @@ struct pmsg {
     const pfield *f;
     size_t n;
 };
-#define PMSG(a) {a, sizeof a / sizeof *a}
+#define PMSG(a)                                                                                    \
+    {                                                                                              \
+        a, sizeof a / sizeof *a                                                                    \
+    }
 
-static const pfield owner_ref_f[] = {{1, "kind", PF_STRING, NULL},
-                                     {3, "name", PF_STRING, NULL},
-                                     {4, "uid", PF_STRING, NULL},
-                                     {5, "apiVersion", PF_STRING, NULL},
-                                     {6, "controller", PF_BOOL, NULL},
-                                     {7, "blockOwnerDeletion", PF_BOOL, NULL}};
+static const pfield owner_ref_f[] = {
+    {1, "kind", PF_STRING, NULL},     {3, "name", PF_STRING, NULL},
+    {4, "uid", PF_STRING, NULL},      {5, "apiVersion", PF_STRING, NULL},
+    {6, "controller", PF_BOOL, NULL}, {7, "blockOwnerDeletion", PF_BOOL, NULL}};
 static const pmsg owner_ref = PMSG(owner_ref_f);
-static const pfield meta_f[] = {
-    {1, "name", PF_STRING, NULL},         {2, "generateName", PF_STRING, NULL},
-    {3, "namespace", PF_STRING, NULL},    {5, "uid", PF_STRING, NULL},
-    {6, "resourceVersion", PF_STRING, NULL}, {7, "generation", PF_INT, NULL},
-    {8, "creationTimestamp", PF_TIME, NULL}, {9, "deletionTimestamp", PF_TIME, NULL},
-    {11, "labels", PF_MAP_SS, NULL},      {12, "annotations", PF_MAP_SS, NULL},
-    {13, "ownerReferences", PF_MSGS, &owner_ref}, {14, "finalizers", PF_STRINGS, NULL}};
+static const pfield meta_f[] = {{1, "name", PF_STRING, NULL},
+                                {2, "generateName", PF_STRING, NULL},
+                                {3, "namespace", PF_STRING, NULL},
+                                {5, "uid", PF_STRING, NULL},
+                                {6, "resourceVersion", PF_STRING, NULL},
+                                {7, "generation", PF_INT, NULL},
+                                {8, "creationTimestamp", PF_TIME, NULL},
+                                {9, "deletionTimestamp", PF_TIME, NULL},
+                                {11, "labels", PF_MAP_SS, NULL},
+                                {12, "annotations", PF_MAP_SS, NULL},
+                                {13, "ownerReferences", PF_MSGS, &owner_ref},
+                                {14, "finalizers", PF_STRINGS, NULL}};
 static const pmsg meta = PMSG(meta_f);
 static const pfield secret_f[] = {{1, "metadata", PF_MSG, &meta},
                                   {2, "data", PF_MAP_SB, NULL},
@@ -89,10 +95,11 @@ static const pmsg ns_status = PMSG(ns_status_f);
 static const pfield namespace_f[] = {{1, "metadata", PF_MSG, &meta},
                                      {2, "spec", PF_MSG, &ns_spec},
                                      {3, "status", PF_MSG, &ns_status}};
-static const pfield res_attr_f[] = {{1, "namespace", PF_STRING, NULL}, {2, "verb", PF_STRING, NULL},
-                                    {3, "group", PF_STRING, NULL},     {4, "version", PF_STRING, NULL},
-                                    {5, "resource", PF_STRING, NULL},  {6, "subresource", PF_STRING, NULL},
-                                    {7, "name", PF_STRING, NULL}};
+static const pfield res_attr_f[] = {
+    {1, "namespace", PF_STRING, NULL}, {2, "verb", PF_STRING, NULL},
+    {3, "group", PF_STRING, NULL},     {4, "version", PF_STRING, NULL},
+    {5, "resource", PF_STRING, NULL},  {6, "subresource", PF_STRING, NULL},
+    {7, "name", PF_STRING, NULL}};
 static const pmsg res_attr = PMSG(res_attr_f);
 static const pfield nonres_attr_f[] = {{1, "path", PF_STRING, NULL}, {2, "verb", PF_STRING, NULL}};
 static const pmsg nonres_attr = PMSG(nonres_attr_f);
@@ -106,10 +113,8 @@ static const struct {
     const char *kind;
     pmsg msg;
 } proto_kinds[] = {
-    {"Secret", PMSG(secret_f)},
-    {"ConfigMap", PMSG(configmap_f)},
-    {"Namespace", PMSG(namespace_f)},
-    {"SelfSubjectAccessReview", PMSG(ssar_f)},
+    {"Secret", PMSG(secret_f)},         {"ConfigMap", PMSG(configmap_f)},
+    {"Namespace", PMSG(namespace_f)},   {"SelfSubjectAccessReview", PMSG(ssar_f)},
     {"SelfSubjectReview", PMSG(ssr_f)},
 };
 
@@ -389,7 +394,8 @@ cJSON *serve_proto_decode(const serve_http *h, const char *expect_kind, const ch
         if (!next_field(&type, &f)) return NULL;
         char *dst = f.num == 1 ? api_version : f.num == 2 ? kind : NULL;
         size_t n = (size_t)(f.bytes.end - f.bytes.p);
-        if (dst && f.wire == 2 && n < 128) snprintf(dst, 128, "%.*s", (int)n, (const char *)f.bytes.p);
+        if (dst && f.wire == 2 && n < 128)
+            snprintf(dst, 128, "%.*s", (int)n, (const char *)f.bytes.p);
     }
     if (!has_raw) return NULL;
     if (kind[0] && strcmp(kind, expect_kind) != 0) {
