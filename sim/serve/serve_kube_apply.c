@@ -242,7 +242,6 @@ static void drop_empty_entries(cJSON *mf)
 /* ---- the apply ------------------------------------------------------------ */
 
 typedef struct apply_ctx {
-    serve_server *s;
     const char *manager;
     bool force;
     const cJSON *applied, *current;
@@ -394,8 +393,7 @@ void serve_kube_apply(serve_server *s, const serve_http *h, const kube_target *t
         cJSON_Delete(mf);
         mf = cJSON_CreateArray();
     }
-    apply_ctx c = {.s = s,
-                   .manager = manager,
+    apply_ctx c = {.manager = manager,
                    .force = serve_arg_true(h, "force"),
                    .applied = applied,
                    .current = current,

@@ -219,11 +219,8 @@ static cJSON *node_status(const cJSON *obj)
 {
     const char *ready = condition(obj, "Ready", "status");
     char buf[64];
-    snprintf(buf, sizeof buf, "%s%s",
-             !ready                          ? "Unknown"
-             : strcmp(ready, "True") == 0    ? "Ready"
-             : strcmp(ready, "Unknown") == 0 ? "NotReady"
-                                             : "NotReady",
+    const char *state = !ready ? "Unknown" : strcmp(ready, "True") == 0 ? "Ready" : "NotReady";
+    snprintf(buf, sizeof buf, "%s%s", state,
              cJSON_IsTrue(at(obj, "spec.unschedulable")) ? ",SchedulingDisabled" : "");
     return cJSON_CreateString(buf);
 }
@@ -263,8 +260,10 @@ static cJSON *pod_ready(const cJSON *obj)
 {
     int total = cJSON_GetArraySize(at(obj, "spec.containers")), ready = 0;
     const cJSON *c;
-    cJSON_ArrayForEach(c, at(obj, "status.containerStatuses")) ready +=
-        cJSON_IsTrue(at(c, "ready"));
+    cJSON_ArrayForEach(c, at(obj, "status.containerStatuses"))
+    {
+        ready += cJSON_IsTrue(at(c, "ready"));
+    }
     /* The sim's pods carry the Ready condition, not per-container states:
      * a Ready pod has every container ready. */
     const char *cond = condition(obj, "Ready", "status");
@@ -278,7 +277,10 @@ static cJSON *pod_restarts(const cJSON *obj)
 {
     long n = 0;
     const cJSON *c;
-    cJSON_ArrayForEach(c, at(obj, "status.containerStatuses")) n += num_at(c, "restartCount");
+    cJSON_ArrayForEach(c, at(obj, "status.containerStatuses"))
+    {
+        n += num_at(c, "restartCount");
+    }
     return count_cell(n);
 }
 

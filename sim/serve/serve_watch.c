@@ -325,7 +325,9 @@ void serve_watch_open(serve_server *s, const serve_http *h, const char *kind, co
         w->rev = store_revision(db);
         cJSON *item;
         cJSON_ArrayForEach(item, cJSON_GetObjectItemCaseSensitive(list, "items"))
+        {
             watch_event(w, "ADDED", cJSON_Duplicate(item, true));
+        }
         cred_json_wipe_delete(list);
         if (serve_arg_true(h, "sendInitialEvents") && w->bookmarks) watch_bookmark(w, true);
     } else if (rv < store_watch_horizon(db)) {
