@@ -8,7 +8,9 @@
  *
  * The live run goes the whole way: a kubeconfig resolved as kubectl does
  * (a bearer token from a tokenFile through KUBECONFIG's merge of two files;
- * a self-signed CA over TLS made with openssl here; an exec credential
+ * a self-signed CA over TLS made with openssl here, the client identified by
+ * a client certificate that CA signs (client-certificate-data, no token:
+ * sim serve --client-ca); an exec credential
  * plugin), the desired credential from a SOPS-shaped file through
  * --decrypt-command, OpenBao at BAO_ADDR/VAULT_ADDR, the registry's token
  * exchange, the stub talosctl on PATH, and the façade's clock
@@ -115,11 +117,12 @@ static int spawn(char *const argv[], char *const envp[], const char *out, const 
  * per run and node) by that name. */
 static void serve_start(e2e *x)
 {
-    char tok[256], bao[256], cert[256], key[256];
+    char tok[256], bao[256], cert[256], key[256], ca[256];
     snprintf(tok, sizeof tok, "%s/kube.token", x->dir);
     snprintf(bao, sizeof bao, "%s/bao.token", x->dir);
     snprintf(cert, sizeof cert, "%s/server.pem", x->dir);
     snprintf(key, sizeof key, "%s/server.key", x->dir);
+    snprintf(ca, sizeof ca, "%s/ca.pem", x->dir);
     int p[2];
     ck_assert_int_eq(pipe(p), 0);
     x->serve = fork();
@@ -131,7 +134,7 @@ static void serve_start(e2e *x)
         if (x->v == V_TLS)
             execl(x->bin, x->bin, "sim", "serve", "--db", x->world, "--listen", "127.0.0.1:0",
                   "--token-file", tok, "--openbao-token-file", bao, "--tls-cert", cert, "--tls-key",
-                  key, "--run", "cli", (char *)NULL);
+                  key, "--client-ca", ca, "--run", "cli", (char *)NULL);
         else
             execl(x->bin, x->bin, "sim", "serve", "--db", x->world, "--listen", "127.0.0.1:0",
                   "--token-file", tok, "--openbao-token-file", bao, "--run", "cli", (char *)NULL);
@@ -153,7 +156,8 @@ static void serve_stop(e2e *x)
     x->serve = 0;
 }
 
-/* A CA and a server certificate for 127.0.0.1, made here with openssl. */
+/* A CA, a server certificate for 127.0.0.1 and a client certificate it
+ * signs for client authentication (CN deploy-bot), made here with openssl. */
 static void make_tls(e2e *x)
 {
     char *cmd = rs_xasprintf(
@@ -164,8 +168,11 @@ static void make_tls(e2e *x)
         "printf 'subjectAltName=IP:127.0.0.1,DNS:kube.e2e.test\\n' > san.ext && "
         "openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial "
         "-out server.pem -days 2 -extfile san.ext 2>/dev/null >/dev/null && "
-        "openssl req -x509 -newkey rsa:2048 -nodes -keyout client.key -out client.pem "
-        "-days 2 -subj /CN=deploy-bot 2>/dev/null >/dev/null",
+        "openssl req -newkey rsa:2048 -nodes -keyout client.key -out client.csr "
+        "-subj /CN=deploy-bot 2>/dev/null >/dev/null && "
+        "printf 'extendedKeyUsage=clientAuth\\n' > client.ext && "
+        "openssl x509 -req -in client.csr -CA ca.pem -CAkey ca.key -CAcreateserial "
+        "-out client.pem -days 2 -extfile client.ext 2>/dev/null >/dev/null",
         x->dir);
     ck_assert_msg(system(cmd) == 0, "openssl could not make the test CA");
     free(cmd);
@@ -207,8 +214,8 @@ static void live_files(e2e *x)
         snprintf(ca, sizeof ca, "%s/ca.pem", x->dir);
         char *pem = read_file(ca);
         char *b64 = base64_encode(pem, strlen(pem));
-        /* A client certificate too (the façade does not ask for one, but
-         * libcurl must load the pair from memory and find them matching). */
+        /* The client certificate is the identity: no token (sim serve's
+         * --client-ca takes it, as the API server's --client-ca-file). */
         snprintf(ca, sizeof ca, "%s/client.pem", x->dir);
         char *cpem = read_file(ca);
         char *c64 = base64_encode(cpem, strlen(cpem));
@@ -219,10 +226,10 @@ static void live_files(e2e *x)
         t = rs_xasprintf(
             "apiVersion: v1\nkind: Config\ncurrent-context: tls\nclusters:\n"
             "- name: tls\n  cluster:\n    server: %s\n    tls-server-name: kube.e2e.test\n    "
-            "certificate-authority-data: %s\nusers:\n- name: bot\n  user: {token: "
-            "%s, client-certificate-data: %s, client-key-data: %s}\ncontexts:\n- name: tls\n"
+            "certificate-authority-data: %s\nusers:\n- name: bot\n  user: {"
+            "client-certificate-data: %s, client-key-data: %s}\ncontexts:\n- name: tls\n"
             "  context: {cluster: tls, user: bot}\n",
-            x->url, b64, KUBE_TOKEN, c64, k64);
+            x->url, b64, c64, k64);
         write_file(p, t, 0600);
         free(t);
         free(b64);

@@ -108,8 +108,8 @@ START_TEST(test_a_rolled_back_write_leaves_no_event)
     sqlite3_exec(db, "RELEASE t", NULL, NULL, NULL);
     /* A write the store refuses (a stale resourceVersion) logs nothing either. */
     create("b", "{}");
-    ck_assert_int_eq(merge("b", "{\"metadata\":{\"resourceVersion\":\"999\",\"labels\":{\"y\":\"1\"}}}"),
-                     409);
+    ck_assert_int_eq(
+        merge("b", "{\"metadata\":{\"resourceVersion\":\"999\",\"labels\":{\"y\":\"1\"}}}"), 409);
     seen s = events_after(start);
     ck_assert_str_eq(s.text, "ADDED b");
 }
@@ -138,8 +138,9 @@ START_TEST(test_creation_timestamp_from_the_store_clock)
     cJSON *obj = NULL;
     ck_assert_int_eq(store_get(db, "ConfigMap", "default", "t", &obj), 200);
     const cJSON *md = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
-    ck_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(md, "creationTimestamp")),
-                     "2026-01-01T00:01:01Z");
+    ck_assert_str_eq(
+        cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(md, "creationTimestamp")),
+        "2026-01-01T00:01:01Z");
     cJSON_Delete(obj);
     store_set_now(db, 1767225600LL * 1000 + 3600000);
     /* An update keeps it, whatever the patch says. */
@@ -148,8 +149,9 @@ START_TEST(test_creation_timestamp_from_the_store_clock)
         200);
     ck_assert_int_eq(store_get(db, "ConfigMap", "default", "t", &obj), 200);
     md = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
-    ck_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(md, "creationTimestamp")),
-                     "2026-01-01T00:01:01Z");
+    ck_assert_str_eq(
+        cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(md, "creationTimestamp")),
+        "2026-01-01T00:01:01Z");
     cJSON_Delete(obj);
 }
 END_TEST

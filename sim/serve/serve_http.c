@@ -546,10 +546,11 @@ void *serve_http_start(serve_server *s, int listen_fd, const char *cert, const c
         {MHD_OPTION_END, 0, NULL},
     };
     if (cert) flags |= MHD_USE_TLS;
+    /* The logger first: libmicrohttpd reports through the one it has. */
     return MHD_start_daemon(
-        flags, 0, NULL, NULL, serve_on_request, s, MHD_OPTION_LISTEN_SOCKET, listen_fd,
-        MHD_OPTION_NOTIFY_COMPLETED, serve_on_done, NULL, MHD_OPTION_URI_LOG_CALLBACK, serve_on_uri,
-        s, MHD_OPTION_EXTERNAL_LOGGER, serve_on_log, s, MHD_OPTION_CONNECTION_TIMEOUT,
+        flags, 0, NULL, NULL, serve_on_request, s, MHD_OPTION_EXTERNAL_LOGGER, serve_on_log, s,
+        MHD_OPTION_LISTEN_SOCKET, listen_fd, MHD_OPTION_NOTIFY_COMPLETED, serve_on_done, NULL,
+        MHD_OPTION_URI_LOG_CALLBACK, serve_on_uri, s, MHD_OPTION_CONNECTION_TIMEOUT,
         s->header_timeout_s, MHD_OPTION_PER_IP_CONNECTION_LIMIT, s->conns_per_client,
         MHD_OPTION_CONNECTION_LIMIT, (unsigned)SERVE_CONNS_MAX, MHD_OPTION_ARRAY, tls,
         MHD_OPTION_END);
