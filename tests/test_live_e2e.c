@@ -8,9 +8,8 @@
  *
  * The live run goes the whole way: a kubeconfig resolved as kubectl does
  * (a bearer token from a tokenFile through KUBECONFIG's merge of two files;
- * a self-signed CA over TLS made with openssl here, the client identified by
- * a client certificate that CA signs (client-certificate-data, no token:
- * sim serve --client-ca); an exec credential
+ * a self-signed CA over TLS made with openssl here, identified by a client
+ * certificate it signs (no token: sim serve --client-ca); an exec credential
  * plugin), the desired credential from a SOPS-shaped file through
  * --decrypt-command, OpenBao at BAO_ADDR/VAULT_ADDR, the registry's token
  * exchange, the stub talosctl on PATH, and the façade's clock
@@ -156,8 +155,7 @@ static void serve_stop(e2e *x)
     x->serve = 0;
 }
 
-/* A CA, a server certificate for 127.0.0.1 and a client certificate it
- * signs for client authentication (CN deploy-bot), made here with openssl. */
+/* A CA, a server and a client certificate it signs, made with openssl. */
 static void make_tls(e2e *x)
 {
     char *cmd = rs_xasprintf(
@@ -168,11 +166,9 @@ static void make_tls(e2e *x)
         "printf 'subjectAltName=IP:127.0.0.1,DNS:kube.e2e.test\\n' > san.ext && "
         "openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial "
         "-out server.pem -days 2 -extfile san.ext 2>/dev/null >/dev/null && "
-        "openssl req -newkey rsa:2048 -nodes -keyout client.key -out client.csr "
-        "-subj /CN=deploy-bot 2>/dev/null >/dev/null && "
-        "printf 'extendedKeyUsage=clientAuth\\n' > client.ext && "
-        "openssl x509 -req -in client.csr -CA ca.pem -CAkey ca.key -CAcreateserial "
-        "-out client.pem -days 2 -extfile client.ext 2>/dev/null >/dev/null",
+        "openssl req -x509 -newkey rsa:2048 -nodes -keyout client.key -out client.pem -days 2 "
+        "-subj /CN=deploy-bot -CA ca.pem -CAkey ca.key -addext extendedKeyUsage=clientAuth "
+        "2>/dev/null >/dev/null",
         x->dir);
     ck_assert_msg(system(cmd) == 0, "openssl could not make the test CA");
     free(cmd);
@@ -214,8 +210,7 @@ static void live_files(e2e *x)
         snprintf(ca, sizeof ca, "%s/ca.pem", x->dir);
         char *pem = read_file(ca);
         char *b64 = base64_encode(pem, strlen(pem));
-        /* The client certificate is the identity: no token (sim serve's
-         * --client-ca takes it, as the API server's --client-ca-file). */
+        /* The client certificate is the identity: no token. */
         snprintf(ca, sizeof ca, "%s/client.pem", x->dir);
         char *cpem = read_file(ca);
         char *c64 = base64_encode(cpem, strlen(cpem));
