@@ -133,11 +133,12 @@ static void serve_say(const char *sentence, void *arg)
     free(text);
 }
 
+/* An entry of the run that never fired, or a `during:` check that failed. */
 static void serve_say_unfired(const char *sentence, void *arg)
 {
     (void)arg;
     char *text = out_escape(sentence, false);
-    fprintf(stderr, "reassert sim serve: never fired: %s\n", text);
+    fprintf(stderr, "reassert sim serve: %s\n", text);
     free(text);
 }
 

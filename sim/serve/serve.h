@@ -85,9 +85,10 @@ rs_code serve_start(const serve_config *cfg, serve_server **out, rs_err *e);
 /* "http://127.0.0.1:PORT" or "https://...", the port the kernel chose. */
 const char *serve_url(const serve_server *s);
 /* Stops answering (open watches end), closes the world. Returns how many
- * of the scenario run's faults and during: entries never fired, after
- * handing say (may be NULL) one sentence for each. What the server dropped
- * (call log rows) or refused (TLS handshakes) goes to cfg->say. */
+ * of the scenario run's faults and during: entries never fired, plus how
+ * many of its during: checks failed, after handing say (may be NULL) one
+ * sentence for each. What the server dropped (call log rows) or refused
+ * (TLS handshakes) goes to cfg->say. */
 size_t serve_stop(serve_server *s, void (*say)(const char *sentence, void *arg), void *arg);
 
 #endif
