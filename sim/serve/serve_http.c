@@ -423,11 +423,16 @@ static enum MHD_Result serve_queue(struct MHD_Connection *conn, serve_answer *a)
 }
 
 /* After each request, under the lock: wakes the watches when the world's
- * revision moved, and keeps the call log within its bound. */
+ * revision moved, keeps the watch log to its last SERVE_WATCH_LOG_MAX
+ * changes (a watch from before them is 410, as after etcd's compaction)
+ * and the call log within its bound. */
 static void serve_after(serve_server *s)
 {
-    long long rev = store_revision(sim_world_db(s->w));
+    sqlite3 *db = sim_world_db(s->w);
+    long long rev = store_revision(db);
     if (rev != s->rev_seen) {
+        if (rev / SERVE_WATCH_COMPACT_EVERY != s->rev_seen / SERVE_WATCH_COMPACT_EVERY)
+            store_watch_compact(db, SERVE_WATCH_LOG_MAX);
         s->rev_seen = rev;
         pthread_cond_broadcast(&s->changed);
     }

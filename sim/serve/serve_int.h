@@ -28,6 +28,8 @@
 #define SERVE_BODY_MAX (3u << 20)  /* the API server's MaxRequestBodyBytes (413 beyond) */
 #define SERVE_BATCH_MAX (1L << 20) /* calls one batch may announce */
 #define SERVE_SLEEP_MAX_MS (366LL * 24 * 3600 * 1000)
+#define SERVE_WATCH_LOG_MAX 20000     /* changes a watch may start from */
+#define SERVE_WATCH_COMPACT_EVERY 512 /* revisions between compactions */
 
 /* A batch the live root announced: its next calls share round trips as the
  * in-process root's call_batch costs them. */
