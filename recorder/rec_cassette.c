@@ -221,30 +221,46 @@ rs_code rec_cassette_rewrite(rec_cassette *c, rec_text_fn fn, void *ctx, rs_err 
     return RS_OK;
 }
 
-rs_code rec_cassette_counters(rec_cassette *c, const cJSON *counters, rs_err *e)
+/* Each (key, value) of obj through st, a statement of two parameters. */
+static int rec_put_pairs(sqlite3_stmt *st, const cJSON *obj, bool as_json)
 {
-    sqlite3_stmt *st = NULL;
-    if (sqlite3_exec(c->db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK ||
-        sqlite3_prepare_v2(c->db, "INSERT OR REPLACE INTO counters(name, value) VALUES (?, ?)", -1,
-                           &st, NULL) != SQLITE_OK) {
-        sqlite3_finalize(st);
-        return rec_sql_fail(c, e, "writing the counters");
-    }
-    int rc = SQLITE_DONE;
     const cJSON *it;
-    cJSON_ArrayForEach(it, counters)
+    cJSON_ArrayForEach(it, obj)
     {
-        char *v = cJSON_PrintUnformatted(it);
+        char *v = as_json ? cJSON_PrintUnformatted(it) : rs_xstrdup(it->valuestring);
         sqlite3_reset(st);
         sqlite3_bind_text(st, 1, it->string, -1, SQLITE_STATIC);
         sqlite3_bind_text(st, 2, v, -1, SQLITE_TRANSIENT);
-        rc = sqlite3_step(st);
+        int rc = sqlite3_step(st);
         free(v);
-        if (rc != SQLITE_DONE) break;
+        if (rc != SQLITE_DONE) return rc;
     }
-    sqlite3_finalize(st);
-    if (rc != SQLITE_DONE || sqlite3_exec(c->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
-        return rec_sql_fail(c, e, "writing the counters");
+    return SQLITE_DONE;
+}
+
+rs_code rec_cassette_end(rec_cassette *c, const cJSON *meta, const cJSON *counters, rs_err *e)
+{
+    sqlite3_stmt *m = NULL, *k = NULL;
+    if (sqlite3_exec(c->db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(c->db, "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", -1, &m,
+                           NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(c->db, "INSERT OR REPLACE INTO counters(name, value) VALUES (?, ?)", -1,
+                           &k, NULL) != SQLITE_OK) {
+        rs_code bad = rec_sql_fail(c, e, "writing the end of the recording");
+        sqlite3_finalize(m);
+        sqlite3_finalize(k);
+        sqlite3_exec(c->db, "ROLLBACK", NULL, NULL, NULL);
+        return bad;
+    }
+    int rc = rec_put_pairs(m, meta, false);
+    if (rc == SQLITE_DONE) rc = rec_put_pairs(k, counters, true);
+    sqlite3_finalize(m);
+    sqlite3_finalize(k);
+    if (rc != SQLITE_DONE || sqlite3_exec(c->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
+        rs_code bad = rec_sql_fail(c, e, "writing the end of the recording");
+        sqlite3_exec(c->db, "ROLLBACK", NULL, NULL, NULL);
+        return bad;
+    }
     return RS_OK;
 }
 

@@ -57,8 +57,10 @@ rs_code rec_cassette_call(rec_cassette *c, const rec_row *row, rs_err *e);
 enum { REC_COL_TARGET, REC_COL_REQUEST, REC_COL_RESPONSE, REC_COL_ERROR };
 typedef char *(*rec_text_fn)(void *ctx, int column, const char *text);
 rs_code rec_cassette_rewrite(rec_cassette *c, rec_text_fn fn, void *ctx, rs_err *e);
-/* The run's counters (an object of name -> JSON value). */
-rs_code rec_cassette_counters(rec_cassette *c, const cJSON *counters, rs_err *e);
+/* The end record: meta (an object of key -> string: the run's exit, its
+ * last clock read) and the run's counters (an object of name -> JSON value),
+ * in one transaction, so a cassette has all of its end or none of it. */
+rs_code rec_cassette_end(rec_cassette *c, const cJSON *meta, const cJSON *counters, rs_err *e);
 void rec_cassette_close(rec_cassette *c);
 /* Removes path and its -wal, -shm and -journal (a cassette made and not
  * started, a private read-only copy). */
