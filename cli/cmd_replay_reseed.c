@@ -15,6 +15,7 @@
 #include "sim/scenario/scenario_cassette.h"
 #include "sim/world/world.h"
 
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -90,7 +91,15 @@ static void reseed_table(const rec_tape *t, const char *strategy, const cJSON *r
         free(sa);
         free(sb);
     }
-    if (!t->counters) printf("(the recorded run never finished: it has no counters)\n");
+    int64_t last = t->n_rows ? t->rows[t->n_rows - 1].seq : 0;
+    if (!rec_tape_meta(t, "exit"))
+        printf("(recording ended at seq %" PRId64
+               " without its end record: the run was killed there, or the file was copied "
+               "before it ended; no recorded exit or counters)\n",
+               last);
+    else if (!t->counters)
+        printf("(the recorded run was ended after seq %" PRId64 " (exit %s): no counters)\n", last,
+               rec_exit);
     const cJSON *it;
     cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(run, "failures"))
     {

@@ -121,13 +121,14 @@ static void tos_write(FILE *fp, const rec_tape *t, const sc_scenario *sc, const 
     const char *slash = strrchr(t->path, '/');
     fputs("# Hazard: (fill in: the production hazard this incident shows, e.g. H42 — ...)\n", fp);
     fputs("# Incident: (fill in: what happened, when, and what it cost)\n", fp);
-    char *line = rs_xasprintf("%s (%s %s, run %s): strategy %s, exit %s, %zu calls",
-                              slash ? slash + 1 : t->path, scenario ? "scenario" : "transport",
-                              scenario    ? scenario
-                              : transport ? transport
-                                          : "?",
-                              sc->runs[0].name, strategy ? strategy : "?",
-                              exit_code ? exit_code : "none (the run never finished)", t->n_rows);
+    char *line = rs_xasprintf(
+        "%s (%s %s, run %s): strategy %s, exit %s, %zu calls", slash ? slash + 1 : t->path,
+        scenario ? "scenario" : "transport",
+        scenario    ? scenario
+        : transport ? transport
+                    : "?",
+        sc->runs[0].name, strategy ? strategy : "?",
+        exit_code ? exit_code : "none (the recording ended without its end record)", t->n_rows);
     tos_comment(fp, "# Recorded: ", line);
     free(line);
     fputs("# Written by `reassert replay CASSETTE --to-scenario`: the world is seeded from\n"
