@@ -112,7 +112,7 @@ static void reseed_table(const rec_tape *t, const char *strategy, const cJSON *r
 }
 
 static void reseed_json(const rec_tape *t, const char *strategy, const cJSON *run,
-                        const cJSON *warnings)
+                        const cJSON *warnings, bool diverged)
 {
     cJSON *doc = cJSON_CreateObject();
     cJSON_AddStringToObject(doc, "cassette", t->path);
@@ -133,10 +133,19 @@ static void reseed_json(const rec_tape *t, const char *strategy, const cJSON *ru
     const cJSON *f = cJSON_GetObjectItemCaseSensitive(run, "failures");
     cJSON_AddItemToObject(doc, "failures", f ? cJSON_Duplicate(f, 1) : cJSON_CreateArray());
     cJSON_AddItemToObject(doc, "warnings", cJSON_Duplicate(warnings, 1));
+    cJSON_AddBoolToObject(doc, "diverged", diverged);
     char *s = cJSON_PrintUnformatted(doc);
     printf("%s\n", s);
     free(s);
     cJSON_Delete(doc);
+}
+
+const char *replay_recorded_exit(const rec_tape *t)
+{
+    const char *x = rec_tape_meta(t, "exit");
+    /* A crash fault's exit is the fault's, not the core's: the reseeded
+     * world injects no fault, so it is never compared. */
+    return x && strcmp(x, "137") != 0 ? x : NULL;
 }
 
 int replay_reseed(const rec_tape *t, const char *strategy_name, bool json)
@@ -158,15 +167,30 @@ int replay_reseed(const rec_tape *t, const char *strategy_name, bool json)
     }
     cJSON *run = replay_reseed_run(sc, strategy);
     int code = RS_OK;
-    if (!cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(run, "exit"))) {
+    const cJSON *ex = cJSON_GetObjectItemCaseSensitive(run, "exit");
+    if (!cJSON_IsNumber(ex)) {
         const cJSON *f = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(run, "failures"), 0);
         replay_say(stderr, "reassert replay: the reseeded run could not be made: ",
                    cJSON_GetStringValue(f) ? f->valuestring : "(no reason given)");
         code = RS_FAILED;
-    } else if (json) {
-        reseed_json(t, strategy->name, run, warnings);
     } else {
-        reseed_table(t, strategy->name, run, warnings);
+        /* The recorded exit is the recording's verdict: a reseeded run that
+         * ends otherwise is a divergence, whatever its table shows. */
+        const char *rx = replay_recorded_exit(t);
+        bool diverged = rx && strtol(rx, NULL, 10) != ex->valueint;
+        if (json)
+            reseed_json(t, strategy->name, run, warnings, diverged);
+        else
+            reseed_table(t, strategy->name, run, warnings);
+        if (diverged) {
+            fprintf(json ? stderr : stdout, "::error::reseed of ");
+            char *p = out_escape(t->path, false);
+            fprintf(json ? stderr : stdout,
+                    "%s: the replayed run exited %d where the recorded run exited %s\n", p,
+                    ex->valueint, rx);
+            free(p);
+            code = RS_FAILED;
+        }
     }
     cJSON_Delete(run);
     cJSON_Delete(warnings);
