@@ -302,7 +302,8 @@ const char *const cli_usage_replay =
     "OUT is never written over an existing file nor through a symbolic link (exit\n"
     "64, before any replay).\n"
     "A cassette that cannot be read (not SQLite, no schema, a newer format, a\n"
-    "malformed row) exits 65 naming the file and the seq.\n";
+    "malformed row, a row of a shape no transport gives) exits 65 naming the file,\n"
+    "the seq and the field, before anything is replayed or written.\n";
 
 bool cli_wants_help(int argc, char **argv)
 {
