@@ -305,7 +305,8 @@ static const char *wc_liveness_of(const cJSON *body)
  * holder), so a reseed without it turns a recovery into a refusal. */
 static void wc_liveness(wc_ctx *x, sim_world *w, const rec_row *r)
 {
-    const char *run = r->target ? r->target : "";
+    if (!r->target || !r->target[0]) return;
+    const char *run = r->target;
     const char *first = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(x->liveness, run));
     if (r->status != 200) {
         if (!first)
@@ -494,10 +495,6 @@ static rs_code wc_overlay(sim_world *w, void *ctx, rs_err *e)
     wc_nodes(x, w);
     wc_walk(x, w);
     wc_unobserved(x, w);
-    const char *vt = rec_tape_meta(x->c.tape, "vt_start");
-    long long ms = vt ? strtoll(vt, NULL, 10) : 0;
-    /* The recorded clock: a Lease's renewTime is judged against it. */
-    if (ms > 0 && ms <= SIMW_CLOCK_MAX_MS) simw_set_now(w, ms);
     return RS_OK;
 }
 
@@ -511,7 +508,20 @@ rs_code simw_reseed(const char *db_path, const sc_scenario *sc, const sim_world_
     }
     x.seen = cJSON_CreateObject();
     x.liveness = cJSON_CreateObject();
-    rs_code rc = simw_create(db_path, d, wc_overlay, &x, e);
+    /* One epoch: the world starts at the recording's first clock read, so
+     * a Lease's renewTime is judged against the clock it was written by
+     * (the scenario's clock.start wins when given). rec_meta_check bounds
+     * vt_start; the virtual clock keeps it too when it fits, so periodic
+     * timers keep the recording's phase. */
+    const char *vt = rec_tape_meta(x.c.tape, "vt_start");
+    long long ms = vt ? strtoll(vt, NULL, 10) : 0;
+    sim_world_desc dd = *d;
+    dd.clock_ms = ms > 0 && ms <= SIMW_CLOCK_MAX_MS ? ms : 0;
+    if (!dd.wall_start_set && ms >= 0 && ms <= SIMW_WALL_MAX_MS) {
+        dd.wall_start_set = true;
+        dd.wall_start_ms = ms;
+    }
+    rs_code rc = simw_create(db_path, &dd, wc_overlay, &x, e);
     cJSON_Delete(x.seen);
     cJSON_Delete(x.liveness);
     sc_cassette_close(&x.c);
