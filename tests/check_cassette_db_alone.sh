@@ -45,7 +45,7 @@ whole_calls() {
 
 # 1. A run ended by the scenario's crash fault (recover-fences' ghost: killed
 #    while it pauses Flux, after the Lease and the controller's first reads).
-"$bin" sim --record "$tmp/rec" --strategy lazy "$src/scenarios/recover-fences.yaml" \
+"$bin" sim --record "$tmp/rec" --strategy lazy "$src/scenarios/recovery/killed-mid-fence.yaml" \
   >"$tmp/sim.out" 2>&1 || fail "recover-fences did not pass while recording: $(tail -3 "$tmp/sim.out")"
 ghost=$tmp/rec/recover-fences.ghost.db
 n_whole=$(whole_calls "$ghost")

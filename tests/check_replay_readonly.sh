@@ -1,5 +1,5 @@
 #!/bin/sh
-# Finding F15 (replay part): an input is never written beside. `replay
+# An input is never written beside. `replay
 # CASSETTE` in each mode (--list, --strict, --reseed, --to-scenario) and
 # `sim` on a scenario whose cluster is `{cassette: FILE}` leave the
 # cassette's directory byte-identical: no CASSETTE-wal, no CASSETTE-shm, no
@@ -28,11 +28,11 @@ fail() {
 
 # A finished run (no -wal) and a run killed mid-way whose last calls are in
 # its -wal.
-"$bin" sim --record "$out/rec" --strategy lazy "$src"/scenarios/adv5-drift-root.yaml \
-  "$src"/scenarios/fences-report-crash-state.yaml >"$out/sim.txt" 2>&1 ||
+"$bin" sim --record "$out/rec" --strategy lazy "$src"/scenarios/drift/root.yaml \
+  "$src"/scenarios/recovery/fences-report-crash-state.yaml >"$out/sim.txt" 2>&1 ||
   fail "recording the fixtures failed: $(tail -3 "$out/sim.txt")"
 mkdir "$out/in" "$out/in-ro"
-cp "$out/rec/adv5-drift-root.fix.db" "$out/in/done.db" || fail "no finished cassette"
+cp "$out/rec/drift-root.fix.db" "$out/in/done.db" || fail "no finished cassette"
 killed=$out/rec/killed-source.db
 cp "$out/rec/fences-report-crash-state.ghost.db" "$killed" || fail "no killed cassette"
 python3 - "$killed" "$out/in/killed.db" <<'PY' || fail "could not make the -wal fixture"

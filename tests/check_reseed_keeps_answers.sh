@@ -28,8 +28,8 @@ fail() {
   fails=$((fails + 1))
 }
 
-"$bin" sim --record "$out/rec" --strategy lazy "$src/scenarios/recover-fences.yaml" \
-  "$src/scenarios/openbao-seed-forbidden.yaml" >"$out/sim.txt" 2>&1 ||
+"$bin" sim --record "$out/rec" --strategy lazy "$src/scenarios/recovery/killed-mid-fence.yaml" \
+  "$src/scenarios/fanout/openbao-seed-forbidden.yaml" >"$out/sim.txt" 2>&1 ||
   fail "recording the fixtures failed: $(tail -3 "$out/sim.txt")"
 
 # 1. The recovery reseeds to its recorded exit.

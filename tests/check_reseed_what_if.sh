@@ -1,6 +1,6 @@
 #!/bin/sh
-# What-if reseeds (issue 28), on the raft-restored seed of
-# scenarios/stale-openbao-seed.yaml (every Kubernetes object looks current,
+# What-if reseeds, on the raft-restored seed of
+# scenarios/fanout/stale-openbao-seed.yaml (every Kubernetes object looks current,
 # only a direct read of OpenBao shows the old credential): an eager recording never reads the OpenBao seed
 # (eager force-syncs instead), so a lazy reseed of it would decide on a
 # guess. `replay --reseed --strategy lazy` of stale-openbao-seed's eager
@@ -23,9 +23,9 @@ fail() {
   fails=$((fails + 1))
 }
 
-"$bin" sim --record "$out/eager" --strategy eager "$src/scenarios/stale-openbao-seed.yaml" \
+"$bin" sim --record "$out/eager" --strategy eager "$src/scenarios/fanout/stale-openbao-seed.yaml" \
   >"$out/sim.txt" 2>&1 || fail "stale-openbao-seed did not pass under eager: $(tail -3 "$out/sim.txt")"
-"$bin" sim --record "$out/lazy" --strategy lazy "$src/scenarios/stale-openbao-seed.yaml" \
+"$bin" sim --record "$out/lazy" --strategy lazy "$src/scenarios/fanout/stale-openbao-seed.yaml" \
   >>"$out/sim.txt" 2>&1 || fail "stale-openbao-seed did not pass under lazy: $(tail -3 "$out/sim.txt")"
 c=$out/eager/stale-openbao-seed.reassert.db
 [ "$(sqlite3 "file:$c?immutable=1" "select count(*) from calls where op like 'openbao.%'")" = 0 ] ||

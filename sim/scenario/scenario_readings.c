@@ -9,7 +9,7 @@
  * Instead it runs once per reading that matters: the seed equal to what
  * its consumers show (what a healthy chain implies), and the seed stale —
  * an older credential than its consumers hold, as after a raft restore,
- * the hazard only a direct read shows (scenarios/stale-openbao-seed.yaml).
+ * the hazard only a direct read shows (scenarios/fanout/stale-openbao-seed.yaml).
  */
 #include "sim/scenario/scenario_cassette.h"
 
