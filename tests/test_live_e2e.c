@@ -6,9 +6,11 @@
  * virtual_seconds included — and the two worlds with the same objects,
  * OpenBao, Talos nodes and world counters.
  *
- * The live run goes the whole way: a kubeconfig resolved as kubectl does
- * (a bearer token from a tokenFile through KUBECONFIG's merge of two files;
- * a self-signed CA over TLS made with openssl here; an exec credential
+ * The live run goes the whole way, over TLS (a CA and a server certificate
+ * made with openssl here: no credential ever goes over plain http): a
+ * kubeconfig resolved as kubectl does (a bearer token from a tokenFile
+ * through KUBECONFIG's merge of two files; the CA as
+ * certificate-authority-data with a client certificate; an exec credential
  * plugin), the desired credential from a SOPS-shaped file through
  * --decrypt-command, OpenBao at BAO_ADDR/VAULT_ADDR, the registry's token
  * exchange, the stub talosctl on PATH, and the façade's clock
@@ -128,13 +130,9 @@ static void serve_start(e2e *x)
         dup2(p[1], 1);
         close(p[0]);
         close(p[1]);
-        if (x->v == V_TLS)
-            execl(x->bin, x->bin, "sim", "serve", "--db", x->world, "--listen", "127.0.0.1:0",
-                  "--token-file", tok, "--openbao-token-file", bao, "--tls-cert", cert, "--tls-key",
-                  key, "--run", "cli", (char *)NULL);
-        else
-            execl(x->bin, x->bin, "sim", "serve", "--db", x->world, "--listen", "127.0.0.1:0",
-                  "--token-file", tok, "--openbao-token-file", bao, "--run", "cli", (char *)NULL);
+        execl(x->bin, x->bin, "sim", "serve", "--db", x->world, "--listen", "127.0.0.1:0",
+              "--token-file", tok, "--openbao-token-file", bao, "--tls-cert", cert, "--tls-key",
+              key, "--run", "cli", (char *)NULL);
         _exit(127);
     }
     close(p[1]);
@@ -198,7 +196,8 @@ static void live_files(e2e *x)
                    0600);
         snprintf(p, sizeof p, "%s/b.yaml", x->dir);
         t = rs_xasprintf("current-context: other\nclusters:\n- name: sim\n  cluster: {server: "
-                         "\"%s\"}\nusers:\n- name: bot\n  user: {tokenFile: kube.token}\n",
+                         "\"%s\", certificate-authority: ca.pem}\nusers:\n- name: bot\n  user: "
+                         "{tokenFile: kube.token}\n",
                          x->url);
         write_file(p, t, 0600);
         free(t);
@@ -243,7 +242,8 @@ static void live_files(e2e *x)
         free(t);
         snprintf(p, sizeof p, "%s/kubeconfig", x->dir);
         t = rs_xasprintf("apiVersion: v1\nkind: Config\ncurrent-context: ex\nclusters:\n"
-                         "- name: ex\n  cluster: {server: \"%s\"}\nusers:\n- name: plugin\n"
+                         "- name: ex\n  cluster: {server: \"%s\", certificate-authority: ca.pem}\n"
+                         "users:\n- name: plugin\n"
                          "  user:\n    exec:\n      apiVersion: client.authentication.k8s.io/v1\n"
                          "      command: ./plugin.sh\n      interactiveMode: Never\n"
                          "      env:\n      - {name: E2E_PLUGIN_MODE, value: ok}\n"
@@ -307,7 +307,7 @@ static void e2e_start(e2e *x, const char *scenario, variant v)
     write_file(path, KUBE_TOKEN "\n", 0600);
     snprintf(path, sizeof path, "%s/bao.token", x->dir);
     write_file(path, BAO_TOKEN "\n", 0600);
-    if (v == V_TLS) make_tls(x);
+    make_tls(x);
 }
 
 static void e2e_end(e2e *x)
@@ -398,21 +398,23 @@ static cJSON *run_live(e2e *x, const sc_run *run, int *code)
     env[n++] = rs_xasprintf("PATH=%s/bin:%s", x->dir, getenv("PATH") ? getenv("PATH") : "/bin");
     env[n++] = rs_xasprintf("HOME=%s", x->dir);
     env[n++] = rs_xasprintf("REASSERT_REGISTRY_URL=%s", x->url);
+    env[n++] = rs_xasprintf("REASSERT_REGISTRY_CACERT=%s/ca.pem", x->dir);
+    /* the stub talosctl (Python) trusts the test CA through OpenSSL's own
+     * variable, which the driver's allow-list passes on */
+    env[n++] = rs_xasprintf("SSL_CERT_FILE=%s/ca.pem", x->dir);
     if (x->v == V_BEARER) {
         env[n++] =
             rs_xasprintf("KUBECONFIG=%s/a.yaml:%s/missing.yaml:%s/b.yaml", x->dir, x->dir, x->dir);
         env[n++] = rs_xasprintf("BAO_ADDR=%s", x->url);
+        env[n++] = rs_xasprintf("BAO_CACERT=%s/ca.pem", x->dir);
     } else if (x->v == V_TLS) {
         env[n++] = rs_xasprintf("BAO_ADDR=%s", x->url);
         env[n++] = rs_xasprintf("BAO_TOKEN=%s", BAO_TOKEN);
         env[n++] = rs_xasprintf("BAO_CACERT=%s/ca.pem", x->dir);
-        env[n++] = rs_xasprintf("REASSERT_REGISTRY_CACERT=%s/ca.pem", x->dir);
-        /* the stub talosctl (Python) trusts the test CA through OpenSSL's
-         * own variable, which the driver's allow-list passes on */
-        env[n++] = rs_xasprintf("SSL_CERT_FILE=%s/ca.pem", x->dir);
     } else {
         env[n++] = rs_xasprintf("VAULT_ADDR=%s", x->url);
         env[n++] = rs_xasprintf("VAULT_TOKEN=%s", BAO_TOKEN);
+        env[n++] = rs_xasprintf("VAULT_CACERT=%s/ca.pem", x->dir);
     }
     env[n] = NULL;
     snprintf(out, sizeof out, "%s/live.out", x->dir);
