@@ -29,6 +29,8 @@ fail() {
 }
 # shellcheck source=tests/lib_serve.sh
 . "$src/tests/lib_serve.sh"
+# shellcheck source=tests/lib_live.sh
+. "$src/tests/lib_live.sh"
 mkdir "$tmp/elsewhere" "$tmp/whole"
 
 # calls FILE: the calls a reader finds in FILE alone (opened immutable: no
@@ -74,40 +76,16 @@ jq -e --argjson n "$last" '.diverged_at == null and .ended_at == null and .recor
 w=$tmp/world.db
 "$bin" sim init --scenario "$src/scenarios/two-run-stage-reassert.yaml" --db "$w" >/dev/null ||
   fail "sim init"
-pass=$(sqlite3 "$w" "select password from catalogue where name='current'")
-sqlite3 "$w" "select dockerconfigjson from catalogue where name='current'" >"$tmp/cred.json"
-printf 'stringData:\n  ghcr_dockerconfigjson: "%s"\n' \
-  "$(sqlite3 "$w" "select ciphertext from catalogue where name='current'")" >"$tmp/secret.enc.yaml"
-printf '#!/bin/sh\nexec cat %s/cred.json\n' "$tmp" >"$tmp/decrypt.sh"
-chmod 700 "$tmp/decrypt.sh"
-printf 'kube-token-alone-6b3e\n' >"$tmp/kube.token"
-printf 'bao-token-alone-0c9a\n' >"$tmp/bao.token"
-mkdir "$tmp/bin"
-cp "$src/tests/talosctl" "$tmp/bin/talosctl"
-serve_start "$bin" "$tmp/serve.out" "$tmp/serve.err" --db "$w" --listen 127.0.0.1:0 \
-  --token-file "$tmp/kube.token" --openbao-token-file "$tmp/bao.token" || exit 1
+# Over TLS with every input a live run takes (tests/lib_live.sh).
+live_setup "$bin" "$src" "$tmp" "$w" || exit 1
 spid=$SERVE_PID
-url=$SERVE_URL
-cat >"$tmp/kubeconfig" <<EOF
-apiVersion: v1
-kind: Config
-current-context: sim
-clusters:
-- name: sim
-  cluster: {server: "$url"}
-users:
-- name: bot
-  user: {tokenFile: $tmp/kube.token}
-contexts:
-- name: sim
-  context: {cluster: sim, user: bot}
-EOF
-printf '{"context":"sim","contexts":{"sim":{"endpoints":["%s"],"reassert-stub":{"token-file":"%s/kube.token"}}}}\n' \
-  "$url" "$tmp" >"$tmp/talosconfig"
-PATH="$tmp/bin:$PATH" HOME="$tmp" BAO_ADDR="$url" REASSERT_REGISTRY_URL="$url" \
+pass=$LIVE_PASS
+# live_run's command spelled out, so that $! is the run itself (kill -9).
+HOME=$tmp BAO_ADDR=$SERVE_URL BAO_CACERT=$tmp/tls.pem BAO_TOKEN=bao-token-live-7e2a94 \
+  REASSERT_REGISTRY_URL=$SERVE_URL REASSERT_REGISTRY_CACERT=$tmp/tls.pem \
   "$bin" run --transport live --kubeconfig "$tmp/kubeconfig" \
   --secret-file "$tmp/secret.enc.yaml" --decrypt-command "$tmp/decrypt.sh" \
-  --talosconfig "$tmp/talosconfig" --openbao-token-file "$tmp/bao.token" \
+  --talosctl "$src/tests/talosctl" --talosconfig "$tmp/talosconfig" \
   --record "$tmp/killed.db" >"$tmp/killed.out" 2>&1 </dev/null &
 rpid=$!
 i=0
@@ -146,7 +124,7 @@ grep -q "recording ended at seq $last " "$tmp/killed.err" ||
   fail "strict replay --json of the killed run does not say where it ends on stderr"
 
 : >"$tmp/forms"
-for s in "$pass" kube-token-alone-6b3e bao-token-alone-0c9a; do
+for s in "$pass" kube-token-live-5d0b1c bao-token-live-7e2a94; do
   printf '%s\n' "$s" >>"$tmp/forms"
   for k in 0 1 2; do
     e=$({ head -c "$k" /dev/zero; printf '%s' "$s"; } | base64 -w0 | tr -d =)

@@ -36,49 +36,23 @@ fail() {
 }
 # shellcheck source=tests/lib_serve.sh
 . "$src/tests/lib_serve.sh"
+# shellcheck source=tests/lib_live.sh
+. "$src/tests/lib_live.sh"
 
 w=$tmp/world.db
 "$bin" sim init --scenario "$src/scenarios/two-run-stage-reassert.yaml" --db "$w" >/dev/null ||
   fail "sim init"
 "$bin" run --transport "sim:$w" --desired current >/dev/null || fail "the in-process rotation"
-pass=$(sqlite3 "$w" "select password from catalogue where name='current'")
-sqlite3 "$w" "select dockerconfigjson from catalogue where name='current'" >"$tmp/cred.json"
-printf 'stringData:\n  ghcr_dockerconfigjson: "%s"\n' \
-  "$(sqlite3 "$w" "select ciphertext from catalogue where name='current'")" >"$tmp/secret.enc.yaml"
-printf '#!/bin/sh\nexec cat %s/cred.json\n' "$tmp" >"$tmp/decrypt.sh"
-chmod 700 "$tmp/decrypt.sh"
-printf 'kube-token-clock-5e2d\n' >"$tmp/kube.token"
-printf 'bao-token-clock-81f4\n' >"$tmp/bao.token"
-mkdir "$tmp/bin" "$tmp/elsewhere"
-cp "$src/tests/talosctl" "$tmp/bin/talosctl"
-
-serve_start "$bin" "$tmp/serve.out" "$tmp/serve.err" --db "$w" --listen 127.0.0.1:0 \
-  --token-file "$tmp/kube.token" --openbao-token-file "$tmp/bao.token" || exit 1
+mkdir "$tmp/elsewhere"
+# Over TLS with every input a live run takes (tests/lib_live.sh): no
+# credential goes over plain http.
+live_setup "$bin" "$src" "$tmp" "$w" || exit 1
 spid=$SERVE_PID
-url=$SERVE_URL
-cat >"$tmp/kubeconfig" <<EOF
-apiVersion: v1
-kind: Config
-current-context: sim
-clusters:
-- name: sim
-  cluster: {server: "$url"}
-users:
-- name: bot
-  user: {tokenFile: $tmp/kube.token}
-contexts:
-- name: sim
-  context: {cluster: sim, user: bot}
-EOF
-printf '{"context":"sim","contexts":{"sim":{"endpoints":["%s"],"reassert-stub":{"token-file":"%s/kube.token"}}}}\n' \
-  "$url" "$tmp" >"$tmp/talosconfig"
+pass=$LIVE_PASS
 
 for i in 1 2 3; do
-  PATH="$tmp/bin:$PATH" HOME="$tmp" BAO_ADDR="$url" REASSERT_REGISTRY_URL="$url" \
-    "$bin" run --transport live --kubeconfig "$tmp/kubeconfig" \
-    --secret-file "$tmp/secret.enc.yaml" --decrypt-command "$tmp/decrypt.sh" \
-    --talosconfig "$tmp/talosconfig" --openbao-token-file "$tmp/bao.token" --output json \
-    --record "$tmp/inc$i.db" >"$tmp/run$i.json" 2>"$tmp/run$i.err" </dev/null
+  (HOME=$tmp && export HOME && live_run --output json --record "$tmp/inc$i.db") \
+    >"$tmp/run$i.json" 2>"$tmp/run$i.err" </dev/null
   rc=$?
   [ $rc -eq 0 ] || fail "live run $i exited $rc: $(head -c 400 "$tmp/run$i.json") $(head -c 300 "$tmp/run$i.err")"
   jq -e '.counters.writes == 0 and .counters.virtual_seconds > 1' "$tmp/run$i.json" >/dev/null ||
@@ -103,7 +77,7 @@ for i in 1 2 3; do
 done
 
 : >"$tmp/forms"
-for s in "$pass" kube-token-clock-5e2d bao-token-clock-81f4; do
+for s in "$pass" kube-token-live-5d0b1c bao-token-live-7e2a94; do
   printf '%s\n' "$s" >>"$tmp/forms"
   for k in 0 1 2; do
     e=$({ head -c "$k" /dev/zero; printf '%s' "$s"; } | base64 -w0 | tr -d =)
