@@ -99,7 +99,7 @@ cp "$good" "$out/start.db"
 sqlite3 "$out/start.db" "UPDATE calls SET seq = seq + 100000"
 expect_bad "calls starting at another seq" "$out/start.db" 100001
 printf 'name: g2\ncluster: {cassette: "%s"}\ndesired: desired\nruns:\n  - name: r\n' \
-  "$out/dup.db" >"$out/dup-seq.yaml"
+  dup.db >"$out/dup-seq.yaml"
 "$bin" sim "$out/dup-seq.yaml" >/dev/null 2>"$out/e"
 rc=$?
 [ $rc -eq 65 ] && grep -qF "$out/dup.db" "$out/e" && grep -q "seq 40:" "$out/e" ||
