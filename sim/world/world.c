@@ -343,7 +343,8 @@ rs_code sim_world_build_warn(const char *db_path, const sc_scenario *sc, char **
                                     .ciphertext = c->ciphertext,
                                     .revoked = c->revoked,
                                     .pulls = (const char *const *)c->pulls,
-                                    .n_pulls = c->n_pulls};
+                                    .n_pulls = c->n_pulls,
+                                    .manifest_denial = c->manifest_denial};
     }
     sim_world_desc d = {.preset = sc->cluster.preset,
                         .control_planes = sc->cluster.control_planes,

@@ -54,6 +54,8 @@ typedef struct sim_world_cred {
     bool revoked;
     const char *const *pulls; /* targets it can pull; NULL = every required one */
     size_t n_pulls;
+    int manifest_denial; /* 401|403|404: tokens for any package, this answer
+                          * to a manifest outside pulls; 0: no token for it */
 } sim_world_cred;
 
 /* Everything a world is built from — no scenario needed, so `sim init`,

@@ -53,6 +53,7 @@ static void preset_catalogue_insert(sim_world *w, const sim_world_cred *c)
     sqlite3_bind_int(st, 6, c->revoked ? 1 : 0);
     if (pulls) sqlite3_bind_text(st, 7, pulls, -1, SQLITE_STATIC);
     simw_step_done(w, st);
+    if (c->manifest_denial) simw_registry_manifest_denial_set(w, c->name, c->manifest_denial);
     free(text);
     free(user);
     free(pass);
