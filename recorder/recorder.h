@@ -29,6 +29,11 @@ typedef struct rec_run_info {
     const char *scenario, *run; /* the sim scenario and run; NULL live */
     int argc;                   /* the run's arguments */
     char **argv;
+    /* Why the run was refused before its first call (its inputs: a missing
+     * program, a secret too weak to redact), one sentence per line; NULL
+     * for a run that ran. Written as meta `refused`: such a cassette has no
+     * call, and replay says why instead of replaying nothing. */
+    const char *refused;
 } rec_run_info;
 
 /* Wraps inner (not owned: closing the shim leaves inner open); the returned
