@@ -9,8 +9,8 @@
  * The live run goes the whole way, over TLS (a CA and a server certificate
  * made with openssl here: no credential ever goes over plain http): a
  * kubeconfig resolved as kubectl does (a bearer token from a tokenFile
- * through KUBECONFIG's merge of two files; the CA as
- * certificate-authority-data with a client certificate; an exec credential
+ * through KUBECONFIG's merge of two files; a client certificate the CA
+ * signs as the only identity, sim serve --client-ca; an exec credential
  * plugin), the desired credential from a SOPS-shaped file through
  * --decrypt-command, OpenBao at BAO_ADDR/VAULT_ADDR, the registry's token
  * exchange, the stub talosctl on PATH, and the façade's clock
@@ -117,11 +117,12 @@ static int spawn(char *const argv[], char *const envp[], const char *out, const 
  * per run and node) by that name. */
 static void serve_start(e2e *x)
 {
-    char tok[256], bao[256], cert[256], key[256];
+    char tok[256], bao[256], cert[256], key[256], ca[256];
     snprintf(tok, sizeof tok, "%s/kube.token", x->dir);
     snprintf(bao, sizeof bao, "%s/bao.token", x->dir);
     snprintf(cert, sizeof cert, "%s/server.pem", x->dir);
     snprintf(key, sizeof key, "%s/server.key", x->dir);
+    snprintf(ca, sizeof ca, "%s/ca.pem", x->dir);
     int p[2];
     ck_assert_int_eq(pipe(p), 0);
     x->serve = fork();
@@ -132,7 +133,7 @@ static void serve_start(e2e *x)
         close(p[1]);
         execl(x->bin, x->bin, "sim", "serve", "--db", x->world, "--listen", "127.0.0.1:0",
               "--token-file", tok, "--openbao-token-file", bao, "--tls-cert", cert, "--tls-key",
-              key, "--run", "cli", (char *)NULL);
+              key, "--run", "cli", x->v == V_TLS ? "--client-ca" : (char *)NULL, ca, (char *)NULL);
         _exit(127);
     }
     close(p[1]);
@@ -151,7 +152,7 @@ static void serve_stop(e2e *x)
     x->serve = 0;
 }
 
-/* A CA and a server certificate for 127.0.0.1, made here with openssl. */
+/* A CA, a server and a client certificate it signs, made with openssl. */
 static void make_tls(e2e *x)
 {
     char *cmd = rs_xasprintf(
@@ -162,8 +163,9 @@ static void make_tls(e2e *x)
         "printf 'subjectAltName=IP:127.0.0.1,DNS:kube.e2e.test\\n' > san.ext && "
         "openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial "
         "-out server.pem -days 2 -extfile san.ext 2>/dev/null >/dev/null && "
-        "openssl req -x509 -newkey rsa:2048 -nodes -keyout client.key -out client.pem "
-        "-days 2 -subj /CN=deploy-bot 2>/dev/null >/dev/null",
+        "openssl req -x509 -newkey rsa:2048 -nodes -keyout client.key -out client.pem -days 2 "
+        "-subj /CN=deploy-bot -CA ca.pem -CAkey ca.key -addext extendedKeyUsage=clientAuth "
+        "2>/dev/null >/dev/null",
         x->dir);
     ck_assert_msg(system(cmd) == 0, "openssl could not make the test CA");
     free(cmd);
@@ -206,8 +208,6 @@ static void live_files(e2e *x)
         snprintf(ca, sizeof ca, "%s/ca.pem", x->dir);
         char *pem = read_file(ca);
         char *b64 = base64_encode(pem, strlen(pem));
-        /* A client certificate too (the façade does not ask for one, but
-         * libcurl must load the pair from memory and find them matching). */
         snprintf(ca, sizeof ca, "%s/client.pem", x->dir);
         char *cpem = read_file(ca);
         char *c64 = base64_encode(cpem, strlen(cpem));
@@ -218,10 +218,10 @@ static void live_files(e2e *x)
         t = rs_xasprintf(
             "apiVersion: v1\nkind: Config\ncurrent-context: tls\nclusters:\n"
             "- name: tls\n  cluster:\n    server: %s\n    tls-server-name: kube.e2e.test\n    "
-            "certificate-authority-data: %s\nusers:\n- name: bot\n  user: {token: "
-            "%s, client-certificate-data: %s, client-key-data: %s}\ncontexts:\n- name: tls\n"
+            "certificate-authority-data: %s\nusers:\n- name: bot\n  user: {"
+            "client-certificate-data: %s, client-key-data: %s}\ncontexts:\n- name: tls\n"
             "  context: {cluster: tls, user: bot}\n",
-            x->url, b64, KUBE_TOKEN, c64, k64);
+            x->url, b64, c64, k64);
         write_file(p, t, 0600);
         free(t);
         free(b64);
