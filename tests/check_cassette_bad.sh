@@ -104,7 +104,7 @@ expect_shape shape-items \
   "$first_list" "calls.response field items"
 [ -e "$out/never.yaml" ] && fail "--to-scenario wrote a scenario from a cassette of the wrong shape"
 printf 'name: shape\ncluster: {cassette: "%s"}\ndesired: desired\nruns:\n  - name: r\n' \
-  "$out/shape-array.db" >"$out/shape.yaml"
+  shape-array.db >"$out/shape.yaml"
 "$bin" sim "$out/shape.yaml" >/dev/null 2>"$out/e"
 rc=$?
 [ $rc -eq 65 ] && grep -q "seq 1: calls.response" "$out/e" ||
