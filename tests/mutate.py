@@ -219,7 +219,11 @@ def mutate_one(sc, m, cites, known, log, cited_only=False):
         if not ok:
             res.update(verdict="does not build", note=out[-2000:])
             return res
-        failed = sc.ctest(stage1)
+        # The citing scenarios and unit suites (and the patch's Tests:)
+        # first; the citing shell checks, some of them minutes long, only
+        # when those all passed.
+        quick = [n for n in stage1 if not n.startswith("shell/") or n in m["tests"]]
+        failed = sc.ctest(quick) or sc.ctest([n for n in stage1 if n not in quick])
         if failed:
             res.update(verdict="killed", killers=failed, stage="cites")
         elif cited_only:
@@ -258,11 +262,18 @@ def md_escape(s):
     return s.replace("|", "\\|")
 
 
-def write_report(path, src, muts, results, elapsed_s):
-    killed = sum(1 for r in results if r["verdict"] == "killed")
-    n = len(muts)
+def tree_state(src):
+    """The commit the scratch copy was taken from, and whether the tree had
+    uncommitted changes then."""
     head = run(["git", "-C", src, "rev-parse", "--short", "HEAD"]).stdout.strip() or "unknown"
     dirty = run(["git", "-C", src, "status", "--porcelain", "--untracked-files=no"]).stdout.strip()
+    return head, bool(dirty)
+
+
+def write_report(path, tree, muts, results, elapsed_s):
+    killed = sum(1 for r in results if r["verdict"] == "killed")
+    n = len(muts)
+    head, dirty = tree
     areas = {}
     for m in muts:
         areas[m.get("Area", "other")] = areas.get(m.get("Area", "other"), 0) + 1
@@ -332,6 +343,7 @@ def main():
     # A stop (SIGTERM, SIGINT) still removes the scratch copy (the finally
     # below); the test processes of the moment are ctest's and end with it.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    tree = tree_state(src)
     sc = Scratch(src, a.jobs, a.timeout)
     try:
         # The patches, tests and sources are the scratch copy's: one snapshot
@@ -363,7 +375,7 @@ def main():
             shutil.rmtree(sc.root, ignore_errors=True)
     killed = sum(1 for r in results if r["verdict"] == "killed")
     if report:
-        write_report(report, src, muts, results, int(time.time() - t0))
+        write_report(report, tree, muts, results, int(time.time() - t0))
         log("wrote " + report)
     log("killed %d of %d" % (killed, len(muts)))
     for m, r in zip(muts, results):
