@@ -6,7 +6,8 @@
 #     of base64) reaches no cassette, -wal, stdout, stderr, --json, --junit
 #     or --report (DESIGN §8 redaction, §5.1, §6.6; H59);
 #   - a run killed with SIGKILL mid-way leaves a readable cassette holding
-#     every call up to its last (issue item 1);
+#     every call up to its last (issue item 1), whose strict replay says
+#     where the recording ends and exits 1 (no end record: issue 28);
 #   - strict replay: an edited request fails at that seq (exit 1, both
 #     versions shown); counters that lie fail (exit 1); --json shape;
 #   - hostile cassettes (truncated, not SQLite, empty, no schema, a directory,
@@ -127,7 +128,10 @@ sqlite3 "crec/lazy/rrc7-cred.node-raw.db" \
 # ------------------------------------------------------------ strict replay
 "$B" replay $L --strict > s.out 2>&1 || fail "strict replay of a fresh cassette: $(head -3 s.out)"
 "$B" replay $L --strict --json > s.json 2>&1
-jq -e '(keys == ["diverged_at","recorded","replayed"]) and .diverged_at == null
+# DESIGN §8's three keys, and the extensions (where a recording without its
+# end record stops, the rows matched, the recorded and replayed exit).
+jq -e '(keys == ["diverged_at","ended_at","exit","matched","recorded","replayed"])
+       and .diverged_at == null and .ended_at == null and .exit.recorded == .exit.replayed
        and .recorded.writes == .replayed.writes and (.recorded.writes_by_kind|type) == "object"' \
     s.json > /dev/null || fail "--strict --json shape: $(head -c 300 s.json)"
 
@@ -223,11 +227,16 @@ jq -e '.strategy.recorded == "eager" and .strategy.replayed == "lazy"
     fail "reseed --strategy lazy of an eager no-drift run (issue item 5): $(head -c 400 rs.json)"
 
 mkdir out
-"$B" replay $L --to-scenario out/inc.yaml > ts.out 2>&1 || fail "--to-scenario: $(head -3 ts.out)"
-grep -q '^cluster: {cassette: "../rec/lazy/rrc7-base.stage.db"}' out/inc.yaml ||
-    fail "--to-scenario: the cassette path is not relative to OUT: $(grep cassette out/inc.yaml)"
-"$B" sim out/inc.yaml --json > inc1.json 2>&1 || fail "the written scenario fails: $(head -c 400 inc1.json)"
-"$B" sim out/inc.yaml --json > inc2.json 2>&1
+# OUT's folder must hold the cassette (a scenario reads its cassette from
+# its own folder tree): refused before anything is written otherwise
+"$B" replay $L --to-scenario out/inc.yaml > ts.out 2>&1
+[ $? = 64 ] && grep -q 'is not in the folder of out/inc.yaml' ts.out && [ ! -e out/inc.yaml ] ||
+    fail "--to-scenario outside the cassette's tree: $(head -3 ts.out)"
+"$B" replay $L --to-scenario rec/inc.yaml > ts.out 2>&1 || fail "--to-scenario: $(head -3 ts.out)"
+grep -q '^cluster: {cassette: "lazy/rrc7-base.stage.db"}' rec/inc.yaml ||
+    fail "--to-scenario: the cassette path is not relative to OUT: $(grep cassette rec/inc.yaml)"
+"$B" sim rec/inc.yaml --json > inc1.json 2>&1 || fail "the written scenario fails: $(head -c 400 inc1.json)"
+"$B" sim rec/inc.yaml --json > inc2.json 2>&1
 cmp -s inc1.json inc2.json || fail "the written scenario is not deterministic"
 
 "$B" replay $L --list --op 'kube.?et' > op.out 2>&1 || fail "--op: $(head -3 op.out)"
@@ -285,8 +294,12 @@ if [ -n "$n" ] && [ "$n" -ge 40 ] && [ "$listed" = "$n" ] &&
 else
     fail "killed run: $n calls in the file, $listed listed (last '$last'): $(head -c 300 kl.err)"
 fi
-"$B" replay killed.db --strict > ks.out 2>&1 || fail "strict replay of the killed run: $(head -3 ks.out)"
-grep -q 'never finished' ks.out || fail "strict replay of the killed run does not say it never finished"
+"$B" replay killed.db --strict > ks.out 2>&1
+rc=$?
+# A recording without its end record proves nothing of what came after it:
+# exit 1, saying where it ends (issue 28), never a success.
+[ $rc -eq 1 ] || fail "strict replay of the killed run exited $rc, expected 1: $(head -3 ks.out)"
+grep -q "recording ended at seq $n " ks.out || fail "strict replay of the killed run does not say where the recording ends"
 scan killed.db* killed.out ks.out || fail "the killed run's files hold the credential"
 grep -q 'rrc7-bearer-S3cr3t' killed.db* && fail "the killed run's cassette holds the bearer token"
 

@@ -6,8 +6,10 @@
 #     does its 6 reboots when the world holds the recorded (stale)
 #     credential, not the preset's;
 #  2. `--reseed` (lazy) on the no-drift run shows 0 controller restarts and
-#     0 Lease writes where the recording has them; the side-by-side names
-#     both columns and is the same bytes twice;
+#     0 Lease writes where the recording has them when the OpenBao seed the
+#     eager recording never read equals what its consumers show (its first
+#     reading, the what-if of check_reseed_what_if.sh); the side-by-side
+#     names every column and is the same bytes twice;
 #  3. `--to-scenario` writes a scenario (cassette path relative to it) that
 #     loads and passes in `reassert sim`, pins those counters, starts with a
 #     header to fill in, and is the same bytes twice;
@@ -38,10 +40,13 @@ fail() {
   status=1
 }
 
-"$bin" sim --record "$out/rec" --strategy eager "$src"/scenarios/two-run-stage-reassert.yaml \
+# (recorded under inc/, where the incident scenario is written: a scenario
+# reads its cassette from its own folder or below)
+mkdir "$out/inc"
+"$bin" sim --record "$out/inc/rec" --strategy eager "$src"/scenarios/two-run-stage-reassert.yaml \
   >"$out/sim.txt" 2>&1 || fail "recording the fixture failed: $(tail -3 "$out/sim.txt")"
-stage="$out/rec/two-run-stage-reassert.stage.db"
-noop="$out/rec/two-run-stage-reassert.reassert.db"
+stage="$out/inc/rec/two-run-stage-reassert.stage.db"
+noop="$out/inc/rec/two-run-stage-reassert.reassert.db"
 [ -f "$stage" ] && [ -f "$noop" ] || {
   echo "FAIL: no cassettes recorded"
   exit 1
@@ -76,16 +81,16 @@ jq -e '.strategy == {"recorded": "eager", "replayed": "lazy"}
 "$bin" replay "$noop" --reseed >"$out/table.txt" 2>&1 || fail "--reseed (text) exited $?"
 "$bin" replay "$noop" --reseed >"$out/table2.txt" 2>&1
 cmp -s "$out/table.txt" "$out/table2.txt" || fail "--reseed printed different bytes twice"
-grep -Eq '^ +recorded +replayed$' "$out/table.txt" || fail "the side-by-side has no columns"
-grep -Eq '^controller_restarts +1 +0$' "$out/table.txt" ||
+grep -Eq '^ +recorded +seed=consumers +seed-stale$' "$out/table.txt" ||
+  fail "the side-by-side has no columns: $(sed -n 2p "$out/table.txt")"
+grep -Eq '^controller_restarts +1 +0 +[0-9]+$' "$out/table.txt" ||
   fail "the side-by-side does not show 1 restart recorded, 0 replayed: $(cat "$out/table.txt")"
-grep -Eq '^lease_writes +[1-9][0-9]* +0$' "$out/table.txt" ||
+grep -Eq '^lease_writes +[1-9][0-9]* +0 +[0-9]+$' "$out/table.txt" ||
   fail "the side-by-side does not show Lease writes recorded, none replayed"
 grep -q '^::' "$out/table.txt" && fail "--reseed printed a workflow command"
 cat "$out/lazy.json" "$out/table.txt" >>"$out/all-output"
 
 # 3. The incident as a scenario.
-mkdir "$out/inc"
 "$bin" replay "$noop" --to-scenario "$out/inc/no-drift-incident.yaml" >"$out/o" 2>&1 ||
   fail "--to-scenario exited $?: $(cat "$out/o")"
 scn="$out/inc/no-drift-incident.yaml"
@@ -95,7 +100,7 @@ if [ -f "$scn" ]; then
   "$bin" replay "$noop" --to-scenario "$scn" >/dev/null 2>&1
   cmp -s "$scn" "$out/first.yaml" || fail "--to-scenario wrote different bytes twice"
   head -1 "$scn" | grep -q '^# Hazard: ' || fail "the written scenario has no header to fill in"
-  grep -qF 'cluster: {cassette: "../rec/two-run-stage-reassert.reassert.db"}' "$scn" ||
+  grep -qF 'cluster: {cassette: "rec/two-run-stage-reassert.reassert.db"}' "$scn" ||
     fail "the cassette path is not relative to the scenario: $(grep cluster "$scn")"
   grep -qF 'name: "no-drift-incident"' "$scn" || fail "the scenario is not named after its file"
   "$bin" sim "$scn" >"$out/sim2.txt" 2>&1 ||
@@ -121,7 +126,7 @@ bad_cluster "a missing cassette" '{cassette: missing.db}'
 printf 'not a database\n' >"$out/inc/text.db"
 bad_cluster "a text file as cassette" '{cassette: text.db}'
 bad_cluster "a cassette with preset keys" \
-  '{cassette: ../rec/two-run-stage-reassert.reassert.db, preset: prod}'
+  '{cassette: rec/two-run-stage-reassert.reassert.db, preset: prod}'
 
 # 5. A write before any read is named.
 cp "$noop" "$out/unread.db"
