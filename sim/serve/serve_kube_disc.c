@@ -6,8 +6,9 @@
  * The one idea: the store's kind table is the truth (its apiVersion and
  * scope per kind); this file only adds what discovery says on top of it —
  * the plural, singular and short names kubectl resolves, the verbs, the
- * category "all" (`kubectl get all`), and the pods/eviction subresource — so discovery can never
- * name a group/version the store would not answer under.
+ * category "all" (`kubectl get all`), and the pods/eviction subresource —
+ * so discovery can never name a group/version the store would not answer
+ * under.
  */
 #include "sim/serve/serve_int.h"
 
