@@ -69,8 +69,10 @@ static char *rec_col_text(sqlite3_stmt *st, int i)
 static char *rec_row_text(sqlite3_stmt *st, int i, bool utf8, const char **why)
 {
     static const char *const nul[] = {
-        [1] = "calls.op holds a NUL byte",      [2] = "calls.target holds a NUL byte",
-        [3] = "calls.request holds a NUL byte", [5] = "calls.response holds a NUL byte",
+        [1] = "calls.op holds a NUL byte",
+        [2] = "calls.target holds a NUL byte",
+        [3] = "the request is not a JSON object (calls.request holds a NUL byte)",
+        [5] = "the response is not JSON (calls.response holds a NUL byte)",
         [6] = "calls.error holds a NUL byte",
     };
     static const char *const bad[] = {
