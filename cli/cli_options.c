@@ -4,6 +4,8 @@
  */
 #include "cli/cli_options.h"
 
+#include "core/out.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -293,6 +295,23 @@ const char *const cli_usage_replay =
     "A cassette that cannot be read (not SQLite, no schema, a newer format, a\n"
     "malformed row) exits 65 naming the file and the seq.\n";
 
+rs_code cli_unknown_arg(const char *cmd, const char *arg, rs_err *e)
+{
+    return rs_fail(e, RS_USAGE, "%s '%s' (see reassert %s --help)",
+                   arg[0] == '-' ? "unknown option" : "unexpected argument", arg, cmd);
+}
+
+int cli_unknown_arg_say(const char *cmd, const char *arg)
+{
+    rs_err e;
+    rs_err_clear(&e);
+    cli_unknown_arg(cmd, arg, &e);
+    char *msg = out_escape(e.msg, false);
+    fprintf(stderr, "reassert %s: %s\n", cmd, msg);
+    free(msg);
+    return RS_USAGE;
+}
+
 bool cli_wants_help(int argc, char **argv)
 {
     for (int i = 0; i < argc; i++)
@@ -462,7 +481,7 @@ rs_code run_args_parse(int argc, char **argv, rs_run_args *a, rs_err *e)
             if (cli_no_value(argc, argv, i)) return rs_fail(e, RS_USAGE, "%s needs a value", f);
             c = set_value(a, f, argv[++i], e);
         } else {
-            return rs_fail(e, RS_USAGE, "unknown option '%s' (see reassert --help)", f);
+            return cli_unknown_arg("run", f, e);
         }
         if (c != RS_OK) return c;
     }

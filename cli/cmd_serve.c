@@ -39,12 +39,7 @@ static int serve_args_parse(int argc, char **argv, serve_args *a)
                             : strcmp(f, "--openbao-token-file") == 0 ? &a->bao_token_file
                             : strcmp(f, "--openbao-namespace") == 0  ? &a->bao_namespace
                                                                      : NULL;
-        if (!slot) {
-            char *arg = out_escape(f, false);
-            fprintf(stderr, "reassert sim serve: unknown argument '%s'\n%s", arg, cli_usage_serve);
-            free(arg);
-            return RS_USAGE;
-        }
+        if (!slot) return cli_unknown_arg_say("sim serve", f);
         if (cli_no_value(argc, argv, i)) {
             fprintf(stderr, "reassert sim serve: %s needs a value\n", f);
             return RS_USAGE;

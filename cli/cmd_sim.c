@@ -119,9 +119,7 @@ static int sim_opts_parse(int argc, char **argv, const char **files, sim_opts *o
             int c = sim_value_option(a, argv[++i], o);
             if (c != RS_OK) return c;
         } else if (a[0] == '-' && a[1] == '-') {
-            char msg[256];
-            snprintf(msg, sizeof msg, "unknown option '%s'", a);
-            return sim_usage_error(msg);
+            return cli_unknown_arg_say("sim", a);
         } else {
             files[n++] = a;
         }
@@ -145,11 +143,7 @@ static int sim_init_parse(int argc, char **argv, sim_init_args *a)
                             : strcmp(argv[i], "--db") == 0     ? &a->db
                             : strcmp(argv[i], "--run") == 0    ? &a->run
                                                                : NULL;
-        if (!slot) {
-            fprintf(stderr, "reassert sim init: unknown argument '%s'\n%s", argv[i],
-                    cli_usage_sim_init);
-            return RS_USAGE;
-        }
+        if (!slot) return cli_unknown_arg_say("sim init", argv[i]);
         if (cli_no_value(argc, argv, i)) {
             fprintf(stderr, "reassert sim init: %s needs a value\n", argv[i]);
             return RS_USAGE;
@@ -255,8 +249,19 @@ int cmd_sim(int argc, char **argv)
         fputs(cli_usage_sim, stdout);
         return RS_OK;
     }
+    bool compare = false;
     for (int i = 0; i < argc; i++)
-        if (strcmp(argv[i], "--compare") == 0) return reports_compare_main(argc, argv, cli_sim_run);
+        compare = compare || strcmp(argv[i], "--compare") == 0;
+    if (compare) {
+        /* --compare takes its value and scenario files, nothing else. */
+        for (int i = 0; i < argc; i++) {
+            if (strcmp(argv[i], "--compare") == 0)
+                i++;
+            else if (argv[i][0] == '-')
+                return cli_unknown_arg_say("sim", argv[i]);
+        }
+        return reports_compare_main(argc, argv, cli_sim_run);
+    }
     const char **files = rs_xcalloc((size_t)argc + 1, sizeof *files);
     sim_opts o;
     sim_reports reports;

@@ -28,6 +28,23 @@ expect 0 "version" -- --version
 expect 64 "unknown flag" -- run --bogus
 expect_text "unknown option '--bogus'" "unknown flag names it"
 expect 64 "missing value" -- run --strategy
+# An unknown flag is one line naming it and the command's --help, in every
+# command's parser (issue 30): the whole usage printed after it buried it.
+for c in run sim "sim init" "sim serve" sweep replay "sim --compare eager,lazy"; do
+  # shellcheck disable=SC2086 # the command's words
+  "$bin" $c --bogus >"$tmp/out.stdout" 2>"$tmp/out"
+  got=$?
+  cmd=${c%% --*}
+  who="reassert $cmd" # run's errors say "reassert:", as `reassert --flag` runs it too
+  [ "$cmd" = run ] && who=reassert
+  if [ "$got" -eq 64 ] && [ "$(wc -l <"$tmp/out")" -eq 1 ] && [ ! -s "$tmp/out.stdout" ] &&
+     grep -qxF -- "$who: unknown option '--bogus' (see reassert $cmd --help)" "$tmp/out"; then
+    passes=$((passes + 1))
+  else
+    echo "FAIL: $c --bogus: want exit 64 and one line naming it and --help, got $got: $(head -c 400 "$tmp/out")"
+    fails=$((fails + 1))
+  fi
+done
 expect 64 "bad strategy" -- run --strategy fast
 expect 64 "fences + check-only" -- run --fences --check-only
 expect 64 "fences + allow-incomplete" -- run --fences --allow-incomplete-fanout
