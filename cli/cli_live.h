@@ -21,6 +21,10 @@ extern const char *const cli_live_decrypt_default;
  * read. Nothing is sent yet. */
 rs_code cli_live_open(const rs_run_args *a, const rs_config *cfg, bool need_kube, cli_live **out,
                       rs_err *e);
+/* RS_USAGE when BAO_SKIP_VERIFY or VAULT_SKIP_VERIFY asks to skip TLS
+ * verification (reassert never does); checked with the other usage errors,
+ * before anything is read. */
+rs_code cli_live_refuse_skip_verify(rs_err *e);
 rs_transport *cli_live_transport(cli_live *l);
 void cli_live_close(cli_live *l);
 
