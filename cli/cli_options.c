@@ -39,6 +39,11 @@ const char *const rs_usage_text =
     "Exit codes: 0 success; 1 failed closed; 64 usage error; 65 bad input data;\n"
     "137 recorded for a run ended by a `crash` fault.\n"
     "\n"
+    "In a GitHub Actions step (GITHUB_ACTIONS=true) text output uses workflow\n"
+    "commands (::group::, ::error::, ::warning::, ::notice::) and results go to\n"
+    "GITHUB_OUTPUT and GITHUB_STEP_SUMMARY; anywhere else it is plain text\n"
+    "(\"==> Title\", \"error: ...\").\n"
+    "\n"
     "`reassert run --help` lists every flag and environment variable.\n";
 
 const char *const cli_usage_run =
@@ -105,7 +110,12 @@ const char *const cli_usage_run =
     "  REASSERT_REGISTRY_CACERT (a CA bundle for it); HTTPS_PROXY/NO_PROXY as\n"
     "  libcurl reads them when the kubeconfig names no proxy-url;\n"
     "  TMPDIR (the parent of the private 0700 directory for Talos patches);\n"
-    "  GITHUB_STEP_SUMMARY (in a GitHub Actions step, the outcome is appended).\n"
+    "  GITHUB_STEP_SUMMARY (in a GitHub Actions step, the outcome is appended);\n"
+    "  GITHUB_ACTIONS (=true: text output as workflow commands, ::group:: and\n"
+    "  ::error:: lines; otherwise plain text); GITHUB_OUTPUT (step outputs, in\n"
+    "  GitHub's multiline form: exit, outcome, strategy, fence_taken, errors,\n"
+    "  warnings, annotation_only_nodes and every counter by its name, e.g.\n"
+    "  controller_restarts, writes, lease_writes; never a message).\n"
     "  Children (talosctl, exec plugins, the decrypt and liveness commands) get\n"
     "  only an allow-listed environment: PATH HOME USER LOGNAME LANG LC_ALL\n"
     "  LC_CTYPE LC_MESSAGES TZ TMPDIR XDG_CONFIG_HOME SSL_CERT_FILE SSL_CERT_DIR\n"
@@ -151,7 +161,7 @@ const char *const cli_usage_sim =
     "strategy, and checks expectations, counters and invariants. Exit 0 when all\n"
     "pass, 1 when one fails, 65 when a scenario cannot be loaded, 64 usage.\n"
     "\n"
-    "  --junit FILE   the JUnit report\n"
+    "  --junit FILE   the JUnit report (time attributes: each run's wall time)\n"
     "  --report DIR   DIR/index.html: one self-contained page (no script, nothing\n"
     "                 fetched) with every scenario and run: verdict and failing\n"
     "                 expectations, counters, a timeline on virtual time (Lease,\n"
@@ -164,7 +174,15 @@ const char *const cli_usage_sim =
     "                 DIR/<strategy>/ when no --strategy picks one): every call,\n"
     "                 secrets as fp:<HMAC> fingerprints; see `reassert replay`.\n"
     "                 A cassette never replaces a file: when one of them (or a\n"
-    "                 symlink, or its -wal) is already there, exit 64 before any run.\n";
+    "                 symlink, or its -wal) is already there, exit 64 before any run.\n"
+    "\n"
+    "In a GitHub Actions step (GITHUB_ACTIONS=true) a failing expectation is an\n"
+    "::error file=F,line=N:: annotation and a failed run's output is dumped in its\n"
+    "own ::group:: with workflow commands stopped; elsewhere \"F:N: error: ...\"\n"
+    "and the output between two rules. GITHUB_STEP_SUMMARY: a Markdown summary is\n"
+    "appended. GITHUB_OUTPUT: exit, outcome (passed|failed), scenarios, passed,\n"
+    "failed, skipped, unloadable, runs, runs_failed are appended as step outputs.\n"
+    "Either file unwritable: exit 1.\n";
 
 const char *const cli_usage_sim_init =
     "usage: reassert sim init --scenario FILE --db WORLD.db [--run NAME]\n"

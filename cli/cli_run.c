@@ -22,6 +22,7 @@
 #include "core/transport/transport_count.h"
 #include "core/txn.h"
 #include "recorder/recorder.h"
+#include "reports/step_outputs.h"
 #include "reports/summary.h"
 #include "sim/runner/runner_session.h"
 #include "sim/scenario/scenario.h"
@@ -32,24 +33,35 @@
 static cJSON *run_result_doc(const rs_result *res, const rs_options *opt, const rs_out *o,
                              cJSON *counters);
 static void run_summary(const cJSON *doc);
+static void run_step_outputs(const cJSON *doc);
 
-static int run_fail(FILE *out, bool json, const char *strategy_name, const rs_err *e, bool summary)
+/* The result document of a run that failed before txn_run: e's code, its
+ * message among the errors o collected. */
+static cJSON *run_failed_doc(const char *strategy_name, const rs_out *o, const rs_err *e)
+{
+    const rs_strategy *st = strategy_name ? rs_strategy_find(strategy_name) : NULL;
+    rs_result res = {.exit = e->code, .outcome = "failed"};
+    rs_options opt = {.strategy = st ? st : rs_strategy_default()};
+    return run_result_doc(&res, &opt, o, NULL);
+}
+
+/* top: `reassert run` itself (its text for a person or a CI log, the step
+ * summary), not a scenario run's child (whose output the harness reads). */
+static int run_fail(FILE *out, bool json, const char *strategy_name, const rs_err *e, bool top)
 {
     rs_out o;
-    out_init(&o, cli_out_file(out), json);
+    out_init(&o, top ? cli_out_stream(out) : cli_out_file(out), json);
     out_error(&o, "%s", e->msg);
-    if (json || summary) {
-        const rs_strategy *st = strategy_name ? rs_strategy_find(strategy_name) : NULL;
-        rs_result res = {.exit = e->code, .outcome = "failed"};
-        rs_options opt = {.strategy = st ? st : rs_strategy_default()};
-        cJSON *doc = run_result_doc(&res, &opt, &o, NULL);
+    if (json || top) {
+        cJSON *doc = run_failed_doc(strategy_name, &o, e);
         if (json) {
             char *s = cJSON_PrintUnformatted(doc);
             fprintf(out, "%s\n", s);
             fflush(out);
             free(s);
         }
-        if (summary) run_summary(doc);
+        if (top) run_summary(doc);
+        if (top) run_step_outputs(doc);
         cJSON_Delete(doc);
     }
     out_free(&o);
@@ -96,11 +108,33 @@ static void run_summary(const cJSON *doc)
     if (!path || !path[0]) return;
     rs_err e;
     rs_err_clear(&e);
-    if (reports_summary_append(path, doc, false, &e) != RS_OK) {
-        char *msg = out_escape(e.msg, false); /* the path is the environment's text */
-        fprintf(stderr, "::warning::%s\n", msg);
-        free(msg);
-    }
+    if (reports_summary_append(path, doc, false, &e) != RS_OK)
+        cli_say(stderr, "warning", e.msg); /* escaped: the path is the environment's text */
+}
+
+/* In a GitHub Actions step (GITHUB_OUTPUT set), the run's outcome, fence
+ * and counters become step outputs a later step can branch on (issue 30).
+ * Like the summary: warned about, never a reason to fail the deploy. */
+static void run_step_outputs(const cJSON *doc)
+{
+    const char *path = getenv("GITHUB_OUTPUT");
+    if (!path || !path[0]) return;
+    cJSON *outputs = reports_step_outputs_run(doc);
+    rs_err e;
+    rs_err_clear(&e);
+    if (reports_step_outputs_append(path, outputs, &e) != RS_OK) cli_say(stderr, "warning", e.msg);
+    cJSON_Delete(outputs);
+}
+
+void cli_run_step_outputs_failed(const char *strategy_name, const rs_err *e)
+{
+    rs_out o;
+    out_init(&o, cli_out_file(NULL), true);
+    out_error(&o, "%s", e->msg);
+    cJSON *doc = run_failed_doc(strategy_name, &o, e);
+    run_step_outputs(doc);
+    cJSON_Delete(doc);
+    out_free(&o);
 }
 
 /* The proof the core recorded lands on disk only when the whole run
@@ -242,7 +276,7 @@ static int run_txn(const rs_run_args *args, const sim_run_req *sim, rs_transport
         opt.reuse_proof_error = proof_in ? NULL : why;
     }
     rs_out o;
-    out_init(&o, cli_out_file(out), args->json_output);
+    out_init(&o, sim ? cli_out_file(out) : cli_out_stream(out), args->json_output);
     /* Cluster text the core prints (a Lease holder, an owner, an error
      * body) may carry a credential: every line and the result document pass
      * this filter (F3; DESIGN §3.1). */
@@ -281,6 +315,7 @@ static int run_txn(const rs_run_args *args, const sim_run_req *sim, rs_transport
             free(s);
         }
         if (!sim) run_summary(doc);
+        if (!sim) run_step_outputs(doc);
         cJSON_Delete(doc);
     }
     if (fflush(out) != 0 || ferror(out)) {

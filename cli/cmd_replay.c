@@ -9,6 +9,7 @@
  * out_escape, never as a workflow command (DESIGN.md §7.1). A cassette that
  * cannot be read is exit 65 with one sentence naming the file (and seq).
  */
+#include "cli/cli.h"
 #include "cli/cli_options.h"
 #include "cli/cli_replay.h"
 
@@ -148,8 +149,9 @@ static int replay_verdict(const rec_tape *t, rec_replay *rp, cJSON *replayed, bo
     bool counters_equal = !t->counters || cJSON_Compare(t->counters, replayed, true);
     if (json) replay_print_json(t, rp, replayed);
     if (at >= 0) {
-        fprintf(json ? stderr : stdout,
-                "::error::strict replay of %s diverged at seq %" PRId64 "\n", t->path, at);
+        char *msg = rs_xasprintf("strict replay of %s diverged at seq %" PRId64, t->path, at);
+        cli_say(json ? stderr : stdout, "error", msg);
+        free(msg);
         if (note) replay_say(json ? stderr : stdout, "  ", note);
         replay_say(json ? stderr : stdout, "  recorded: ", rec_replay_recorded(rp));
         replay_say(json ? stderr : stdout, "  replayed: ", rec_replay_replayed(rp));
@@ -157,9 +159,10 @@ static int replay_verdict(const rec_tape *t, rec_replay *rp, cJSON *replayed, bo
     }
     if (!counters_equal) {
         char *a = cJSON_PrintUnformatted(t->counters), *b = cJSON_PrintUnformatted(replayed);
-        fprintf(json ? stderr : stdout,
-                "::error::strict replay of %s made every recorded call, but the counters differ\n",
-                t->path);
+        char *msg = rs_xasprintf(
+            "strict replay of %s made every recorded call, but the counters differ", t->path);
+        cli_say(json ? stderr : stdout, "error", msg);
+        free(msg);
         if (note) replay_say(json ? stderr : stdout, "  ", note);
         replay_say(json ? stderr : stdout, "  recorded: ", a);
         replay_say(json ? stderr : stdout, "  replayed: ", b);

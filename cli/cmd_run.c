@@ -19,6 +19,7 @@ static int run_usage_fail(bool json, const char *strategy_name, const rs_err *e)
     fprintf(stderr, "reassert: %s\n", msg);
     free(msg);
     if (json) cli_run_fail(stdout, true, strategy_name, e);
+    cli_run_step_outputs_failed(strategy_name, e);
     return e->code;
 }
 

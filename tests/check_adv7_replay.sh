@@ -19,6 +19,10 @@
 #     passes, and is byte-identical run to run; --op GLOB filters.
 # Usage: check_adv7_replay.sh BINARY SOURCE_DIR
 set -u
+# A GitHub Actions step, where forged commands would be parsed (plain text:
+# tests/check_ci_native.sh).
+GITHUB_ACTIONS=true
+export GITHUB_ACTIONS
 B=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 T=$(mktemp -d)
 SERVE_PID=

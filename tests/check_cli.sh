@@ -135,14 +135,17 @@ expect_json 65 "json: missing world" -- run --output json --transport "sim:$tmp/
 expect_json 65 "json: not a world" -- run --output json --transport "sim:$tmp/text.db" --desired current
 
 # Cluster and scenario text never forms a workflow command (DESIGN.md §7.1).
+# In a GitHub Actions step (GITHUB_ACTIONS=true) and as plain text alike.
+for gha in true ""; do
 for f in lease-holder-injection scenario-name-newline run-name-newline; do
-  "$bin" sim --strategy lazy "$src/tests/bad/$f.yaml" >"$tmp/out" 2>&1
+  GITHUB_ACTIONS=$gha "$bin" sim --strategy lazy "$src/tests/bad/$f.yaml" >"$tmp/out" 2>&1
   if tr '\r' '\n' <"$tmp/out" | grep -qE '^[[:space:]]*::[a-z-]+( [^:]*)?::FORGED'; then
     echo "FAIL: $f: a forged workflow command: $(grep -F FORGED "$tmp/out" | head -c 300)"; fails=$((fails + 1))
   else passes=$((passes + 1)); fi
 done
-"$bin" sim --strategy lazy "$src/tests/bad/lease-holder-injection.yaml" >"$tmp/out" 2>&1
-expect_text "%250A::error::FORGED-LEASE-PCT" "a % in the Lease holder is escaped as %25"
+GITHUB_ACTIONS=$gha "$bin" sim --strategy lazy "$src/tests/bad/lease-holder-injection.yaml" >"$tmp/out" 2>&1
+expect_text "%250A::error::FORGED-LEASE-PCT" "a % in the Lease holder is escaped as %25 (GITHUB_ACTIONS=$gha)"
+done
 
 # A run's own --strategy is the strategy it runs, is reported and is checked under.
 "$bin" sim --strategy lazy --json "$src/tests/bad/strategy-in-args.yaml" >"$tmp/s.json" 2>/dev/null
@@ -150,12 +153,15 @@ if jq -e '[.scenarios[].runs[].strategy] | length > 0 and all(. == "eager")' "$t
   passes=$((passes + 1)); else echo "FAIL: a run with --strategy eager in its args is not labelled eager"; fails=$((fails + 1)); fi
 
 # argv and scenario names on the CLI's own error lines are escaped too.
-"$bin" run "$(printf -- '--x\n::error::FORGED')" >"$tmp/out" 2>&1
-"$bin" sim "$(printf -- '--x\n::error::FORGED')" >>"$tmp/out" 2>&1
-"$bin" sim init --scenario "$src/tests/bad/scenario-name-newline.yaml" --db "$tmp/n.db" >>"$tmp/out" 2>&1
+for gha in true ""; do
+rm -f "$tmp/n.db"
+GITHUB_ACTIONS=$gha "$bin" run "$(printf -- '--x\n::error::FORGED')" >"$tmp/out" 2>&1
+GITHUB_ACTIONS=$gha "$bin" sim "$(printf -- '--x\n::error::FORGED')" >>"$tmp/out" 2>&1
+GITHUB_ACTIONS=$gha "$bin" sim init --scenario "$src/tests/bad/scenario-name-newline.yaml" --db "$tmp/n.db" >>"$tmp/out" 2>&1
 if tr '\r' '\n' <"$tmp/out" | grep -qE '^[[:space:]]*::[a-z-]+( [^:]*)?::FORGED'; then
-  echo "FAIL: a CLI error line forges a workflow command: $(grep -F FORGED "$tmp/out" | head -c 300)"; fails=$((fails + 1))
+  echo "FAIL: a CLI error line forges a workflow command (GITHUB_ACTIONS=$gha): $(grep -F FORGED "$tmp/out" | head -c 300)"; fails=$((fails + 1))
 else passes=$((passes + 1)); fi
+done
 
 # Every subcommand's --help (and sim -h) is help: exit 0 with its usage text.
 for c in run sim "sim init" sweep replay "sim serve"; do

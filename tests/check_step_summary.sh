@@ -9,6 +9,10 @@
 # forged `::error::` in a needle stays escaped. No credential appears. An
 # unwritable summary fails the sim (the CI gate) but never a deploy's run.
 set -u
+# A GitHub Actions step: workflow commands (GITHUB_ACTIONS=true; ctest unsets
+# it for every test, see CMakeLists.txt).
+GITHUB_ACTIONS=true
+export GITHUB_ACTIONS
 bin=$1
 src=$2
 tmp=$(mktemp -d)
