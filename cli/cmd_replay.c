@@ -95,16 +95,25 @@ void replay_say(FILE *fp, const char *prefix, const char *text)
 
 /* ---- --list ---- */
 
+/* Each call's time since the run's start (meta vt_start; the first row's
+ * when absent): a live run's clock is the wall clock, whose epoch seconds
+ * say nothing about when in the run a call came. */
 static int replay_list(const rec_tape *t, const char *glob)
 {
-    printf("%-6s %12s  %-18s %-50s %s\n", "seq", "virtual s", "op", "target", "status");
+    const char *vt = rec_tape_meta(t, "vt_start");
+    int64_t start = vt ? strtoll(vt, NULL, 10) : t->n_rows ? t->rows[0].vt_ms : 0;
+    printf("%-6s %14s  %-18s %-50s %s\n", "seq", "since start", "op", "target", "status");
     for (size_t i = 0; i < t->n_rows; i++) {
         const rec_row *r = &t->rows[i];
         if (glob && fnmatch(glob, r->op, 0) != 0) continue;
         char *target = out_escape(r->target ? r->target : "", false);
         char *op = out_escape(r->op, false);
-        printf("%-6" PRId64 " %8" PRId64 ".%03d  %-18s %-50s %d", r->seq, r->vt_ms / 1000,
-               (int)(r->vt_ms % 1000), op, target, r->status);
+        int64_t since = r->vt_ms - start;
+        int64_t mag = since < 0 ? -since : since;
+        char when[40];
+        snprintf(when, sizeof when, "%c%" PRId64 ".%03d s", since < 0 ? '-' : '+', mag / 1000,
+                 (int)(mag % 1000));
+        printf("%-6" PRId64 " %14s  %-18s %-50s %d", r->seq, when, op, target, r->status);
         if (r->error) {
             char *err = out_escape(r->error, false);
             printf("  %s", err);
