@@ -32,7 +32,7 @@
 
 static cJSON *run_result_doc(const rs_result *res, const rs_options *opt, const rs_out *o,
                              cJSON *counters);
-static void run_summary(const cJSON *doc);
+static void run_summary(const cJSON *doc, bool wall_clock);
 static void run_step_outputs(const cJSON *doc);
 
 /* The result document of a run that failed before txn_run: e's code, its
@@ -60,7 +60,7 @@ static int run_fail(FILE *out, bool json, const char *strategy_name, const rs_er
             fflush(out);
             free(s);
         }
-        if (top) run_summary(doc);
+        if (top) run_summary(doc, false); /* no call was made: no time */
         if (top) run_step_outputs(doc);
         cJSON_Delete(doc);
     }
@@ -102,13 +102,14 @@ static cJSON *run_result_doc(const rs_result *res, const rs_options *opt, const 
  * counters go to the job summary too. The result on stdout is the run's
  * answer; a summary that cannot be written is warned about, never a reason
  * to fail a deploy that did its work. */
-static void run_summary(const cJSON *doc)
+static void run_summary(const cJSON *doc, bool wall_clock)
 {
     const char *path = getenv("GITHUB_STEP_SUMMARY");
     if (!path || !path[0]) return;
     rs_err e;
     rs_err_clear(&e);
-    if (reports_summary_append(path, doc, false, &e) != RS_OK)
+    if (reports_summary_append(path, doc, wall_clock ? SUMMARY_RUN_WALL_CLOCK : SUMMARY_RUN, &e) !=
+        RS_OK)
         cli_say(stderr, "warning", e.msg); /* escaped: the path is the environment's text */
 }
 
@@ -314,7 +315,10 @@ static int run_txn(const rs_run_args *args, const sim_run_req *sim, rs_transport
             fprintf(out, "%s\n", s);
             free(s);
         }
-        if (!sim) run_summary(doc);
+        /* A live run's clock is the wall clock, unless the test-only
+         * facade clock stands in for it. */
+        if (!sim)
+            run_summary(doc, strncmp(args->transport, "sim:", 4) != 0 && !args->test_facade_clock);
         if (!sim) run_step_outputs(doc);
         cJSON_Delete(doc);
     }

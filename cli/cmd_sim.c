@@ -86,7 +86,8 @@ static bool sim_reports_write(const cJSON *scenarios, void *arg)
     /* The sim is the CI gate: a summary that never reached the job page is
      * a failed report, as an unwritten JUnit file is. */
     rs_err_clear(&e);
-    if (r->summary_path && reports_summary_append(r->summary_path, scenarios, true, &e) != RS_OK) {
+    if (r->summary_path &&
+        reports_summary_append(r->summary_path, scenarios, SUMMARY_SIM, &e) != RS_OK) {
         char *msg = out_escape(e.msg, false);
         fprintf(stderr, "reassert sim: %s\n", msg);
         free(msg);
