@@ -150,11 +150,11 @@ static rs_code bao_token_helper_file(cli_live *l, live_root_opts *o, rs_err *e)
  * helper's ~/.vault-token. */
 static rs_code bao_options(const rs_run_args *a, cli_live *l, live_root_opts *o, rs_err *e)
 {
-    rs_code c = RS_OK;
     const char *addr = env_first("BAO_ADDR", "VAULT_ADDR");
     if (!addr) return RS_OK;
     o->bao_set = true;
     o->bao.addr = addr;
+    rs_code c;
     if (a->openbao_token_file) {
         c = read_token_file("--openbao-token-file", a->openbao_token_file, false, &l->bao_token, e);
         if (c != RS_OK) return c;

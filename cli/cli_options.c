@@ -328,7 +328,7 @@ rs_code cli_unknown_arg(const char *cmd, const char *arg, rs_err *e)
                    arg[0] == '-' ? "unknown option" : "unexpected argument", arg, cmd);
 }
 
-int cli_unknown_arg_say(const char *cmd, const char *arg)
+void cli_unknown_arg_say(const char *cmd, const char *arg)
 {
     rs_err e;
     rs_err_clear(&e);
@@ -336,7 +336,6 @@ int cli_unknown_arg_say(const char *cmd, const char *arg)
     char *msg = out_escape(e.msg, false);
     fprintf(stderr, "reassert %s: %s\n", cmd, msg);
     free(msg);
-    return RS_USAGE;
 }
 
 bool cli_wants_help(int argc, char **argv)

@@ -59,8 +59,9 @@ extern const char *const cli_usage_replay;
  * argument raw: whoever prints it escapes it) and returns RS_USAGE. */
 rs_code cli_unknown_arg(const char *cmd, const char *arg, rs_err *e);
 /* cli_unknown_arg's message on stderr as "reassert <cmd>: <message>",
- * escaped (argv is the user's text, DESIGN.md §7.1). Returns RS_USAGE. */
-int cli_unknown_arg_say(const char *cmd, const char *arg);
+ * escaped (argv is the user's text, DESIGN.md §7.1); the caller returns
+ * RS_USAGE. */
+void cli_unknown_arg_say(const char *cmd, const char *arg);
 
 /* True when argv[0..argc) asks for help (--help or -h). */
 bool cli_wants_help(int argc, char **argv);

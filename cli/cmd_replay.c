@@ -60,7 +60,8 @@ static int replay_parse(int argc, char **argv, replay_args *a)
                 return replay_usage("--to-scenario needs a value", NULL);
             a->to_scenario = argv[++i];
         } else if (s[0] == '-') {
-            return cli_unknown_arg_say("replay", s);
+            cli_unknown_arg_say("replay", s);
+            return RS_USAGE;
         } else if (a->cassette) {
             return replay_usage("one cassette at a time; also given:", s);
         } else {

@@ -39,7 +39,10 @@ static int serve_args_parse(int argc, char **argv, serve_args *a)
                             : strcmp(f, "--openbao-token-file") == 0 ? &a->bao_token_file
                             : strcmp(f, "--openbao-namespace") == 0  ? &a->bao_namespace
                                                                      : NULL;
-        if (!slot) return cli_unknown_arg_say("sim serve", f);
+        if (!slot) {
+            cli_unknown_arg_say("sim serve", f);
+            return RS_USAGE;
+        }
         if (cli_no_value(argc, argv, i)) {
             fprintf(stderr, "reassert sim serve: %s needs a value\n", f);
             return RS_USAGE;

@@ -148,7 +148,8 @@ static int sim_opts_parse(int argc, char **argv, const char **files, sim_opts *o
             int c = sim_value_option(a, argv[++i], o);
             if (c != RS_OK) return c;
         } else if (a[0] == '-' && a[1] == '-') {
-            return cli_unknown_arg_say("sim", a);
+            cli_unknown_arg_say("sim", a);
+            return RS_USAGE;
         } else {
             files[n++] = a;
         }
@@ -172,7 +173,10 @@ static int sim_init_parse(int argc, char **argv, sim_init_args *a)
                             : strcmp(argv[i], "--db") == 0     ? &a->db
                             : strcmp(argv[i], "--run") == 0    ? &a->run
                                                                : NULL;
-        if (!slot) return cli_unknown_arg_say("sim init", argv[i]);
+        if (!slot) {
+            cli_unknown_arg_say("sim init", argv[i]);
+            return RS_USAGE;
+        }
         if (cli_no_value(argc, argv, i)) {
             fprintf(stderr, "reassert sim init: %s needs a value\n", argv[i]);
             return RS_USAGE;
@@ -284,10 +288,12 @@ int cmd_sim(int argc, char **argv)
     if (compare) {
         /* --compare takes its value and scenario files, nothing else. */
         for (int i = 0; i < argc; i++) {
-            if (strcmp(argv[i], "--compare") == 0)
+            if (strcmp(argv[i], "--compare") == 0) {
                 i++;
-            else if (argv[i][0] == '-')
-                return cli_unknown_arg_say("sim", argv[i]);
+            } else if (argv[i][0] == '-') {
+                cli_unknown_arg_say("sim", argv[i]);
+                return RS_USAGE;
+            }
         }
         return reports_compare_main(argc, argv, cli_sim_run);
     }
