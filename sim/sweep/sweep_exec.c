@@ -51,6 +51,12 @@ rs_code sw_image_build(const sc_scenario *sc, sqlite3 **image, rs_err *e)
     char db[64];
     snprintf(db, sizeof db, "%s/world.db", tmp);
     rs_code c = sim_world_build(db, sc, e);
+    if (c == RS_OK) { /* a reference to nothing is bad data, found before any plan */
+        sim_world *w = NULL;
+        c = sim_world_open(db, &w, e);
+        if (c == RS_OK) c = sim_world_resolve_refs(w, sc, e);
+        sim_world_close(w);
+    }
     sqlite3 *file = NULL, *mem = NULL;
     if (c == RS_OK &&
         (sqlite3_open(db, &file) != SQLITE_OK || sqlite3_open(":memory:", &mem) != SQLITE_OK))
