@@ -76,7 +76,7 @@ static rs_code read_token_file(const char *flag, const char *path, bool empty_ok
 {
     *out = NULL;
     char why_open[160];
-    FILE *f = live_fopen_regular(path, NULL, why_open, sizeof why_open); /* never blocks (F16) */
+    FILE *f = live_fopen_regular(path, NULL, why_open, sizeof why_open); /* never blocks */
     if (!f) return rs_fail(e, RS_DATAERR, "%s %s: %s", flag, path, why_open);
     char *buf = rs_xmalloc(CLI_SECRET_MAX + 2);
     size_t n = fread(buf, 1, CLI_SECRET_MAX + 1, f);

@@ -84,8 +84,8 @@ has "$tmp/sim-gha.txt" '^::group::output of r \[lazy\]$' "sim in a GitHub Action
 # Hostile scenario text, plain: a Lease holder, a scenario and a run name
 # carrying line breaks and workflow commands.
 for f in lease-holder-injection scenario-name-newline run-name-newline; do
-  gha - "$bin" sim --strategy lazy "$src/tests/bad/$f.yaml" >"$tmp/h.txt" 2>&1
-  no_command "$tmp/h.txt" "plain sim of tests/bad/$f.yaml"
+  gha - "$bin" sim --strategy lazy "$src/tests/harness/inputs/$f.yaml" >"$tmp/h.txt" 2>&1
+  no_command "$tmp/h.txt" "plain sim of tests/harness/inputs/$f.yaml"
 done
 
 # ---- replay's verdict -----------------------------------------------------
@@ -158,7 +158,7 @@ GITHUB_OUTPUT=$out "$bin" run --bogus >/dev/null 2>&1
 outputs "$out" >"$tmp/o.txt" || fail "GITHUB_OUTPUT (usage error) does not parse"
 has "$tmp/o.txt" '^exit=64$' "a usage error's exit output"
 has "$tmp/o.txt" '^outcome=failed$' "a usage error's outcome output"
-"$bin" sim init --scenario "$src/scenarios/held-lease-refuses.yaml" --db "$tmp/held.db" \
+"$bin" sim init --scenario "$src/scenarios/lease/held-refuses.yaml" --db "$tmp/held.db" \
   --run reassert >/dev/null 2>&1 || fail "sim init held-lease-refuses"
 : >"$out"
 GITHUB_OUTPUT=$out "$bin" run --transport sim:"$tmp/held.db" --desired current >/dev/null 2>&1
@@ -168,7 +168,7 @@ has "$tmp/o.txt" '^errors=[1-9]' "a refused run counts its errors"
 lacks "$tmp/o.txt" 'held by' "no message (cluster text) is an output"
 # sim: the gate's verdict and counts, each name once (its runs add none).
 : >"$out"
-GITHUB_OUTPUT=$out "$bin" sim "$tmp/wrong.yaml" "$src/scenarios/registry-denial.yaml" >/dev/null 2>&1
+GITHUB_OUTPUT=$out "$bin" sim "$tmp/wrong.yaml" "$src/scenarios/registry/denial.yaml" >/dev/null 2>&1
 outputs "$out" >"$tmp/o.txt" || fail "sim's GITHUB_OUTPUT does not parse (a name twice?): $(cat "$tmp/o.txt")"
 for kv in exit=1 outcome=failed scenarios=2 passed=1 failed=1 skipped=0 unloadable=0 runs=4 runs_failed=2; do
   has "$tmp/o.txt" "^$kv\$" "sim's step outputs"
@@ -179,7 +179,7 @@ cp "$tmp/pristine.db" "$w"
 GITHUB_OUTPUT=$tmp "$bin" run --transport sim:"$w" --desired current --check-only >/dev/null 2>"$tmp/w.err"
 [ $? -eq 0 ] && ok || fail "an unwritable GITHUB_OUTPUT changed run's exit"
 has "$tmp/w.err" '^warning: cannot append to GITHUB_OUTPUT' "run: an unwritable GITHUB_OUTPUT is warned about"
-GITHUB_OUTPUT=$tmp "$bin" sim "$src/scenarios/registry-denial.yaml" >/dev/null 2>"$tmp/w.err"
+GITHUB_OUTPUT=$tmp "$bin" sim "$src/scenarios/registry/denial.yaml" >/dev/null 2>"$tmp/w.err"
 [ $? -eq 1 ] && ok || fail "an unwritable GITHUB_OUTPUT must fail the sim"
 has "$tmp/w.err" 'GITHUB_OUTPUT' "sim: the unwritable GITHUB_OUTPUT is named"
 
