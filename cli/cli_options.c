@@ -302,7 +302,7 @@ const char *const cli_usage_replay =
     "A cassette is what `reassert run --record FILE` or `reassert sim --record DIR`\n"
     "wrote: every call of one run, secrets replaced by fp:<HMAC> fingerprints.\n"
     "--list prints the calls as a timeline (seq, time since the run's start as\n"
-    "+S.mmm s — virtual in a sim recording, wall in a live one — op, target, status),\n"
+    "+S.mmm s; virtual in a sim recording, wall in a live one; op, target, status),\n"
     "only the operations matching GLOB with --op (e.g. 'kube.*').\n"
     "--strict (the default when no mode is given) runs today's core against the\n"
     "cassette with synthetic credentials: exit 0 when every call is the recorded one\n"

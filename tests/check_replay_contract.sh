@@ -241,7 +241,7 @@ n=$("$B" replay $L --list --op 'nomatch*' | wc -l)
 [ "$n" = 1 ] || fail "--op nomatch*: $n lines (want the header only)"
 "$B" replay $L --list --op > /dev/null 2>&1
 [ $? = 64 ] || fail "--op without a value is not 64"
-# --list's times are since the run's start (issue 30), "+S.mmm s": a live
+# --list's times are since the run's start, "+S.mmm s": a live
 # recording's clock is the wall clock (here: the rows and vt_start moved to
 # epoch milliseconds, as a live run records them), whose epoch seconds say
 # nothing about when in the run a call came.
