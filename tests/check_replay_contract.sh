@@ -257,14 +257,19 @@ grep -q '^1 *+0\.' epoch.out || fail "--list's first call is not near +0 s: $(se
 # ----------------------------------- a run killed mid-way keeps its calls
 "$B" sim init --scenario base.yaml --db w.db --run stage > /dev/null 2>&1 || fail "sim init"
 echo 'rrc7-bearer-S3cr3t' > tokens
-"$B" sim serve --db w.db --token-file tokens > serve.out 2> serve.err &
+# over TLS, as against a cluster (no token goes over plain http)
+openssl req -x509 -newkey rsa:2048 -nodes -keyout tls.key -out tls.pem -days 2 \
+    -subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 > /dev/null 2>&1 || fail "openssl"
+printf '{}\n' > talosconfig
+"$B" sim serve --db w.db --token-file tokens --tls-cert tls.pem --tls-key tls.key \
+    > serve.out 2> serve.err &
 SERVE_PID=$!
 for _ in $(seq 100); do [ -s serve.out ] && break; sleep 0.1; done
 URL=$(head -1 serve.out)
 cat > kc.yaml <<EOF
 apiVersion: v1
 kind: Config
-clusters: [{name: sim, cluster: {server: "$URL"}}]
+clusters: [{name: sim, cluster: {server: "$URL", certificate-authority: $T/tls.pem}}]
 users: [{name: u, user: {token: rrc7-bearer-S3cr3t}}]
 contexts: [{name: c, context: {cluster: sim, user: u}}]
 current-context: c
@@ -274,9 +279,10 @@ chmod +x dec.sh
 printf 'stringData:\n  ghcr_dockerconfigjson: ENC[AES256_GCM,data:rrc7,iv:1,tag:x,type:str]\n' > secret.enc.yaml
 # without --test-facade-clock the repair waits its rollout budget in wall
 # time (README), so the run is reliably still going when it is killed
-BAO_ADDR=$URL REASSERT_REGISTRY_URL=$URL "$B" run --kubeconfig kc.yaml \
+BAO_ADDR=$URL BAO_CACERT=$T/tls.pem BAO_TOKEN=rrc7-bao-token-8c2f REASSERT_REGISTRY_URL=$URL \
+    REASSERT_REGISTRY_CACERT=$T/tls.pem "$B" run --kubeconfig kc.yaml \
     --secret-file secret.enc.yaml --decrypt-command "$T/dec.sh {file}" \
-    --talosctl /bin/false --record killed.db > killed.out 2>&1 &
+    --talosctl /bin/false --talosconfig talosconfig --record killed.db > killed.out 2>&1 &
 RUN_PID=$!
 for _ in $(seq 150); do
     grep -q 'waiting for every pre-restart pod' killed.out 2>/dev/null && break
