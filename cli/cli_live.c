@@ -60,7 +60,7 @@ struct cli_live {
     rs_transport *root;
     char *bao_token;
     char *bao_token_path; /* ~/.vault-token when the token came from it */
-    bool bao_set; /* an address and a token: the lazy repair's OpenBao client */
+    bool bao_set;         /* an address and a token: the lazy repair's OpenBao client */
     live_bao_opts bao;
     char *ciphertext;  /* the secret file's stringData.ghcr_dockerconfigjson */
     char *warnings[4]; /* NULL-terminated */
@@ -206,8 +206,7 @@ static void bao_options(const rs_run_args *a, cli_live *l, cli_problems *p)
         cli_problem(p, RS_DATAERR,
                     "%s %s is plain http, so the OpenBao token from %s would cross the network in "
                     "clear; refused: give an https:// address (and BAO_CACERT for its CA)",
-                    getenv("BAO_ADDR") && getenv("BAO_ADDR")[0] ? "BAO_ADDR" : "VAULT_ADDR", addr,
-                    src);
+                    env_first("BAO_ADDR", NULL) ? "BAO_ADDR" : "VAULT_ADDR", addr, src);
     l->bao_set = addr && l->bao_token;
 }
 

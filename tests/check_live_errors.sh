@@ -185,9 +185,11 @@ has "$tmp/all" "$url" "the OpenBao error names the address"
 # BAO_TOKEN (empty: unset) and no VAULT_TOKEN.
 bao_live() {
   want=$1; what=$2; home=$3; tok=$4; shift 5
-  env -u VAULT_TOKEN -u BAO_TOKEN -u BAO_SKIP_VERIFY -u VAULT_SKIP_VERIFY HOME="$home"     ${tok:+BAO_TOKEN=$tok} BAO_ADDR="$url" REASSERT_REGISTRY_URL="$url"     "$bin" run --transport live --secret-file "$tmp/secret.enc.yaml"     --decrypt-command "$tmp/decrypt.sh" --test-facade-clock --kubeconfig "$tmp/good" "$@"     >"$tmp/out" 2>"$tmp/err" </dev/null
+  (unset VAULT_TOKEN BAO_SKIP_VERIFY VAULT_SKIP_VERIFY
+   HOME=$home; export HOME; LIVE_BAO_TOKEN=$tok
+   live_run --test-facade-clock "$@") >"$tmp/out" 2>"$tmp/err" </dev/null
   got=$?
-  [ "$got" -eq "$want" ] || fail "$what: expected exit $want, got $got: $(head -c 400 "$tmp/out")"
+  [ "$got" -eq "$want" ] || fail "$what: expected exit $want, got $got: $(cat "$tmp/out" "$tmp/err" | head -c 400)"
   cat "$tmp/out" "$tmp/err" >"$tmp/all"
   lacks "$tmp/all" "bao-token-err-2" "$what"
 }
@@ -203,11 +205,13 @@ has "$tmp/all" "refused the token from BAO_TOKEN" "BAO_TOKEN wins over ~/.vault-
 printf 'bao-token-err-2\n' >"$tmp/home/.vault-token"
 bao_live 1 "--openbao-token-file before ~/.vault-token" "$tmp/home" "" -- --openbao-token-file "$tmp/wrong.token"
 has "$tmp/all" "refused the token from $tmp/wrong.token" "the flag wins over ~/.vault-token"
-bao_live 1 "no token anywhere" "$tmp/nohome" "" --
-has "$tmp/all" "~/.vault-token are all unset or empty" "a missing token names every place looked"
+# No token anywhere is a usage error of the preflight (64), naming every
+# place a token is looked for.
+bao_live 64 "no token anywhere" "$tmp/nohome" "" --
+has "$tmp/all" "give --openbao-token-file FILE, set BAO_TOKEN (or VAULT_TOKEN), or log in with bao (~/.vault-token)" "a missing token names every place looked"
 : >"$tmp/nohome/.vault-token"
-bao_live 1 "an empty ~/.vault-token is no token" "$tmp/nohome" "" --
-has "$tmp/all" "~/.vault-token are all unset or empty" "an empty ~/.vault-token is no token"
+bao_live 64 "an empty ~/.vault-token is no token" "$tmp/nohome" "" --
+has "$tmp/all" "or log in with bao (~/.vault-token)" "an empty ~/.vault-token is no token"
 rm -f "$tmp/nohome/.vault-token"
 mkdir "$tmp/nohome/.vault-token"
 bao_live 65 "~/.vault-token a directory" "$tmp/nohome" "" --
@@ -223,10 +227,9 @@ for v in BAO_SKIP_VERIFY=true VAULT_SKIP_VERIFY=1 BAO_SKIP_VERIFY=yes; do
   has "$tmp/out" "${v%%=*} is set: reassert never skips TLS verification" "$v is refused, named"
   [ "$(calls)" = "$before" ] || fail "$v: a call reached the world"
 done
-env BAO_SKIP_VERIFY=false VAULT_SKIP_VERIFY=0 BAO_ADDR="$url" BAO_TOKEN=bao-token-err-2 \
-  REASSERT_REGISTRY_URL="$url" "$bin" run --transport live --secret-file "$tmp/secret.enc.yaml" \
-  --decrypt-command "$tmp/decrypt.sh" --test-facade-clock --kubeconfig "$tmp/good" --check-only \
-  >"$tmp/out" 2>&1 </dev/null || fail "BAO_SKIP_VERIFY=false VAULT_SKIP_VERIFY=0: not a normal run: $(head -c 300 "$tmp/out")"
+(BAO_SKIP_VERIFY=false VAULT_SKIP_VERIFY=0; export BAO_SKIP_VERIFY VAULT_SKIP_VERIFY
+ live_run --test-facade-clock --kubeconfig "$tmp/good" --check-only) >"$tmp/out" 2>&1 </dev/null ||
+  fail "BAO_SKIP_VERIFY=false VAULT_SKIP_VERIFY=0: not a normal run: $(head -c 300 "$tmp/out")"
 
 live 65 "decrypt command fails" -- --kubeconfig "$tmp/good" --decrypt-command "$tmp/decrypt-bad.sh"
 has "$tmp/all" "could not decrypt" "a failed decrypt is said"

@@ -141,25 +141,24 @@ grep -q '^### reassert run: ❌ failed (exit 1)' "$rh" || fail "held Lease headi
 grep -q '^- .*held by 0123456789abcdef-sim.other-4242-deadbeef' "$rh" ||
   fail "held Lease: the error is not listed: $(cat "$rh")"
 grep -qx '| virtual_seconds | [0-9.]* |' "$rs" || fail "a sim-transport run's time is not virtual_seconds"
-# A live run's time is the wall clock's (issue 30): wall_seconds, never
+# A live run's time is the wall clock's: wall_seconds, never
 # "virtual". Against sim serve, --check-only (the registry proof), without
 # the test-only facade clock.
 . "$src/tests/lib_serve.sh"
+. "$src/tests/lib_live.sh"
 cp "$w" "$tmp/live.db"
-if serve_start "$bin" "$tmp/serve.out" "$tmp/serve.err" --db "$tmp/live.db" --listen 127.0.0.1:0; then
-  sqlite3 "$tmp/live.db" "select dockerconfigjson from catalogue where name='current'" >"$tmp/cred.json"
-  printf 'stringData:\n  ghcr_dockerconfigjson: "%s"\n' \
-    "$(sqlite3 "$tmp/live.db" "select ciphertext from catalogue where name='current'")" >"$tmp/secret.enc.yaml"
-  printf '#!/bin/sh\nexec cat %s/cred.json\n' "$tmp" >"$tmp/decrypt.sh"
-  chmod 700 "$tmp/decrypt.sh"
+mkdir "$tmp/live"
+if live_setup "$bin" "$src" "$tmp/live" "$tmp/live.db"; then
   rl=$tmp/live.md
-  GITHUB_STEP_SUMMARY=$rl REASSERT_REGISTRY_URL=$SERVE_URL "$bin" run --transport live --check-only \
-    --secret-file "$tmp/secret.enc.yaml" --decrypt-command "$tmp/decrypt.sh" >"$tmp/live.out" 2>&1 ||
+  (GITHUB_STEP_SUMMARY=$rl; export GITHUB_STEP_SUMMARY
+   live_run --check-only) >"$tmp/live.out" 2>&1 </dev/null ||
     fail "a live --check-only run failed: $(tail -c 300 "$tmp/live.out")"
   grep -qx '| wall_seconds | [0-9.]* |' "$rl" || fail "a live run's time is not wall_seconds: $(cat "$rl")"
   if grep -qi virtual "$rl"; then fail "a live run's summary says virtual: $(grep -i virtual "$rl")"; fi
   kill "$SERVE_PID" 2>/dev/null
   wait "$SERVE_PID" 2>/dev/null
+else
+  fail "sim serve over TLS did not start"
 fi
 # An unwritable summary is a warning, never a failed deploy.
 GITHUB_STEP_SUMMARY=$tmp "$bin" run --transport sim:"$w" --desired current >/dev/null 2>"$tmp/w.err"
