@@ -82,10 +82,10 @@ static void wc_put(sim_world *w, const char *kind, cJSON *obj)
         const char *rv = simw_json_str(cur, path, 2);
         cJSON_DeleteItemFromObjectCaseSensitive(meta, "resourceVersion");
         cJSON_AddStringToObject(meta, "resourceVersion", rv ? rv : "");
-        store_replace(w->db, kind, ns, name, obj, &out);
+        store_replace(w->st, kind, ns, name, obj, &out);
     } else {
         cJSON_DeleteItemFromObjectCaseSensitive(meta, "resourceVersion");
-        store_create(w->db, kind, ns, obj, &out);
+        store_create(w->st, kind, ns, obj, &out);
     }
     cJSON_Delete(out);
     cJSON_Delete(cur);
@@ -95,7 +95,7 @@ static void wc_put(sim_world *w, const char *kind, cJSON *obj)
 static void wc_drop(sim_world *w, const char *kind, const char *ns, const char *name)
 {
     cJSON *out = NULL;
-    store_delete(w->db, kind, ns, name, &out);
+    store_delete(w->st, kind, ns, name, &out);
     cJSON_Delete(out);
 }
 
@@ -154,7 +154,7 @@ static void wc_node_remove(sim_world *w, const char *node)
     wc_drop(w, "Node", NULL, node);
     cJSON *pods = NULL;
     char *sel = rs_xasprintf("spec.nodeName=%s", node);
-    store_list(w->db, "Pod", NULL, NULL, sel, &pods);
+    store_list(w->st, "Pod", NULL, NULL, sel, &pods);
     free(sel);
     const cJSON *it;
     cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(pods, "items"))
@@ -438,7 +438,7 @@ static rs_code wc_overlay(sim_world *w, void *ctx, rs_err *e)
 }
 
 rs_code simw_reseed(const char *db_path, const sc_scenario *sc, const sim_world_desc *d,
-                    char ***warnings, size_t *n_warnings, rs_err *e)
+                    char ***warnings, size_t *n_warnings, sim_world **keep, rs_err *e)
 {
     wc_ctx x = {.sc = sc};
     if (sc_cassette_open(sc->cluster.cassette, &x.c, e) != RS_OK) {
@@ -446,7 +446,7 @@ rs_code simw_reseed(const char *db_path, const sc_scenario *sc, const sim_world_
         return e->code;
     }
     x.seen = cJSON_CreateObject();
-    rs_code rc = simw_create(db_path, d, wc_overlay, &x, e);
+    rs_code rc = simw_create(db_path, d, wc_overlay, &x, keep, e);
     cJSON_Delete(x.seen);
     sc_cassette_close(&x.c);
     if (warnings && rc == RS_OK) {
