@@ -8,6 +8,7 @@
  * is not a loopback literal is refused before anything is opened.
  */
 #include "sim/serve/serve_int.h"
+#include "sim/serve/serve_mhd.h"
 
 #include "core/config.h"
 #include "core/cred/cred.h"
@@ -180,6 +181,9 @@ rs_code serve_start(const serve_config *cfg, serve_server **out, rs_err *e)
     if (!s->daemon) {
         close(fd);
         serve_free(s);
+        if (serve_mhd_error()[0])
+            return rs_fail(e, RS_FAILED, "cannot serve on %s port %d: libmicrohttpd: %s", cfg->host,
+                           port, serve_mhd_error());
         return rs_fail(e, tls ? RS_DATAERR : RS_FAILED, "cannot serve on %s port %d%s", cfg->host,
                        port, tls ? ": the TLS certificate or key was refused" : "");
     }
