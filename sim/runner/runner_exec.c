@@ -71,10 +71,9 @@ static void args_free(char **argv, size_t n)
  * world back (world_image.c). Returns the exit code (128+sig when the child
  * died of a signal, and *sig receives the signal); a world that did not
  * come back is named in *lost. */
-int runner_exec(sim_world *w, const sc_scenario *sc, const sc_run *run,
-                    const rs_strategy *strategy, const char *tmp, const char *out_path,
-                    const char *unfired_path, const char *record_path, sim_run_fn run_fn, int *sig,
-                    rs_err *lost)
+int runner_exec(sim_world *w, const sc_scenario *sc, const sc_run *run, const rs_strategy *strategy,
+                const char *tmp, const char *out_path, const char *unfired_path,
+                const char *record_path, sim_run_fn run_fn, int *sig, rs_err *lost)
 {
     *sig = 0;
     sim_run_req req = {.world = w,
@@ -131,4 +130,3 @@ int runner_exec(sim_world *w, const sc_scenario *sc, const sc_run *run,
     unlink(image);
     return code;
 }
-

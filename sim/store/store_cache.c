@@ -161,8 +161,7 @@ static bool cache_round_trips(cJSON *v)
     return true;
 }
 
-void store_cache_put(store_cache *c, const char *kind, const char *ns, const char *name,
-                     cJSON *obj)
+void store_cache_put(store_cache *c, const char *kind, const char *ns, const char *name, cJSON *obj)
 {
     char buf[1024];
     size_t n = 0;

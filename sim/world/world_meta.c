@@ -158,4 +158,3 @@ void simw_set_now(sim_world *w, int64_t ms)
 {
     simw_meta_set_int(w, "clock_ms", ms);
 }
-
