@@ -64,6 +64,7 @@ struct store {
     store_cache *cache; /* NULL unless store_cache_on */
     long long rev;      /* the revision, when rev_known (with the cache only) */
     bool rev_known;
+    bool wrote; /* the open SAVEPOINT changed a row */
 };
 
 store *store_open(sqlite3 *db)
@@ -141,6 +142,7 @@ long long store_revision(store *db)
 int store_bump(store *db, long long *rev)
 {
     db->rev_known = false;
+    db->wrote = true;
     int rc = store_run(db, STORE_SQL_BUMP);
     if (rc != SQLITE_OK) return rc;
     *rev = store_revision(db);
@@ -229,6 +231,7 @@ const char *store_meta_str(const cJSON *obj, const char *key)
 int store_write(store *db, const char *kind, const char *ns, const char *name, const cJSON *obj,
                 long long rev)
 {
+    db->wrote = true;
     char *text = cJSON_PrintUnformatted(obj);
     const char *uid = store_meta_str(obj, "uid");
     sqlite3_stmt *st = store_stmt(db, STORE_SQL_WRITE);
@@ -253,6 +256,7 @@ int store_write(store *db, const char *kind, const char *ns, const char *name, c
 
 int store_erase(store *db, const char *kind, const char *ns, const char *name)
 {
+    db->wrote = true;
     sqlite3_stmt *st = store_stmt(db, STORE_SQL_ERASE);
     int rc = st ? store_bind3(st, kind, ns, name) : sqlite3_errcode(db->db);
     if (rc == SQLITE_OK) rc = sqlite3_step(st) == SQLITE_DONE ? SQLITE_OK : sqlite3_errcode(db->db);
@@ -265,6 +269,7 @@ int store_erase(store *db, const char *kind, const char *ns, const char *name)
  * transaction the world may already hold. */
 int store_tx_begin(store *db)
 {
+    db->wrote = false;
     return store_run(db, STORE_SQL_SAVEPOINT);
 }
 
@@ -272,7 +277,9 @@ void store_tx_end(store *db, bool commit)
 {
     if (!commit) {
         (void)store_run(db, STORE_SQL_ROLLBACK);
-        store_forget(db); /* what the savepoint wrote is gone from the rows */
+        /* What the savepoint wrote is gone from the rows (a refusal that
+         * wrote nothing, a 409 say, leaves the kept copies true). */
+        if (db->wrote) store_forget(db);
     }
     (void)store_run(db, STORE_SQL_RELEASE);
 }
