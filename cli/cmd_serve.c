@@ -95,11 +95,12 @@ static char *serve_read_file(const char *flag, const char *path, size_t max, boo
     return buf;
 }
 
+/* An entry of the run that never fired, or a `during:` check that failed. */
 static void serve_say_unfired(const char *sentence, void *arg)
 {
     (void)arg;
     char *text = out_escape(sentence, false);
-    fprintf(stderr, "reassert sim serve: never fired: %s\n", text);
+    fprintf(stderr, "reassert sim serve: %s\n", text);
     free(text);
 }
 

@@ -69,7 +69,8 @@ rs_code rs_code_worst(rs_code a, rs_code b)
     return code_rank(a) >= code_rank(b) ? a : b;
 }
 
-/* The one place the core writes to a stream itself. It is the abort path:
+/* One of the two places the core writes to a stream itself (rs_assert_fail
+ * below is the other). It is the abort path:
  * the output sink may need memory to format a line and the run is about to
  * end by abort() anyway, so a fixed string straight to stderr is the only
  * message that can still get out. It names no value, so it cannot leak a
@@ -77,6 +78,14 @@ rs_code rs_code_worst(rs_code a, rs_code b)
 __attribute__((noreturn)) static void rs_oom(void)
 {
     fputs("reassert: out of memory\n", stderr);
+    abort();
+}
+
+/* The abort path of RS_ASSERT, straight to stderr for the reason above; the
+ * condition's source text names variables, never their values. */
+void rs_assert_fail(const char *cond, const char *file, int line)
+{
+    fprintf(stderr, "reassert: internal check failed at %s:%d: %s\n", file, line, cond);
     abort();
 }
 

@@ -5,12 +5,13 @@
 # report; the composite action (action.yml, `uses: ./`) takes a `command`,
 # builds reassert and runs the command through the environment (never by
 # splicing ${{ inputs.command }} into a script). Every `make TARGET` the
-# workflow runs is a target the Makefile has (make -n). The nightly search
-# (.github/workflows/swarm.yml) is scheduled, runs a matrix of shards that
-# do not cancel each other, calls only scripts of the repo (.ci/swarm, with
-# its inputs through the environment), and uploads each shard's reports,
-# reproducers and scenarios even when the shard fails; `make swarm` runs the
-# same script (tests/check_swarm_ci.sh runs it).
+# workflow runs is a target the Makefile has (make -n). .ci/run (the
+# project's own CI) runs make format-check, lint, test and coverage. The
+# nightly search (.github/workflows/swarm.yml) is scheduled, runs a matrix of
+# shards that do not cancel each other, calls only scripts of the repo
+# (.ci/swarm, with its inputs through the environment), and uploads each
+# shard's reports, reproducers and scenarios even when the shard fails;
+# `make swarm` runs the same script (tests/check_swarm_ci.sh runs it).
 #
 #   tests/check_ci_yaml.sh BUILD/reassert SOURCE_ROOT
 set -u
@@ -70,6 +71,23 @@ if isinstance(wf, dict):
                        ("build/ci", "the scenario report")):
         if want not in joined.lower():
             fail("ci.yml uploads no %s (%s)" % (what, want))
+
+# .ci/run is what the project's own CI runs on a clean clone: the static
+# checks are in it, so a change that breaks them cannot land unseen.
+try:
+    with open(".ci/run", encoding="utf-8") as f:
+        ci_run = f.read()
+except OSError as e:
+    fail(".ci/run: %s" % e)
+    ci_run = ""
+ci_cmds = [l.strip() for l in ci_run.splitlines() if l.strip() and not l.strip().startswith("#")]
+for want in ("make format-check", "make lint", "make test", "make coverage"):
+    if want not in ci_cmds:
+        fail(".ci/run does not run `%s` (a line of its own)" % want)
+for t in sorted(set(re.findall(r"^make ([a-z][a-z0-9-]*)$", "\n".join(ci_cmds), re.M))):
+    r = subprocess.run(["make", "-n", t], capture_output=True, text=True)
+    if r.returncode != 0:
+        fail(".ci/run runs make %s, which the Makefile does not have" % t)
 
 sw = load(".github/workflows/swarm.yml")
 if isinstance(sw, dict):

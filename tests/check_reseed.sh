@@ -21,7 +21,10 @@
 #     stays the report), the same bytes on every run; a preset cluster warns
 #     of nothing;
 #  7. no catalogue password, its base64 or base64(user:password) appears in
-#     anything these commands print or write.
+#     anything these commands print or write;
+#  8. one clock epoch: a sim recording's clock starts in 2026 with the world's
+#     stamps, and a leaked-Lease recovery reseeded from it (its first clock
+#     read, its liveness answers) replays its recorded exit.
 #
 #   tests/check_reseed.sh BUILD/reassert SOURCE_ROOT
 set -u
@@ -157,6 +160,24 @@ done
 
 "$bin" sim "$src/scenarios/adv5-drift-root.yaml" >/dev/null 2>"$out/warn/e"
 grep -q '^warning: ' "$out/warn/e" && fail "a preset cluster warns: $(grep '^warning: ' "$out/warn/e")"
+
+# 8. One clock epoch: a recording's clock is the world's wall clock (2026,
+#    not 1970 + virtual time), and a world seeded from it starts at its first
+#    clock read with the liveness answers it recorded, so the leaked-Lease
+#    recovery of scenarios/recover-leaked-lease-wall-clock.yaml replays as
+#    recorded: refused within the Lease's duration, released after it.
+"$bin" sim --record "$out/lease" --strategy lazy \
+  "$src/scenarios/recover-leaked-lease-wall-clock.yaml" >"$out/o" 2>&1 ||
+  fail "recording the leaked-Lease scenario failed: $(tail -3 "$out/o")"
+for run in renewed-within-duration:1 past-its-duration:0; do
+  c="$out/lease/recover-leaked-lease-wall-clock.${run%:*}.db"
+  vt=$(sqlite3 "$c" "SELECT value FROM meta WHERE key = 'vt_start'")
+  [ "${vt:-0}" -ge 1767225600000 ] || fail "${run%:*}: the recording's clock starts at $vt ms, before 2026"
+  "$bin" replay "$c" --reseed --json >"$out/l.json" 2>"$out/e" ||
+    [ "${run#*:}" -eq 1 ] || fail "--reseed of ${run%:*} exited $?: $(head -c 300 "$out/e")"
+  jq -e ".exit == {\"recorded\": ${run#*:}, \"replayed\": ${run#*:}}" "$out/l.json" >/dev/null ||
+    fail "--reseed of ${run%:*} does not replay the recorded exit: $(jq -c .exit "$out/l.json")"
+done
 
 # 7. Nothing printed or written holds a catalogue secret.
 for pw in ghp-prev-0a1b2c3d4e5f ghp-curr-9f8e7d6c5b4a ghp-revk-5566778899aa; do

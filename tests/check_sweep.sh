@@ -40,8 +40,8 @@ strategies: [lazy]
 cluster: {preset: prod, credential: current}
 desired: current
 perturb-menu:
-  - name: delete-missing
-    do: {kube.delete: {ref: Secret/flux-system/no-such-secret}}
+  - name: patch-refused   # an event that can never apply (its JSON Patch test fails)
+    do: {kube.patch: {ref: Secret/flux-system/variables-base, json-patch: [{op: test, path: /metadata/name, value: not-this}]}}
 runs:
   - name: reassert
 EOF
@@ -68,26 +68,26 @@ if [ "$(wc -l <"$tmp/all")" -eq 24 ] && cmp -s "$tmp/all" "$tmp/parts.sorted"; t
 [ "$(sort -u "$tmp/parts" | wc -l)" -eq 24 ] && ok || fail "shards overlap"
 # The perturbation sweep: every menu event before every call; shard 1/12 of
 # the 43 x 13 plans still meets every menu entry (12 and 13 are coprime).
-# The fixture's delete-missing entry fails its plans: exit 1.
+# The fixture's patch-refused entry fails its plans: exit 1.
 expect 1 "perturb --json" -- sweep "$scn" --perturb --json --shard 1/12
 jq -c '.sections[].plans[] | [.call, .event, .verdict]' "$tmp/out" >"$tmp/all"
 # The built-in menu covers what other actors do, and the scenario adds to it.
 for ev in cordon uncordon taint node-replace node-add lease-touch lease-take consumer-revert \
-  openbao-restore flux-reconcile controller-pod-stall registry-revoke delete-missing; do
+  openbao-restore flux-reconcile controller-pod-stall registry-revoke patch-refused; do
   grep -q "\"$ev\"" "$tmp/all" && ok || fail "perturb: no plan with menu event $ev"
 done
 
 # A plan that fails: shrunk to its one failing fault, with the command.
-plan='3:timeout,7:perturb=delete-missing,20:latency=500'
+plan='3:timeout,7:perturb=patch-refused,20:latency=500'
 expect 1 "a failing plan" -- sweep "$scn" --run reassert --strategy lazy --plan "$plan" --json
 jq -e '.failed == 1' "$tmp/out" >/dev/null && ok || fail "--plan did not fail: $(head -c 300 "$tmp/out")"
 expect 1 "a swarm that finds it" -- sweep "$scn" --swarm 40 --seed 5
 expect_in "$tmp/out" "shrunk from" "the swarm shrinks a failing plan"
-expect_in "$tmp/out" "perturb=delete-missing" "the shrunk plan keeps the failing fault"
+expect_in "$tmp/out" "perturb=patch-refused" "the shrunk plan keeps the failing fault"
 cmd=$(grep -m1 'reproduce: ' "$tmp/out" | sed 's/.*reproduce: reassert //')
 [ -n "$cmd" ] && ok || fail "no reproduce line"
 shrunk=$(grep -m1 'shrunk from' "$tmp/out" | sed 's/.*fault(s): //')
-case $shrunk in *,*) fail "not shrunk to one fault: $shrunk" ;; *:perturb=delete-missing) ok ;;
+case $shrunk in *,*) fail "not shrunk to one fault: $shrunk" ;; *:perturb=patch-refused) ok ;;
   *) fail "shrunk to something else: $shrunk" ;; esac
 eval "set -- $cmd"
 expect 1 "the reproduce command fails the same way" -- "$@"

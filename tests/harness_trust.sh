@@ -132,7 +132,18 @@ load_error fault-effect-unknown "$bad/unknown-fault-effect.yaml" explode
 load_error strategies-unknown "$bad/unknown-strategy.yaml" fast
 load_error by-strategy-unknown "$bad/unknown-by-strategy.yaml" fast
 load_error duration-no-unit "$bad/bad-duration.yaml" "advance: 5"
-load_error duration-negative "$bad/negative-duration.yaml" "advance: -5s"
+load_error duration-negative "$bad/negative-duration.yaml" "for: -5s"
+load_error clock-step-unbounded "$bad/clock-step-unbounded.yaml" "advance: -100000h"
+load_error clock-start-not-a-date "$bad/clock-start-not-a-date.yaml" "2026-02-30"
+load_error clock-unknown-key "$bad/clock-unknown-key.yaml" "timezone:"
+load_error skew-wrong-type "$bad/skew-wrong-type.yaml" "skew: 300"
+load_error ref-names-no-object "$bad/ref-names-no-object.yaml" "flux-sytem"
+load_error ref-during-check-names-no-object "$bad/ref-during-check-names-no-object.yaml" "prod-wroker-2"
+load_error ref-created-later "$bad/ref-created-later.yaml" "ConfigMap/default/late, merge"
+load_error check-empty "$bad/check-empty.yaml" "check: []"
+load_error check-unknown-form "$bad/check-unknown-form.yaml" "present: true"
+load_error check-in-perturb-menu "$bad/check-in-perturb-menu.yaml" "check:"
+load_error output-not-contains-string "$bad/output-not-contains-string.yaml" "output-not-contains:"
 load_error duration-overflow "$bad/duration-overflow.yaml" 99999999999
 load_error nth-zero "$bad/nth-zero.yaml" "nth: 0"
 load_error seed-overflow "$bad/huge-seed.yaml" "seed:"
@@ -474,6 +485,16 @@ l=$(line_of "$bad/expect-fails.yaml" "exit: 1}" )
 if grep -qE "^::error file=[^,]*expect-fails[.]yaml,line=[0-9]+" "$work/fa.all"; then ok; else
   no failure-annotation "no '::error file=...expect-fails.yaml,line=N::' line: $(snip "$work/fa.all")"; fi
 if has fa "holder-PASSRUN-MARKER"; then no passed-run-not-dumped "the output of a run that passed is dumped"; else ok; fi
+# A failed check: (before: and during:) and a failed output-not-contains are
+# each annotated at their own line.
+x cf -- sim "$bad/check-fails-at-its-line.yaml"
+if rc_in check-fails cf 1; then
+  for p in "path: /spec/unschedulable, equals: true" "credential: previous}" '"registry proof"'; do
+    l=$(line_of "$bad/check-fails-at-its-line.yaml" "$p")
+    if grep -qE "^::error file=[^,]*check-fails-at-its-line[.]yaml,line=$l::" "$work/cf.all"; then ok; else
+      no "check-failure-line-$l" "no '::error file=...check-fails-at-its-line.yaml,line=$l::': $(snip "$work/cf.all")"; fi
+  done
+fi
 
 # Nothing was written into the working directory or the sandbox.
 if [ -n "$(ls -A "$work/cwd" "$sandbox" 2>/dev/null | grep -v ':$' | grep -v '^$')" ]; then

@@ -538,7 +538,7 @@ END_TEST
 START_TEST(test_unknown_key_at_top_level_is_refused)
 {
     ts_err("name: t\nbogus: 1\n", "2:1: bogus: unknown key (known: name, about, seed, strategies, "
-                                  "cluster, desired, catalogue, runs, perturb-menu)");
+                                  "cluster, clock, desired, catalogue, runs, perturb-menu)");
 }
 END_TEST
 
@@ -630,7 +630,7 @@ START_TEST(test_bad_duration_is_refused)
 {
     ts_err(TS_HEAD "    before:\n      - advance: 5x\n",
            "9:18: runs[0].before[0].advance: malformed duration \"5x\" (want "
-           "<integer>(ms|s|m|h))");
+           "[-]<integer>(ms|s|m|h))");
     ts_err(TS_HEAD "    before:\n      - advance: 5\n",
            "9:18: runs[0].before[0].advance: expected a duration such as 30s, got an integer");
     ts_err(TS_HEAD "    before:\n      - pdb.block: {node: prod-worker-1, for: 1.5h}\n",

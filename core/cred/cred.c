@@ -276,6 +276,9 @@ bool cred_ghcr_matches_text(const rs_cred *cred, const char *text, size_t len)
     if (!cred || !cred->username || !cred->password || !text) return false;
     rs_cred other;
     if (cred_parse(text, len, "credential", &other, NULL) != RS_OK) return false;
+    /* cred_parse's contract: RS_OK means both fields were read (or decoded
+     * from auth) and copied; every failure path returns a failure code. */
+    RS_ASSERT(other.username && other.password);
     bool same = cred_str_ct_equal(cred->username, other.username) &
                 cred_str_ct_equal(cred->password, other.password);
     cred_free(&other);

@@ -246,6 +246,68 @@ static void check_state_one(const cJSON *chk, int line, sim_world *w, const ex_o
     cJSON_Delete(obj);
 }
 
+void expect_state_now(sim_world *w, const sc_event *check, const char *where, cJSON *failures,
+                      cJSON *failure_lines)
+{
+    cJSON *own = cJSON_CreateArray(), *own_lines = cJSON_CreateArray();
+    const ex_out o = {own, own_lines};
+    int i = 0;
+    const cJSON *c;
+    cJSON_ArrayForEach(c, check->args)
+    {
+        const cJSON *at = cJSON_GetArrayItem(check->lines, i++);
+        check_state_one(c, cJSON_IsNumber(at) ? at->valueint : check->pos.line, w, &o);
+    }
+    i = 0;
+    cJSON_ArrayForEach(c, own)
+    {
+        char *msg = rs_xasprintf("check (%s): %s", where, c->valuestring);
+        cJSON_AddItemToArray(failures, cJSON_CreateString(msg));
+        free(msg);
+        if (failure_lines)
+            cJSON_AddItemToArray(failure_lines,
+                                 cJSON_CreateNumber(cJSON_GetArrayItem(own_lines, i)->valueint));
+        i++;
+    }
+    cJSON_Delete(own);
+    cJSON_Delete(own_lines);
+}
+
+void expect_during_failures(sim_world *w, long long after_seq, const char *run_name,
+                            cJSON *failures, cJSON *failure_lines)
+{
+    sqlite3_stmt *st = simw_stmt(w, "SELECT line, message FROM check_failures"
+                                    " WHERE run = ?1 AND seq > ?2 ORDER BY seq");
+    sqlite3_bind_text(st, 1, run_name, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 2, after_seq);
+    while (simw_step_row(w, st)) {
+        char *msg = simw_col_text(st, 1);
+        cJSON_AddItemToArray(failures, cJSON_CreateString(msg ? msg : ""));
+        if (failure_lines)
+            cJSON_AddItemToArray(failure_lines, cJSON_CreateNumber(sqlite3_column_int(st, 0)));
+        free(msg);
+    }
+    sqlite3_reset(st);
+}
+
+void expect_during_failure_add(sim_world *w, const char *run_name, int line, const char *message)
+{
+    sqlite3_stmt *st =
+        simw_stmt(w, "INSERT INTO check_failures(run, line, message) VALUES(?1, ?2, ?3)");
+    sqlite3_bind_text(st, 1, run_name, -1, SQLITE_STATIC);
+    sqlite3_bind_int(st, 2, line);
+    sqlite3_bind_text(st, 3, message, -1, SQLITE_STATIC);
+    simw_step_done(w, st);
+}
+
+long long expect_during_mark(sim_world *w)
+{
+    sqlite3_stmt *st = simw_stmt(w, "SELECT coalesce(max(seq), 0) FROM check_failures");
+    long long seq = simw_step_row(w, st) ? sqlite3_column_int64(st, 0) : 0;
+    sqlite3_reset(st);
+    return seq;
+}
+
 void expect_check(const cJSON *expect, const cJSON *lines, int exit_code, const cJSON *delta,
                   const char *output, sim_world *w, cJSON *failures, cJSON *failure_lines)
 {
@@ -267,6 +329,15 @@ void expect_check(const cJSON *expect, const cJSON *lines, int exit_code, const 
         int at = line_of(cJSON_GetArrayItem(mirror_key(lines, "output-contains"), i++));
         if (cJSON_IsString(s) && !strstr(output, s->valuestring))
             fail(&o, at, "output-contains: \"%s\" not in the run's output", s->valuestring);
+    }
+    /* The mirror of output-contains, on the same text. */
+    const cJSON *absent = cJSON_GetObjectItemCaseSensitive(expect, "output-not-contains");
+    i = 0;
+    cJSON_ArrayForEach(s, absent)
+    {
+        int at = line_of(cJSON_GetArrayItem(mirror_key(lines, "output-not-contains"), i++));
+        if (cJSON_IsString(s) && strstr(output, s->valuestring))
+            fail(&o, at, "output-not-contains: \"%s\" is in the run's output", s->valuestring);
     }
     const cJSON *order = cJSON_GetObjectItemCaseSensitive(expect, "output-in-order");
     const char *cursor = output;

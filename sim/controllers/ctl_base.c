@@ -95,10 +95,10 @@ void ctl_patch_status(sim_world *w, const char *kind, const char *ns, const char
 }
 
 cJSON *ctl_ready_conditions(const char *status, const char *reason, const char *message,
-                            int64_t now)
+                            int64_t wall_ms)
 {
     cJSON *conds = cJSON_CreateArray();
-    cJSON_AddItemToArray(conds, simw_condition("Ready", status, reason, message, now));
+    cJSON_AddItemToArray(conds, simw_condition("Ready", status, reason, message, wall_ms));
     return conds;
 }
 
@@ -114,7 +114,8 @@ void ctl_pod_terminate(sim_world *w, const char *ns, const char *name, int64_t a
 {
     char ts[32];
     int64_t now = simw_now(w);
-    simw_rfc3339(now, ts);
+    int64_t wall = simw_wall(w);
+    simw_rfc3339(wall, ts);
     cJSON *patch = cJSON_CreateObject();
     cJSON_AddStringToObject(cJSON_AddObjectToObject(patch, "metadata"), "deletionTimestamp", ts);
     simw_merge(w, "Pod", ns, name, patch);

@@ -21,7 +21,7 @@ static void eso_push_sync(sim_world *w, const char *ns, const char *name)
 {
     cJSON *ps = simw_get(w, "PushSecret", ns, name);
     if (!ps) return;
-    int64_t now = simw_now(w);
+    int64_t wall = simw_wall(w);
     const char *sel_path[] = {"spec", "selector", "secret", "name"};
     const char *src_name = simw_json_str(ps, sel_path, 4);
     src_name = src_name ? src_name : w->cfg.variables_name;
@@ -38,11 +38,11 @@ static void eso_push_sync(sim_world *w, const char *ns, const char *name)
     unsigned char *value = b64 ? base64_decode(b64, &len) : NULL;
     cJSON *status = cJSON_CreateObject();
     char ts[32];
-    simw_rfc3339(now, ts);
+    simw_rfc3339(wall, ts);
     if (!value) {
         char *msg = rs_xasprintf("could not get source secret %s key %s", src_name, key);
         cJSON_AddItemToObject(status, "conditions",
-                              ctl_ready_conditions("False", "Errored", msg, now));
+                              ctl_ready_conditions("False", "Errored", msg, wall));
         free(msg);
     } else {
         cJSON *data = simw_bao_current(w, remote, NULL);
@@ -62,7 +62,7 @@ static void eso_push_sync(sim_world *w, const char *ns, const char *name)
         cJSON_AddStringToObject(status, "syncedResourceVersion", rv ? rv : "");
         cJSON_AddItemToObject(
             status, "conditions",
-            ctl_ready_conditions("True", "Synced", "PushSecret synced successfully", now));
+            ctl_ready_conditions("True", "Synced", "PushSecret synced successfully", wall));
     }
     free(value);
     ctl_patch_status(w, "PushSecret", ns, name, status);
@@ -108,7 +108,7 @@ static void eso_external_sync(sim_world *w, const char *ns, const char *name)
 {
     cJSON *es = simw_get(w, "ExternalSecret", ns, name);
     if (!es) return;
-    int64_t now = simw_now(w);
+    int64_t wall = simw_wall(w);
     const char *target = ctl_obj_str(es, "spec", "target", "name");
     const cJSON *item = ctl_first_item(es, "spec", "data");
     const char *key = ctl_obj_str(item, "secretKey", NULL, NULL);
@@ -124,11 +124,12 @@ static void eso_external_sync(sim_world *w, const char *ns, const char *name)
     if (!cJSON_IsString(v)) {
         cJSON_AddItemToObject(status, "conditions",
                               ctl_ready_conditions("False", "SecretSyncedError",
-                                                   "could not get secret data from provider", now));
+                                                   "could not get secret data from provider",
+                                                   wall));
     } else {
         eso_consumer_write(w, es, ns, target, key, v->valuestring);
         char ts[32];
-        simw_rfc3339(now, ts);
+        simw_rfc3339(wall, ts);
         /* eso.same-second-refresh: refreshed within the second of the last
          * refresh, so refreshTime reads the same (H66). */
         char *same_key = rs_xasprintf("eso.same_second.ExternalSecret/%s/%s", ns, name);
@@ -138,7 +139,7 @@ static void eso_external_sync(sim_world *w, const char *ns, const char *name)
         cJSON_AddStringToObject(status, "refreshTime", same && prev ? prev : ts);
         free(same);
         cJSON_AddItemToObject(status, "conditions",
-                              ctl_ready_conditions("True", "SecretSynced", "secret synced", now));
+                              ctl_ready_conditions("True", "SecretSynced", "secret synced", wall));
     }
     ctl_patch_status(w, "ExternalSecret", ns, name, status);
     cJSON_Delete(data);

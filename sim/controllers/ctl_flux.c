@@ -118,6 +118,7 @@ void ctl_flux_start(sim_world *w, const char *ref)
     flux_row r = flux_load(w, ref);
     if (ks && !ks_suspended(ks) && !r.reconciling) {
         int64_t now = simw_now(w);
+        int64_t wall = simw_wall(w);
         r.reconciling = true;
         flux_save(w, ref, &r);
         const char *ready = simw_condition_status(ks, "Ready");
@@ -125,9 +126,9 @@ void ctl_flux_start(sim_world *w, const char *ref)
         cJSON *conds = cJSON_AddArrayToObject(status, "conditions");
         cJSON_AddItemToArray(conds,
                              simw_condition("Ready", ready ? ready : "Unknown", "Progressing",
-                                            "reconciliation in progress", now));
+                                            "reconciliation in progress", wall));
         cJSON_AddItemToArray(conds, simw_condition("Reconciling", "True", "Progressing",
-                                                   "reconciliation in progress", now));
+                                                   "reconciliation in progress", wall));
         ctl_patch_status(w, "Kustomization", ns, name, status);
         ctl_schedule(w, now + ks_reconcile_ms(ks), "flux.finish", ref);
     }
@@ -145,16 +146,16 @@ void ctl_flux_finish(sim_world *w, const char *ref)
     free(r.requested_at);
     cJSON *ks = simw_get(w, "Kustomization", ns, name);
     if (!ks) return;
-    int64_t now = simw_now(w);
+    int64_t wall = simw_wall(w);
     cJSON *status = cJSON_CreateObject();
     cJSON *conds = cJSON_AddArrayToObject(status, "conditions");
-    cJSON_AddItemToArray(
-        conds, simw_condition("Ready", "True", "ReconciliationSucceeded", "Applied revision", now));
+    cJSON_AddItemToArray(conds, simw_condition("Ready", "True", "ReconciliationSucceeded",
+                                               "Applied revision", wall));
     cJSON_AddItemToArray(conds, simw_condition("Reconciling", "False", "ReconciliationSucceeded",
-                                               "reconciliation finished", now));
+                                               "reconciliation finished", wall));
     const char *req = simw_annotation(ks, w->cfg.ann.requested_at);
     char ts[32];
-    simw_rfc3339(now, ts);
+    simw_rfc3339(wall, ts);
     cJSON_AddStringToObject(status, "lastHandledReconcileAt", req ? req : ts);
     const cJSON *gen = cJSON_GetObjectItemCaseSensitive(
         cJSON_GetObjectItemCaseSensitive(ks, "metadata"), "generation");
@@ -181,13 +182,14 @@ static void flux_cancel(sim_world *w, const char *ref)
     cJSON *ks = simw_get(w, "Kustomization", ns, name);
     if (!ks) return;
     int64_t now = simw_now(w);
+    int64_t wall = simw_wall(w);
     const char *msg = "health check canceled: context canceled (the controller pod reconciling it"
                       " was terminated)";
     cJSON *status = cJSON_CreateObject();
     cJSON *conds = cJSON_AddArrayToObject(status, "conditions");
-    cJSON_AddItemToArray(conds, simw_condition("Ready", "False", "HealthCheckFailed", msg, now));
+    cJSON_AddItemToArray(conds, simw_condition("Ready", "False", "HealthCheckFailed", msg, wall));
     cJSON_AddItemToArray(conds,
-                         simw_condition("Reconciling", "False", "HealthCheckFailed", msg, now));
+                         simw_condition("Reconciling", "False", "HealthCheckFailed", msg, wall));
     ctl_patch_status(w, "Kustomization", ns, name, status);
     int64_t retry =
         ks_spec_ms(ks, "retryInterval", ks_spec_ms(ks, "interval", CTL_FLUX_INTERVAL_MS));

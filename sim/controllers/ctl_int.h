@@ -49,9 +49,10 @@ const cJSON *ctl_first_item(const cJSON *obj, const char *a, const char *b);
 /* Merge-patches status (consumed) into the object's status. */
 void ctl_patch_status(sim_world *w, const char *kind, const char *ns, const char *name,
                       cJSON *status);
-/* A conditions array holding one Ready condition. */
+/* A conditions array holding one Ready condition, stamped wall_ms (a
+ * wall-clock time, simw_wall). */
 cJSON *ctl_ready_conditions(const char *status, const char *reason, const char *message,
-                            int64_t now);
+                            int64_t wall_ms);
 bool ctl_pod_terminating(const cJSON *pod);
 /* Sets deletionTimestamp now and schedules "pod.delete" after after_ms. */
 void ctl_pod_terminate(sim_world *w, const char *ns, const char *name, int64_t after_ms);

@@ -60,7 +60,7 @@ static void node_set_ready(sim_world *w, const char *node, bool ready)
                                                ready ? "KubeletReady" : "NodeStatusUnknown",
                                                ready ? "kubelet is posting ready status"
                                                      : "Kubelet stopped posting node status.",
-                                               simw_now(w)));
+                                               simw_wall(w)));
     simw_merge(w, "Node", NULL, node, patch);
 }
 

@@ -31,7 +31,7 @@ static void rollout_hash(int64_t seq, char out[11])
 static void rollout_pods_create(sim_world *w, const char *hash, bool ready)
 {
     const rs_config *c = &w->cfg;
-    int64_t now = simw_now(w);
+    int64_t wall = simw_wall(w);
     for (int i = 0; i < CTL_ROLLOUT_REPLICAS; i++) {
         char *seed = rs_xasprintf("%s-%d", hash, i);
         char hex[65];
@@ -66,7 +66,7 @@ static void rollout_pods_create(sim_world *w, const char *hash, bool ready)
                               ctl_ready_conditions(ready ? "True" : "False",
                                                    ready ? "PodReady" : "ContainersNotReady",
                                                    ready ? "pod is ready" : "containers not ready",
-                                                   now));
+                                                   wall));
         cJSON *out = NULL;
         store_create(w->st, "Pod", c->controller_ns, pod, &out);
         cJSON_Delete(out);
@@ -103,7 +103,7 @@ void ctl_rollout_status_refresh(sim_world *w)
     }
     bool complete = updated == CTL_ROLLOUT_REPLICAS && replicas == CTL_ROLLOUT_REPLICAS &&
                     ready == CTL_ROLLOUT_REPLICAS;
-    int64_t now = simw_now(w);
+    int64_t wall = simw_wall(w);
     cJSON *status = cJSON_CreateObject();
     const cJSON *gen = cJSON_GetObjectItemCaseSensitive(
         cJSON_GetObjectItemCaseSensitive(dep, "metadata"), "generation");
@@ -114,16 +114,16 @@ void ctl_rollout_status_refresh(sim_world *w)
     cJSON_AddNumberToObject(status, "readyReplicas", ready);
     cJSON_AddNumberToObject(status, "availableReplicas", ready);
     cJSON *conds = cJSON_AddArrayToObject(status, "conditions");
-    cJSON_AddItemToArray(conds, simw_condition("Available",
-                                               ready >= CTL_ROLLOUT_REPLICAS ? "True" : "False",
-                                               "MinimumReplicasAvailable",
-                                               "Deployment has minimum availability.", 0));
+    cJSON_AddItemToArray(
+        conds, simw_condition("Available", ready >= CTL_ROLLOUT_REPLICAS ? "True" : "False",
+                              "MinimumReplicasAvailable", "Deployment has minimum availability.",
+                              simw_wall_start(w)));
     cJSON_AddItemToArray(conds,
                          simw_condition("Progressing", "True",
                                         complete ? "NewReplicaSetAvailable" : "ReplicaSetUpdated",
                                         complete ? "ReplicaSet has successfully progressed."
                                                  : "ReplicaSet is progressing.",
-                                        now));
+                                        wall));
     ctl_patch_status(w, "Deployment", c->controller_ns, c->controller_name, status);
     cJSON_Delete(list);
     free(hash);
@@ -170,6 +170,7 @@ void ctl_rollout_ready(sim_world *w, const char *hash)
     free(current);
     if (superseded) return;
     int64_t now = simw_now(w);
+    int64_t wall = simw_wall(w);
     cJSON *list = rollout_pods(w);
     bool replaced = false;
     const cJSON *pod;
@@ -181,7 +182,7 @@ void ctl_rollout_ready(sim_world *w, const char *hash)
             cJSON *status = cJSON_CreateObject();
             cJSON_AddStringToObject(status, "phase", "Running");
             cJSON_AddItemToObject(status, "conditions",
-                                  ctl_ready_conditions("True", "PodReady", "pod is ready", now));
+                                  ctl_ready_conditions("True", "PodReady", "pod is ready", wall));
             ctl_patch_status(w, "Pod", w->cfg.controller_ns, name, status);
         } else if (!ctl_pod_terminating(pod)) {
             ctl_pod_terminate(w, w->cfg.controller_ns, name, SIM_POD_TERMINATE_MS);

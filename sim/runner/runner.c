@@ -139,10 +139,17 @@ static cJSON *run_checked(const sc_scenario *sc, const sc_run *run, const rs_str
     rs_err e;
     rs_err_clear(&e);
     inv_mark mark = {0};
+    long long check_mark = 0;
+    /* A `check:` is evaluated where it stands among the events; its
+     * failures carry their own lines (failures has no others yet). */
     for (size_t i = 0; i < run->n_before && e.code == RS_OK; i++)
-        sim_world_apply_event(w, &run->before[i], &e);
+        if (run->before[i].lines)
+            expect_state_now(w, &run->before[i], "before", failures, failure_lines);
+        else
+            sim_world_apply_event(w, &run->before[i], &e);
     cJSON *before = sim_counters_snapshot(w);
     inv_mark_take(w, &mark);
+    check_mark = expect_during_mark(w);
     int64_t from_ms = sim_world_now_ms(w);
     if (e.code != RS_OK) cJSON_AddItemToArray(failures, cJSON_CreateString(e.msg));
     char out_path[4096], unfired_path[4096];
@@ -170,6 +177,7 @@ static cJSON *run_checked(const sc_scenario *sc, const sc_run *run, const rs_str
     cJSON *expect = sc_expect_for(run, expect_as);
     cJSON *lines = sc_expect_lines_for(run, expect_as);
     pad_lines(failure_lines, failures);
+    expect_during_failures(w, check_mark, run->name, failures, failure_lines);
     if (check_expect) expect_check(expect, lines, code, delta, output, w, failures, failure_lines);
     cJSON_Delete(lines);
     inv_run ir = {.name = run->name,
@@ -270,7 +278,8 @@ static sim_world *world_take(world_src *src, bool last, rs_err *e)
 /* Every run of one scenario under one strategy, on a fresh world. */
 static bool scenario_strategy(const sc_scenario *sc, const rs_strategy *strategy,
                               const char *expect_as, sim_run_fn run_fn, const char *record_dir,
-                              world_src *src, bool last, const cred_redact *redact, cJSON *runs)
+                              world_src *src, bool last, const cred_redact *redact, cJSON *runs,
+                              rs_err *load)
 {
     char tmp[] = "/tmp/reassert-sim-XXXXXX";
     if (!mkdtemp(tmp)) {
@@ -285,7 +294,12 @@ static bool scenario_strategy(const sc_scenario *sc, const rs_strategy *strategy
     rs_err_clear(&e);
     bool passed = true;
     sim_world *w = world_take(src, last, &e);
-    if (!w) {
+    /* The world just built resolves every reference of the scenario (a
+     * reference to nothing is bad data, found before any run). */
+    if (w && sim_world_resolve_refs(w, sc, &e) != RS_OK && load) {
+        *load = e;
+        passed = false;
+    } else if (e.code != RS_OK) {
         cJSON *r = cJSON_CreateObject();
         cJSON_AddStringToObject(r, "name", "(world)");
         cJSON_AddStringToObject(r, "strategy", strategy->name);
@@ -306,71 +320,9 @@ static bool scenario_strategy(const sc_scenario *sc, const rs_strategy *strategy
     return passed;
 }
 
-static void print_run_row(const cJSON *r)
-{
-    const cJSON *d = cJSON_GetObjectItemCaseSensitive(r, "delta");
-#define DV(k) (cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(d, k)))
-    const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r, "name"));
-    const char *strat = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r, "strategy"));
-    const cJSON *ex = cJSON_GetObjectItemCaseSensitive(r, "exit");
-    double vs = DV("virtual_seconds");
-    char *run = out_escape(name ? name : "?", false); /* scenario text (DESIGN.md §7.1) */
-    printf("  %-6s %-16s %4d %8.0f %8.0f %7.0f %6.0f %6.0f %7.0f %9.0f %11.3f  %s\n",
-           strat ? strat : "?", run, cJSON_IsNumber(ex) ? ex->valueint : -1,
-           DV("controller_restarts"), DV("lease_writes"), DV("writes"), DV("fence_acquisitions"),
-           DV("policy_pauses"), DV("node_reboots"), DV("api_calls"), vs != vs ? 0.0 : vs,
-           cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r, "passed")) ? "PASS" : "FAIL");
-    free(run);
-#undef DV
-    const cJSON *off = cJSON_GetObjectItemCaseSensitive(r, "invariants_off");
-    if (cJSON_GetArraySize(off) > 0) {
-        printf("      invariants off:");
-        const cJSON *n;
-        cJSON_ArrayForEach(n, off) printf(" %d", n->valueint);
-        printf(" (reason: ");
-        runner_actions_escape(
-            stdout,
-            cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r, "invariants_off_reason")),
-            false);
-        printf(")\n");
-    }
-    /* Failures quote scenario and cluster text: escaped, so no line of them
-     * can start a workflow command. */
-    const cJSON *f;
-    cJSON_ArrayForEach(f, cJSON_GetObjectItemCaseSensitive(r, "failures"))
-    {
-        printf("      FAIL: ");
-        runner_actions_escape(stdout, cJSON_GetStringValue(f), false);
-        printf("\n");
-    }
-}
-
-static void print_scenario_text(const cJSON *s)
-{
-    printf("scenario ");
-    runner_actions_escape(stdout, cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(s, "name")),
-                          false);
-    printf(" (");
-    runner_actions_escape(stdout, cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(s, "file")),
-                          false);
-    printf("): %s\n", cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(s, "all_skipped")) ? "SKIPPED"
-                      : cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(s, "passed"))    ? "PASS"
-                                                                                       : "FAIL");
-    printf("  %-6s %-16s %4s %8s %8s %7s %6s %6s %7s %9s %11s\n", "strat", "run", "exit",
-           "restarts", "lease_w", "writes", "fences", "pauses", "reboots", "api_calls",
-           "virtual_s");
-    const cJSON *r;
-    cJSON_ArrayForEach(r, cJSON_GetObjectItemCaseSensitive(s, "runs")) print_run_row(r);
-    cJSON_ArrayForEach(r, cJSON_GetObjectItemCaseSensitive(s, "skipped"))
-        printf("  %-6s skipped: %s\n",
-               cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r, "strategy")),
-               cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r, "reason")));
-    runner_actions_annotate(stdout, s);
-    runner_actions_dump(stdout, s);
-}
-
-/* Runs one loaded scenario under every strategy that applies. */
-static cJSON *scenario_run(sc_scenario *sc, const sim_opts *c)
+/* Runs one loaded scenario under every strategy that applies; NULL, with
+ * *load saying why, when its references do not resolve. */
+static cJSON *scenario_run(sc_scenario *sc, const sim_opts *c, rs_err *load)
 {
     if (c->seed_set) sc->seed = c->seed;
     cJSON *s = cJSON_CreateObject();
@@ -410,11 +362,19 @@ static cJSON *scenario_run(sc_scenario *sc, const sim_opts *c)
         char *rdir = runner_record_dir(c, st);
         if (rdir) (void)mkdir(rdir, 0700);
         passed = scenario_strategy(sc, rs_strategy_find(st), st, c->run, rdir, &src,
-                                   ++done == n_run, redact, runs) &&
+                                   ++done == n_run, redact, runs, load) &&
                  passed;
         free(rdir);
+        if (load->code != RS_OK) break;
     }
     sim_world_close(src.image);
+    if (load->code != RS_OK) {
+        cred_redact_free(redact);
+        cJSON_Delete(runs);
+        cJSON_Delete(skipped);
+        cJSON_Delete(s);
+        return NULL;
+    }
     cJSON_AddBoolToObject(s, "passed", passed);
     /* Nothing ran (every strategy skipped): not a pass, and said so. */
     if (cJSON_GetArraySize(runs) == 0) cJSON_AddBoolToObject(s, "all_skipped", true);
@@ -478,13 +438,22 @@ int sim_main(const sim_opts *c)
             fputs(" ...\n", stderr);
         }
         sim_scenario_warn(sc, stderr); /* stderr: --json's bytes stay the report */
-        cJSON *s = scenario_run(sc, c);
+        cJSON *s = scenario_run(sc, c, &e);
+        if (!s) {
+            char *msg = out_escape(e.msg, false);
+            fprintf(stderr, "reassert sim: %s\n", msg);
+            free(msg);
+            cJSON_AddItemToArray(scenarios, scenario_unloadable(c->files[i], e.msg));
+            n_bad++;
+            sc_free(sc);
+            continue;
+        }
         bool ok = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(s, "passed"));
         if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(s, "all_skipped")))
             n_skip++;
         else
             ok ? n_pass++ : n_fail++;
-        if (!c->json) print_scenario_text(s);
+        if (!c->json) runner_text_scenario(stdout, s);
         cJSON_AddItemToArray(scenarios, s);
         sc_free(sc);
     }
@@ -531,7 +500,8 @@ bool sim_scenario_run(const sc_scenario *sc, const rs_strategy *strategy, const 
     cJSON *runs = cJSON_CreateArray();
     world_src src = {.sc = sc};
     cred_redact *redact = runner_redact_set(sc);
-    bool passed = scenario_strategy(sc, strategy, expect_as, run, NULL, &src, true, redact, runs);
+    bool passed =
+        scenario_strategy(sc, strategy, expect_as, run, NULL, &src, true, redact, runs, NULL);
     cred_redact_free(redact);
     if (runs_out)
         *runs_out = runs;

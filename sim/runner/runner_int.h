@@ -25,6 +25,9 @@ void runner_redact(const cred_redact *set, cJSON *node);
  * command. */
 void runner_actions_escape(FILE *out, const char *s, bool property);
 
+/* The text report of the scenario report s (runner_text.c). */
+void runner_text_scenario(FILE *out, const cJSON *s);
+
 /* One `::error file=F,line=N::` annotation per failure of every failed run
  * of the scenario report s, pointing at the run's `expect:` (the run's own
  * line when it has none). */

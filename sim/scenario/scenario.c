@@ -147,6 +147,20 @@ static bool scl_args(sc_ld *ld, const cJSON *f, const char *path, sc_run *r)
     return scl_fail_at(ld, cJSON_GetArrayItem(f, (int)at), ip, "%s", why);
 }
 
+/* What a run does at a point of its timeline (a `before:` item, a `during:`
+ * entry's `do:`): a world event, or `check: [..]` — state checks evaluated
+ * at that moment, in the forms of `expect.state`. */
+static bool scl_action(sc_ld *ld, const cJSON *item, const char *path, sc_event *out)
+{
+    const cJSON *v = cJSON_IsObject(item) ? item->child : NULL;
+    if (!v || v->next || strcmp(v->string, "check") != 0) return scl_event(ld, item, path, out);
+    char kp[SC_PATH_MAX];
+    scl_path_key(kp, path, "check");
+    if (!scl_check_action(ld, v, kp, out)) return false;
+    out->pos = sy_key_pos(ld->doc, v);
+    return true;
+}
+
 static bool scl_event_list(sc_ld *ld, const cJSON *list, const char *path, sc_event **out,
                            size_t *n)
 {
@@ -159,7 +173,9 @@ static bool scl_event_list(sc_ld *ld, const cJSON *list, const char *path, sc_ev
     {
         char ip[SC_PATH_MAX];
         scl_path_idx(ip, path, i);
-        if (!scl_event(ld, it, ip, &(*out)[i++])) return false;
+        ld->at = SC_REF_BEFORE;
+        ld->item = i;
+        if (!scl_action(ld, it, ip, &(*out)[i++])) return false;
     }
     return true;
 }
@@ -189,17 +205,23 @@ static bool scl_during_list(sc_ld *ld, const cJSON *list, const char *path, sc_r
     const cJSON *it;
     cJSON_ArrayForEach(it, list)
     {
-        char ip[SC_PATH_MAX];
+        char ip[SC_PATH_MAX], dp[SC_PATH_MAX];
         scl_path_idx(ip, path, i);
-        if (!scl_during(ld, it, ip, &r->during[i++])) return false;
+        scl_path_key(dp, ip, "do");
+        ld->at = SC_REF_DURING;
+        ld->item = i;
+        if (!scl_during(ld, it, ip, &r->during[i]) ||
+            !scl_action(ld, cJSON_GetObjectItemCaseSensitive(it, "do"), dp, &r->during[i].action))
+            return false;
+        i++;
     }
     return true;
 }
 
 static bool scl_run_body(sc_ld *ld, const cJSON *v, const char *path, sc_run *r)
 {
-    static const char *const keys[] = {"name",   "args",   "before",     "faults",
-                                       "during", "expect", "invariants", NULL};
+    static const char *const keys[] = {"name",   "args",       "before", "faults", "during",
+                                       "expect", "invariants", "skew",   NULL};
     char kp[SC_PATH_MAX];
     const cJSON *f;
     if (!scl_keys(ld, v, path, keys)) return false;
@@ -216,9 +238,15 @@ static bool scl_run_body(sc_ld *ld, const cJSON *v, const char *path, sc_run *r)
     if ((f = cJSON_GetObjectItemCaseSensitive(v, "during")) && !scl_during_list(ld, f, kp, r))
         return false;
     scl_path_key(kp, path, "expect");
+    ld->at = SC_REF_EXPECT;
+    ld->item = 0;
     if ((f = cJSON_GetObjectItemCaseSensitive(v, "expect")) && !scl_expect(ld, f, kp, r))
         return false;
     if (f) r->expect_pos = sy_key_pos(ld->doc, f); /* where a failed expectation is annotated */
+    scl_path_key(kp, path, "skew");
+    if ((f = cJSON_GetObjectItemCaseSensitive(v, "skew")) &&
+        !scl_duration(ld, f, kp, true, &r->skew_ms))
+        return false;
     scl_path_key(kp, path, "invariants");
     return !(f = cJSON_GetObjectItemCaseSensitive(v, "invariants")) || scl_invariants(ld, f, kp, r);
 }
@@ -269,6 +297,7 @@ static bool scl_runs(sc_ld *ld, const cJSON *runs)
     {
         char path[SC_PATH_MAX];
         scl_path_idx(path, "runs", i);
+        ld->run = i;
         if (!scl_run_body(ld, v, path, &sc->runs[i++])) return false;
     }
     return true;
@@ -331,6 +360,31 @@ static bool scl_header(sc_ld *ld, const cJSON *root)
     return true;
 }
 
+/* The wall clock of a world from 1970 up to the year 3000: every run after
+ * it keeps RFC 3339's four-digit year (world.h SIMW_WALL_MAX_MS). */
+#define SC_CLOCK_START_MAX_MS 32503680000000LL /* 3000-01-01T00:00:00Z */
+
+/* `clock: {start: RFC3339}`. */
+static bool scl_clock(sc_ld *ld, const cJSON *v)
+{
+    static const char *const keys[] = {"start", NULL};
+    const cJSON *f;
+    const char *s;
+    if (!scl_want_map(ld, v, "clock") || !scl_keys(ld, v, "clock", keys) ||
+        !scl_required(ld, v, "start", "clock", &f) || !scl_str(ld, f, "clock.start", &s))
+        return false;
+    int64_t ms;
+    if (!sc_parse_rfc3339_ms(s, &ms))
+        return scl_fail_at(ld, f, "clock.start",
+                           "malformed time \"%s\" (want RFC 3339 such as 2026-09-23T10:00:00Z)", s);
+    if (ms < 0 || ms >= SC_CLOCK_START_MAX_MS)
+        return scl_fail_at(ld, f, "clock.start",
+                           "must be from 1970-01-01T00:00:00Z to before 3000-01-01T00:00:00Z");
+    ld->sc->clock_start_set = true;
+    ld->sc->clock_start_ms = ms;
+    return true;
+}
+
 /* `perturb-menu: [{name, do: <event>}]` (reassert sweep --perturb). */
 static bool scl_perturb_menu(sc_ld *ld, const cJSON *list)
 {
@@ -361,6 +415,8 @@ static bool scl_perturb_menu(sc_ld *ld, const cJSON *list)
         sc->perturb_menu[i].name = rs_xstrdup(name);
         sc->n_perturb_menu++;
         scl_path_key(kp, ip, "do");
+        ld->at = SC_REF_MENU;
+        ld->item = i;
         if (!scl_required(ld, it, "do", ip, &f) || !scl_event(ld, f, kp, &sc->perturb_menu[i].ev))
             return false;
     }
@@ -369,8 +425,9 @@ static bool scl_perturb_menu(sc_ld *ld, const cJSON *list)
 
 static bool scl_scenario(sc_ld *ld, const cJSON *root)
 {
-    static const char *const keys[] = {"name",    "about",     "seed", "strategies",   "cluster",
-                                       "desired", "catalogue", "runs", "perturb-menu", NULL};
+    static const char *const keys[] = {"name",    "about",        "seed",    "strategies",
+                                       "cluster", "clock",        "desired", "catalogue",
+                                       "runs",    "perturb-menu", NULL};
     const cJSON *f;
     const char *s;
     if (!scl_want_map(ld, root, "") || !scl_keys(ld, root, "", keys) ||
@@ -381,6 +438,7 @@ static bool scl_scenario(sc_ld *ld, const cJSON *root)
         !scl_cred_name(ld, f, "desired", &s))
         return false;
     ld->sc->desired = rs_xstrdup(s);
+    if ((f = cJSON_GetObjectItemCaseSensitive(root, "clock")) && !scl_clock(ld, f)) return false;
     if (!scl_required(ld, root, "runs", "", &f) || !scl_runs(ld, f)) return false;
     f = cJSON_GetObjectItemCaseSensitive(root, "perturb-menu");
     return !f || scl_perturb_menu(ld, f);

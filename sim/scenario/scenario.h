@@ -63,6 +63,11 @@ typedef struct sc_event {
     char *kind;
     cJSON *args;
     sc_pos pos;
+    /* kind "check" (a `check:` in `before:` or a `during:` entry's `do:`,
+     * not a world event): args is the list of state checks, in the forms of
+     * `expect.state`, and lines the scenario line of each, in order. NULL
+     * for every world event. */
+    cJSON *lines;
 } sc_event;
 
 typedef enum sc_fault_effect {
@@ -101,9 +106,9 @@ typedef struct sc_run {
     size_t n_during;
     /* The run's `expect` as JSON without `by-strategy`: keys "exit" (number),
      * "delta" (object: counter => number | ">=N" style string | bool for
-     * lease_rv_moved; "writes_by_kind" => object of the same), "output-contains"
-     * (array of strings), "state" (array of check objects, §5 forms). NULL when
-     * the run has no expect. */
+     * lease_rv_moved; "writes_by_kind" => object of the same), "output-contains",
+     * "output-not-contains" and "output-in-order" (arrays of strings), "state"
+     * (array of check objects, §5 forms). NULL when the run has no expect. */
     cJSON *expect;
     cJSON *by_strategy; /* {"eager": {...}, "lazy": {...}} or NULL */
     /* The same two trees with every scalar replaced by its scenario line and
@@ -114,9 +119,30 @@ typedef struct sc_run {
     int *invariants_off;
     size_t n_invariants_off;
     char *invariants_reason;
+    /* `skew:` — what the core's clock reads minus the world's (the API
+     * server's) wall clock, in ms; 0 when absent. */
+    int64_t skew_ms;
     sc_pos pos;
     sc_pos expect_pos; /* the `expect:` key; {0,0} when the run has none */
 } sc_run;
+
+/* Where an object reference stands in the file, for the resolution a
+ * built world allows (sim_world_resolve_refs): the order of a run's
+ * timeline decides what may exist by then. */
+typedef enum sc_ref_at {
+    SC_REF_BEFORE, /* runs[run].before[item] (an event's ref, a check's ref) */
+    SC_REF_DURING, /* runs[run].during[item].do */
+    SC_REF_EXPECT, /* runs[run].expect.state (by-strategy included) */
+    SC_REF_MENU,   /* perturb-menu[item].do: inserted anywhere by a sweep */
+} sc_ref_at;
+
+typedef struct sc_ref {
+    char *ref;  /* "Kind/ns/name" or "Kind/name", shape already checked */
+    char *path; /* the field, as load errors name it */
+    sc_pos pos;
+    sc_ref_at at;
+    size_t run, item;
+} sc_ref;
 
 /* A `perturb-menu:` entry: one more event `reassert sweep --perturb` may
  * insert before a call (an entry named like a built-in one replaces it). */
@@ -140,6 +166,15 @@ typedef struct sc_scenario {
     size_t n_runs;
     sc_perturb *perturb_menu; /* `perturb-menu:`; NULL when absent */
     size_t n_perturb_menu;
+    /* `clock: {start: RFC3339}` — the wall clock when the world is built,
+     * ms since the Unix epoch. Unset: the preset's 2026-01-01T00:00:00Z,
+     * or a cassette's recorded clock. */
+    bool clock_start_set;
+    int64_t clock_start_ms;
+    /* Every object reference of the file (events' and state checks'), in
+     * file order. */
+    sc_ref *refs;
+    size_t n_refs;
 } sc_scenario;
 
 /* Loads and validates path. On failure *out is NULL and e says
@@ -165,6 +200,10 @@ const sc_cred *sc_catalogue_find(const sc_scenario *sc, const char *name);
 
 /* Parses "<integer>(ms|s|m|h)". Returns false when malformed. */
 bool sc_parse_duration_ms(const char *text, int64_t *ms);
+/* Parses RFC 3339 ("2026-09-23T10:00:00Z"; a fraction, kept to the
+ * millisecond, and a ±hh:mm offset allowed) into ms since the Unix epoch.
+ * false when malformed or not a real date and time. */
+bool sc_parse_rfc3339_ms(const char *text, int64_t *ms);
 
 /* The counter names expectations may name in `delta` (DESIGN.md §4). */
 bool sc_counter_known(const char *name);

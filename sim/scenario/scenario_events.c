@@ -50,29 +50,14 @@ static bool scl_field_cred(sc_ld *ld, const cJSON *v, const char *key, const cha
     return scl_cred_name(ld, cJSON_GetObjectItemCaseSensitive(v, key), kp, &s);
 }
 
-/* 366 days: a year of virtual time, leap day included (README "Input bounds"). */
-#define SC_DURATION_MAX_MS (366LL * 24 * 3600 * 1000)
-
-static bool scl_duration(sc_ld *ld, const cJSON *n, const char *path, int64_t *ms)
-{
-    if (!cJSON_IsString(n))
-        return scl_fail_at(ld, n, path, "expected a duration such as 30s, got %s",
-                           scl_type_name(ld, n));
-    if (!sc_parse_duration_ms(n->valuestring, ms))
-        return scl_fail_at(ld, n, path, "malformed duration \"%s\" (want <integer>(ms|s|m|h))",
-                           n->valuestring);
-    if (*ms > SC_DURATION_MAX_MS)
-        return scl_fail_at(ld, n, path, "duration \"%s\" is longer than 366 days (8784h)",
-                           n->valuestring);
-    return true;
-}
-
 /* ---- one check per event ---------------------------------------------- */
 
+/* A negative advance is a clock step: the wall clock the core and the API
+ * server read jumps back; no time passes (world_events.c). */
 static bool ev_advance(sc_ld *ld, const cJSON *v, const char *path, cJSON **args)
 {
     int64_t ms;
-    if (!scl_duration(ld, v, path, &ms)) return false;
+    if (!scl_duration(ld, v, path, true, &ms)) return false;
     *args = cJSON_CreateObject();
     cJSON_AddNumberToObject(*args, "ms", (double)ms);
     return true;
@@ -261,7 +246,7 @@ static bool ev_pdb_block(sc_ld *ld, const cJSON *v, const char *path, cJSON **ar
         !scl_node(ld, cJSON_GetObjectItemCaseSensitive(v, "node"), kp))
         return false;
     scl_path_key(kp, path, "for");
-    if (!scl_duration(ld, cJSON_GetObjectItemCaseSensitive(v, "for"), kp, &ms)) return false;
+    if (!scl_duration(ld, cJSON_GetObjectItemCaseSensitive(v, "for"), kp, false, &ms)) return false;
     *args = cJSON_CreateObject();
     cJSON_AddStringToObject(*args, "node",
                             cJSON_GetObjectItemCaseSensitive(v, "node")->valuestring);
@@ -356,6 +341,10 @@ bool scl_event(sc_ld *ld, const cJSON *item, const char *path, sc_event *out)
     size_t i = 0;
     while (i < RS_ARRAY_LEN(scl_events) && strcmp(scl_events[i].name, v->string))
         i++;
+    if (i == RS_ARRAY_LEN(scl_events) && !strcmp(v->string, "check"))
+        return scl_fail(ld, sy_key_pos(ld->doc, v), ep,
+                        "a check is not a world event: it goes in a run's before: or a during: "
+                        "entry's do:");
     if (i == RS_ARRAY_LEN(scl_events)) {
         char names[512];
         scl_event_names(names, sizeof names);
@@ -478,10 +467,7 @@ bool scl_during(sc_ld *ld, const cJSON *item, const char *path, sc_during *out)
     if (!scl_shape(ld, item, path, keys, 2)) return false;
     out->pos = sy_pos(ld->doc, item);
     scl_path_key(kp, path, "before-call");
-    if (!scl_op_glob(ld, cJSON_GetObjectItemCaseSensitive(item, "before-call"), kp,
-                     &out->before_call) ||
-        !scl_nth(ld, item, path, &out->nth, &out->and_after))
-        return false;
-    scl_path_key(kp, path, "do");
-    return scl_event(ld, cJSON_GetObjectItemCaseSensitive(item, "do"), kp, &out->action);
+    return scl_op_glob(ld, cJSON_GetObjectItemCaseSensitive(item, "before-call"), kp,
+                       &out->before_call) &&
+           scl_nth(ld, item, path, &out->nth, &out->and_after);
 }

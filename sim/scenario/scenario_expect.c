@@ -188,11 +188,40 @@ static bool scl_state_check(sc_ld *ld, const cJSON *c, const char *path)
     return scl_check_pair(ld, c, path, "talos", "registry-auth");
 }
 
-/* exit, delta, output-contains, state: the keys by-strategy may override. */
+bool scl_check_action(sc_ld *ld, const cJSON *list, const char *path, sc_event *out)
+{
+    if (!scl_want_list(ld, list, path)) return false;
+    if (cJSON_GetArraySize(list) == 0)
+        return scl_fail_at(ld, list, path, "must hold at least one state check");
+    size_t i = 0;
+    const cJSON *c;
+    cJSON_ArrayForEach(c, list)
+    {
+        char ip[SC_PATH_MAX];
+        scl_path_idx(ip, path, i++);
+        if (!scl_state_check(ld, c, ip)) return false;
+    }
+    out->args = cJSON_Duplicate(list, true);
+    out->lines = cJSON_CreateArray();
+    if (!out->args || !out->lines) abort();
+    cJSON_ArrayForEach(c, list)
+        cJSON_AddItemToArray(out->lines, cJSON_CreateNumber(sy_pos(ld->doc, c).line));
+    out->kind = rs_xstrdup("check");
+    return true;
+}
+
+/* exit, delta, output-contains, output-not-contains, output-in-order, state:
+ * the keys by-strategy may override. */
 static bool scl_expect_body(sc_ld *ld, const cJSON *ex, const char *path, bool top)
 {
-    static const char *const top_keys[] = {
-        "exit", "delta", "output-contains", "output-in-order", "state", "by-strategy", NULL};
+    static const char *const top_keys[] = {"exit",
+                                           "delta",
+                                           "output-contains",
+                                           "output-not-contains",
+                                           "output-in-order",
+                                           "state",
+                                           "by-strategy",
+                                           NULL};
     char kp[SC_PATH_MAX];
     const cJSON *f;
     if (!scl_want_map(ld, ex, path) || !scl_keys(ld, ex, path, top_keys)) return false;
@@ -214,12 +243,16 @@ static bool scl_expect_body(sc_ld *ld, const cJSON *ex, const char *path, bool t
         if (!scl_str_list(ld, f, kp, &texts, &n)) return false;
         scl_str_list_free(texts, n);
     }
-    /* Extension of §5: the texts must appear in this order (e.g. workers
-     * rolled before control planes). */
-    scl_path_key(kp, path, "output-in-order");
-    if ((f = cJSON_GetObjectItemCaseSensitive(ex, "output-in-order"))) {
-        if (!scl_str_list(ld, f, kp, &texts, &n)) return false;
-        scl_str_list_free(texts, n);
+    /* Extensions of §5: the texts must appear in this order (e.g. workers
+     * rolled before control planes); the texts must not appear at all (the
+     * raw error is not echoed, no release command for a fence). */
+    static const char *const text_lists[] = {"output-in-order", "output-not-contains"};
+    for (size_t k = 0; k < RS_ARRAY_LEN(text_lists); k++) {
+        scl_path_key(kp, path, text_lists[k]);
+        if ((f = cJSON_GetObjectItemCaseSensitive(ex, text_lists[k]))) {
+            if (!scl_str_list(ld, f, kp, &texts, &n)) return false;
+            scl_str_list_free(texts, n);
+        }
     }
     scl_path_key(kp, path, "state");
     if (!(f = cJSON_GetObjectItemCaseSensitive(ex, "state"))) return true;

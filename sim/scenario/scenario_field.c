@@ -10,6 +10,7 @@
  * nothing of the loader above it (only the YAML reader's positions), which is
  * what keeps the loader a tree rather than a circle.
  */
+#include "core/live/live_kube_exec.h"
 #include "sim/scenario/scenario_int.h"
 #include "sim/store/store.h"
 
@@ -210,6 +211,57 @@ bool sc_parse_duration_ms(const char *text, int64_t *ms)
     return live_yaml_duration_ms(text, ms); /* one duration syntax for scenarios and --config */
 }
 
+/* 366 days: a year of virtual time, leap day included (README "Input bounds"). */
+#define SC_DURATION_MAX_MS (366LL * 24 * 3600 * 1000)
+
+bool scl_duration(sc_ld *ld, const cJSON *n, const char *path, bool negative_ok, int64_t *ms)
+{
+    if (!cJSON_IsString(n))
+        return scl_fail_at(ld, n, path, "expected a duration such as 30s, got %s",
+                           scl_type_name(ld, n));
+    const char *text = n->valuestring;
+    bool negative = text[0] == '-';
+    if (!sc_parse_duration_ms(text + (negative || text[0] == '+'), ms))
+        return scl_fail_at(ld, n, path, "malformed duration \"%s\" (want %s<integer>(ms|s|m|h))",
+                           text, negative_ok ? "[-]" : "");
+    if (negative && !negative_ok)
+        return scl_fail_at(ld, n, path,
+                           "duration \"%s\" is negative (only advance: and a run's skew: take a "
+                           "negative duration)",
+                           text);
+    if (text[0] == '+' && !negative_ok)
+        return scl_fail_at(ld, n, path, "malformed duration \"%s\" (want <integer>(ms|s|m|h))",
+                           text);
+    if (*ms > SC_DURATION_MAX_MS)
+        return scl_fail_at(ld, n, path, "duration \"%s\" is longer than 366 days (8784h)", text);
+    if (negative) *ms = -*ms;
+    return true;
+}
+
+static bool sc_leap(int64_t y)
+{
+    return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+}
+
+bool sc_parse_rfc3339_ms(const char *text, int64_t *ms)
+{
+    int64_t secs;
+    if (!text || !live_rfc3339_unix(text, &secs)) return false;
+    /* live_rfc3339_unix checks the shape and field ranges; a date must also
+     * exist (no February 30th, no leap second): a clock start is exact. */
+    int y = atoi(text), mo = atoi(text + 5), d = atoi(text + 8), sec = atoi(text + 17);
+    static const int days[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    if (sec > 59 || d > days[mo - 1] + (mo == 2 && sc_leap(y))) return false;
+    int64_t frac = 0;
+    if (text[19] == '.')
+        for (int i = 0, scale = 100; i < 3 && text[20 + i] >= '0' && text[20 + i] <= '9'; i++) {
+            frac += (text[20 + i] - '0') * scale;
+            scale /= 10;
+        }
+    *ms = secs * 1000 + frac;
+    return true;
+}
+
 const sc_cred *sc_catalogue_find(const sc_scenario *sc, const char *name)
 {
     if (!sc || !name) return NULL;
@@ -255,6 +307,15 @@ bool scl_ref(sc_ld *ld, const cJSON *n, const char *path)
     if (!cluster && parts != 3)
         return scl_fail_at(ld, n, path, "%s is namespaced: want %s/namespace/name, got \"%s\"",
                            kind, kind, s);
+    sc_scenario *sc = ld->sc;
+    if (sc->n_refs % 16 == 0)
+        sc->refs = rs_xrealloc(sc->refs, (sc->n_refs + 16) * sizeof *sc->refs);
+    sc->refs[sc->n_refs++] = (sc_ref){.ref = rs_xstrdup(s),
+                                      .path = rs_xstrdup(path),
+                                      .pos = sy_pos(ld->doc, n),
+                                      .at = ld->at,
+                                      .run = ld->run,
+                                      .item = ld->item};
     return true;
 }
 

@@ -35,6 +35,7 @@ static void sc_event_free(sc_event *ev)
 {
     free(ev->kind);
     cJSON_Delete(ev->args);
+    cJSON_Delete(ev->lines);
 }
 
 static void sc_run_free(sc_run *r)
@@ -78,6 +79,11 @@ void sc_free(sc_scenario *sc)
     for (size_t i = 0; i < sc->n_runs; i++)
         sc_run_free(&sc->runs[i]);
     free(sc->runs);
+    for (size_t i = 0; i < sc->n_refs; i++) {
+        free(sc->refs[i].ref);
+        free(sc->refs[i].path);
+    }
+    free(sc->refs);
     for (size_t i = 0; i < sc->n_perturb_menu; i++) {
         free(sc->perturb_menu[i].name);
         sc_event_free(&sc->perturb_menu[i].ev);

@@ -28,6 +28,9 @@ typedef struct sc_ld {
     rs_err *e;
     sc_scenario *sc;   /* catalogue and run names are complete before runs are read */
     const cJSON *root; /* the whole file: node.add names anywhere resolve node references */
+    /* Where the reader is, recorded with each object reference (sc_ref). */
+    sc_ref_at at;
+    size_t run, item;
 } sc_ld;
 
 /* ---- scenario_field.c: the leaf (calls only the YAML reader) ---- */
@@ -65,7 +68,8 @@ bool scl_cred_name(sc_ld *ld, const cJSON *n, const char *path, const char **out
 /* Frees a list from scl_str_list. */
 void scl_str_list_free(char **list, size_t n);
 /* "Kind/namespace/name" for a namespaced kind or "Kind/name" for a
- * cluster-scoped one; the kind must be one the sim's API server knows. */
+ * cluster-scoped one; the kind must be one the sim's API server knows.
+ * Recorded in ld->sc->refs at ld's position, for the world to resolve. */
 bool scl_ref(sc_ld *ld, const cJSON *n, const char *path);
 /* A string naming a node of the cluster: a preset node
  * (prod-control-plane-<i>, prod-worker-<i> within the cluster's sizes) or one
@@ -73,6 +77,9 @@ bool scl_ref(sc_ld *ld, const cJSON *n, const char *path);
 bool scl_node(sc_ld *ld, const cJSON *n, const char *path);
 /* A key of delta.writes_by_kind: a known kind, "openbao" or a Talos write. */
 bool scl_write_kind_known(const char *kind);
+/* A duration "<integer>(ms|s|m|h)" of at most 366 days, into *ms; with
+ * negative_ok also "-<duration>" (and "+<duration>"), *ms then negative. */
+bool scl_duration(sc_ld *ld, const cJSON *n, const char *path, bool negative_ok, int64_t *ms);
 
 /* ---- scenario_free.c ---- */
 
@@ -91,10 +98,16 @@ bool scl_cluster(sc_ld *ld, const cJSON *v);
 /* Events, faults and `during:` entries (scenario_events.c). */
 bool scl_event(sc_ld *ld, const cJSON *item, const char *path, sc_event *out);
 bool scl_fault(sc_ld *ld, const cJSON *item, const char *path, sc_fault *out);
+/* A `during:` entry's before-call, nth and and-after (its `do:` is read by
+ * the caller: an event or a `check:`). */
 bool scl_during(sc_ld *ld, const cJSON *item, const char *path, sc_during *out);
 
 /* A run's `expect:` and `invariants:` (scenario_expect.c). */
 bool scl_expect(sc_ld *ld, const cJSON *expect, const char *path, sc_run *run);
+/* A `check:` action's value (a non-empty list of `expect.state` checks)
+ * into out: kind "check", args the list, lines each check's line; the
+ * caller sets out->pos. */
+bool scl_check_action(sc_ld *ld, const cJSON *list, const char *path, sc_event *out);
 bool scl_invariants(sc_ld *ld, const cJSON *inv, const char *path, sc_run *run);
 
 /* A run's arguments as a scenario or a cassette gives them: no flag the

@@ -12,6 +12,7 @@
 
 #include "core/config.h"
 #include "core/cred/cred.h"
+#include "sim/check/check_expect.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -96,6 +97,7 @@ static rs_code serve_open_run(serve_server *s, const serve_config *cfg, rs_err *
     }
     s->registry_host = rs_xstrdup(wc.registry_host ? wc.registry_host : "");
     rs_config_free(&wc);
+    s->check_mark = expect_during_mark(s->w);
     s->sim = sim_transport_open(s->w, s->run_name, s->run);
     serve_door_init(s);
     return RS_OK;
@@ -206,6 +208,21 @@ size_t serve_stop(serve_server *s, void (*say)(const char *sentence, void *arg),
     for (size_t i = 0; say && i < n; i++)
         say(v[i], arg);
     sim_strings_free(v, n);
+    /* A `during:` check that failed is a failed run as well. */
+    cJSON *checks = cJSON_CreateArray(), *lines = cJSON_CreateArray();
+    expect_during_failures(s->w, s->check_mark, s->run_name, checks, lines);
+    int i = 0;
+    const cJSON *f;
+    cJSON_ArrayForEach(f, checks)
+    {
+        char *line =
+            rs_xasprintf("line %d: %s", cJSON_GetArrayItem(lines, i++)->valueint, f->valuestring);
+        if (say) say(line, arg);
+        free(line);
+        n++;
+    }
+    cJSON_Delete(checks);
+    cJSON_Delete(lines);
     serve_free(s);
     return n;
 }

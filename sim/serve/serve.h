@@ -60,8 +60,8 @@ rs_code serve_start(const serve_config *cfg, serve_server **out, rs_err *e);
 /* "http://127.0.0.1:PORT" or "https://...", the port the kernel chose. */
 const char *serve_url(const serve_server *s);
 /* Stops answering, closes the world. Returns how many of the scenario run's
- * faults and during: entries never fired, after handing say (may be NULL)
- * one sentence for each. */
+ * faults and during: entries never fired, plus how many of its during:
+ * checks failed, after handing say (may be NULL) one sentence for each. */
 size_t serve_stop(serve_server *s, void (*say)(const char *sentence, void *arg), void *arg);
 
 #endif

@@ -42,8 +42,9 @@ struct serve_server {
     sc_scenario *sc;
     const sc_run *run;
     char *run_name;
-    rs_transport *sim; /* the sim root over the world */
-    rs_transport door; /* what every handler calls: sim, batch-aware */
+    long long check_mark; /* `during:` check failures before this session */
+    rs_transport *sim;    /* the sim root over the world */
+    rs_transport door;    /* what every handler calls: sim, batch-aware */
     serve_batch batch;
     char *kube_token, *bao_token;
     char *kube_token_path; /* read again at each bearer check */

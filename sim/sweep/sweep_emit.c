@@ -43,6 +43,11 @@ static cJSON *run_json(const sc_run *r, bool keep_expect, int exit_code)
 {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "name", r->name);
+    if (r->skew_ms) {
+        char d[32];
+        snprintf(d, sizeof d, "%lldms", (long long)r->skew_ms);
+        cJSON_AddStringToObject(o, "skew", d);
+    }
     if (r->n_args)
         cJSON_AddItemToObject(
             o, "args", cJSON_CreateStringArray((const char *const *)r->args, (int)r->n_args));

@@ -34,7 +34,14 @@ static int rm_entry(const char *path, const struct stat *sb, int flag, struct FT
 
 rs_code sw_image_build(const sc_scenario *sc, sim_world **image, rs_err *e)
 {
-    return sim_world_build_mem(sc, image, NULL, NULL, e);
+    rs_code c = sim_world_build_mem(sc, image, NULL, NULL, e);
+    /* a reference to nothing is bad data, found before any plan */
+    if (c == RS_OK) c = sim_world_resolve_refs(*image, sc, e);
+    if (c != RS_OK) {
+        sim_world_close(*image);
+        *image = NULL;
+    }
+    return c;
 }
 
 void sw_outcome_free(sw_outcome *o)

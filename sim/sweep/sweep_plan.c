@@ -236,6 +236,7 @@ sc_run *sw_run_follow(const sc_run *orig, const char *suffix, const char *termin
     sw_run_copy *c = rs_xcalloc(1, sizeof *c);
     c->run.name = rs_xasprintf("%s-%s", orig->name, suffix);
     c->run.pos = orig->pos;
+    c->run.skew_ms = orig->skew_ms; /* the same machine, the same clock */
     c->own_before = true;
     c->run.faults = rs_xcalloc(1, sizeof *c->run.faults);
     c->run.during = rs_xcalloc(1, sizeof *c->run.during);

@@ -138,9 +138,14 @@ int sim_transport_call_riding(rs_transport *t, const rs_req *req, rs_resp *resp)
     return simt_call_cost(ctx_of(t), req, resp, 0);
 }
 
+/* The core reads the world's wall clock (one epoch with every timestamp
+ * the world writes), offset by its run's `skew:`: a machine whose clock is
+ * ahead of (or behind) the API server's. */
 static int64_t simt_now_ms(rs_transport *t)
 {
-    return simw_now(ctx_of(t)->w);
+    simt_ctx *c = ctx_of(t);
+    int64_t ms = simw_wall(c->w) + (c->run ? c->run->skew_ms : 0);
+    return ms > 0 ? ms : 0; /* no machine reports a time before the Unix epoch */
 }
 
 static void simt_sleep_ms(rs_transport *t, int64_t ms)
@@ -193,6 +198,7 @@ static void simt_close(rs_transport *t)
     for (size_t i = 0; i < nd; i++)
         free(c->during_error[i]);
     free(c->during_error);
+    free(c->check_failed);
     free(c->during_seen);
     free(c->during_fired);
     free(c->fault_seen);
@@ -213,6 +219,7 @@ rs_transport *sim_transport_open(sim_world *w, const char *run_name, const sc_ru
     c->during_seen = rs_xcalloc(nd + 1, sizeof *c->during_seen);
     c->during_fired = rs_xcalloc(nd + 1, sizeof *c->during_fired);
     c->during_error = rs_xcalloc(nd + 1, sizeof *c->during_error);
+    c->check_failed = rs_xcalloc(nd + 1, sizeof *c->check_failed);
     c->fence_rev = -1;
     c->held_rev = -1;
     c->pid = simt_derive_pid(w, c->run_name);

@@ -8,6 +8,7 @@
  */
 #include "sim/transport/sim_transport_int.h"
 
+#include "sim/check/check_expect.h"
 #include "sim/store/store.h"
 
 #include <stdlib.h>
@@ -60,6 +61,31 @@ static void note_foreign(simt_ctx *c, const sc_event *ev, long long rev_before)
     note_lease_deleted(c, ev);
 }
 
+/* A `check:` entry: the state checks, evaluated on the world as the core's
+ * call is about to see it; each failure is a row at its own scenario line.
+ * With and-after an entry is checked at every later matching call until it
+ * first fails (one failure says the promise broke; more would bury it). */
+static void during_check(simt_ctx *c, size_t i)
+{
+    const sc_during *d = &c->run->during[i];
+    if (c->check_failed[i]) return;
+    cJSON *failures = cJSON_CreateArray(), *lines = cJSON_CreateArray();
+    char *where =
+        rs_xasprintf("during before-call %s, matching call %d", d->before_call, c->during_seen[i]);
+    expect_state_now(c->w, &d->action, where, failures, lines);
+    free(where);
+    int k = 0;
+    const cJSON *f;
+    cJSON_ArrayForEach(f, failures)
+    {
+        const cJSON *at = cJSON_GetArrayItem(lines, k++);
+        expect_during_failure_add(c->w, c->run_name, at->valueint, f->valuestring);
+    }
+    c->check_failed[i] = k > 0;
+    cJSON_Delete(failures);
+    cJSON_Delete(lines);
+}
+
 void simt_during(simt_ctx *c, const char *opname)
 {
     const sc_run *run = c->run;
@@ -67,6 +93,10 @@ void simt_during(simt_ctx *c, const char *opname)
         const sc_during *d = &run->during[i];
         if (!simt_hit(d->before_call, opname, &c->during_seen[i], d->nth, d->and_after)) continue;
         c->during_fired[i] = true;
+        if (d->action.lines) {
+            during_check(c, i);
+            continue;
+        }
         rs_err e = {0};
         long long rev = store_revision(c->w->st);
         if (simw_apply_event(c->w, &d->action, &e) != RS_OK && !c->during_error[i])

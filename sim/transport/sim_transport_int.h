@@ -28,6 +28,7 @@ typedef struct simt_ctx {
     int *during_seen;
     bool *during_fired;
     char **during_error;
+    bool *check_failed;  /* a `check:` entry that failed once is not checked again */
     long long fence_rev; /* store revision at the last fence evaluation */
     int pid;             /* this run's simulated process id */
     long long held_rev;  /* store revision lease_held/fences_held were read at */

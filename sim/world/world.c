@@ -44,6 +44,7 @@ static const char *const simw_schema =
     "CREATE TABLE violations(seq INTEGER PRIMARY KEY, run TEXT NOT NULL,"
     " invariant INTEGER NOT NULL, message TEXT NOT NULL);"
     "CREATE INDEX violations_run ON violations(run, seq);"
+
     "CREATE TABLE cordons(run TEXT NOT NULL, node TEXT NOT NULL, PRIMARY KEY(run, node));"
     /* Calls that released one of the calling run's own fences (invariant 1
      * tells that cleanup from a fenced write). */
@@ -58,6 +59,13 @@ static const char *const simw_schema =
     "CREATE TABLE flux_state(ref TEXT PRIMARY KEY, suspended INTEGER NOT NULL,"
     " requested_at TEXT NOT NULL, reconciling INTEGER NOT NULL);"
     "CREATE TABLE drains(run TEXT NOT NULL, node TEXT NOT NULL, PRIMARY KEY(run, node));";
+
+/* Failed `check:` actions of `during:` entries, at their scenario line
+ * (sim/check/check_expect.c): a crashed run keeps them. Made on open too,
+ * so a world file built before checks existed takes them. */
+static const char *const simw_schema_checks =
+    "CREATE TABLE IF NOT EXISTS check_failures(seq INTEGER PRIMARY KEY, run TEXT NOT NULL,"
+    " line INTEGER NOT NULL, message TEXT NOT NULL);";
 
 _Noreturn void simw_die(sim_world *w, const char *what)
 {
@@ -218,7 +226,9 @@ rs_code simw_create(const char *db_path, const sim_world_desc *d, simw_overlay_f
     sim_world *w = NULL;
     rs_code rc = world_connect(db_path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, &w, e);
     if (rc != RS_OK) return rc;
-    if (sqlite3_exec(w->db, simw_schema, NULL, NULL, NULL) != SQLITE_OK || store_init(w->db) != 0) {
+    if (sqlite3_exec(w->db, simw_schema, NULL, NULL, NULL) != SQLITE_OK ||
+        sqlite3_exec(w->db, simw_schema_checks, NULL, NULL, NULL) != SQLITE_OK ||
+        store_init(w->db) != 0) {
         rc = rs_fail(e, RS_FAILED, "cannot create the sim world schema in %s: %s", name,
                      sqlite3_errmsg(w->db));
         simw_free(w);
@@ -279,7 +289,9 @@ static rs_code world_build(const char *db_path, const sc_scenario *sc, char ***w
                         .credential = sc->cluster.credential,
                         .catalogue = creds,
                         .n_catalogue = sc->n_catalogue,
-                        .seed = sc->seed};
+                        .seed = sc->seed,
+                        .wall_start_set = sc->clock_start_set,
+                        .wall_start_ms = sc->clock_start_ms};
     rs_code rc = sc->cluster.cassette ? simw_reseed(db_path, sc, &d, warnings, n_warnings, keep, e)
                                       : simw_create(db_path, &d, NULL, NULL, keep, e);
     free(creds);
@@ -353,9 +365,24 @@ rs_code sim_world_open(const char *db_path, sim_world **out, rs_err *e)
     long long ms = strtoll(clock, &endp, 10);
     bool sane = errno == 0 && endp && *endp == '\0' && ms >= 0 && ms <= SIMW_CLOCK_MAX_MS;
     free(clock);
+    /* The wall clock too: every timestamp keeps a four-digit year. */
+    if (sane) {
+        char *off = simw_meta_get(w, "wall_offset_ms");
+        errno = 0;
+        long long o = off ? strtoll(off, &endp, 10) : SIMW_EPOCH_MS;
+        sane = (!off || (errno == 0 && endp && *endp == '\0')) && o >= -ms &&
+               o <= SIMW_WALL_MAX_MS - ms;
+        free(off);
+    }
     if (!sane) {
         rc = rs_fail(e, RS_DATAERR, "%s is not a usable sim world: its clock is out of range",
                      db_path);
+        simw_free(w);
+        return rc;
+    }
+    if (sqlite3_exec(w->db, simw_schema_checks, NULL, NULL, NULL) != SQLITE_OK) {
+        rc = rs_fail(e, RS_FAILED, "cannot open the sim world %s: %s", db_path,
+                     sqlite3_errmsg(w->db));
         simw_free(w);
         return rc;
     }

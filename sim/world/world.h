@@ -37,6 +37,9 @@ typedef struct sim_world sim_world;
 #define SIM_REBOOT_MS 240000
 /* A world clock beyond this (100 years of virtual time) is refused on open. */
 #define SIMW_CLOCK_MAX_MS (100LL * 366 * 24 * 3600 * 1000)
+/* The wall clock stays within [1970-01-01T00:00:00Z, 9999-12-31T23:59:59.999Z]:
+ * every timestamp keeps RFC 3339's four-digit year. */
+#define SIMW_WALL_MAX_MS 253402300799999LL
 #define SIM_FAST_REBOOT_MS 4000 /* a fast reboot: done between two Ready polls */
 #define SIM_IMAGE_PULL_MS 5000
 #define SIM_TIMEOUT_MS 30000
@@ -65,11 +68,19 @@ typedef struct sim_world_desc {
     const sim_world_cred *catalogue;
     size_t n_catalogue;
     uint64_t seed;
+    /* The wall clock at start, ms since the Unix epoch (the scenario's
+     * `clock: {start}`); unset: SIMW_EPOCH_MS, 2026-01-01T00:00:00Z. */
+    bool wall_start_set;
+    int64_t wall_start_ms;
+    /* The virtual clock at start: 0, or a cassette's recorded clock (its
+     * periodic timers then keep the recording's phase). */
+    int64_t clock_ms;
 } sim_world_desc;
 
 /* Creates a fresh world file at db_path (replacing any) from d: the
  * preset's objects converged on d->credential, the catalogue, the
- * registry's pull grants, Talos node state, the seed, clock at 0.
+ * registry's pull grants, Talos node state, the seed, the virtual clock at
+ * 0 and the wall clock at d's start.
  * RS_DATAERR for an unknown preset or a credential not in the catalogue. */
 rs_code sim_world_create(const char *db_path, const sim_world_desc *d, rs_err *e);
 
@@ -98,6 +109,12 @@ rs_code sim_world_handoff_take(sim_world *w, const char *path, rs_err *e);
  * sim_strings_free. NULL/0 for a preset cluster. */
 rs_code sim_world_build_warn(const char *db_path, const sc_scenario *sc, char ***warnings,
                              size_t *n_warnings, rs_err *e);
+
+/* Resolves every object reference of sc (sc->refs) against w, the world
+ * sc builds, before any run (world_refs.c says when a reference resolves).
+ * RS_DATAERR naming the file, line, column and field of the first that
+ * names no object. */
+rs_code sim_world_resolve_refs(sim_world *w, const sc_scenario *sc, rs_err *e);
 
 /* RS_OK when db_path is a world file (read-only look; nothing is changed),
  * RS_DATAERR naming why not otherwise. */

@@ -303,6 +303,31 @@ static bool wc_is_fault(const rec_row *r)
     return r->status == 0 || r->status >= 500 || r->status == 409 || r->status == 429;
 }
 
+/* The liveness oracle as the recording first heard it for a run: answered
+ * terminal stays terminal, answered with no status stays silent (H20),
+ * answered live (or never asked) is live — so a leaked Lease's recovery is
+ * judged on the answer the recorded run got. */
+static void wc_liveness(wc_ctx *x, sim_world *w, const rec_row *r)
+{
+    if (r->status != 200 || !r->target || !r->target[0]) return;
+    char *key = rs_xasprintf("liveness:%s", r->target);
+    bool seen = wc_seen(x, key);
+    free(key);
+    if (seen) return;
+    cJSON *answer = sc_cassette_response(&x->c, r);
+    const cJSON *t = cJSON_GetObjectItemCaseSensitive(answer, "terminal");
+    const char *state = !cJSON_IsObject(answer) ? NULL
+                        : cJSON_IsTrue(t)       ? "terminal"
+                        : !t                    ? "silent"
+                                                : NULL;
+    if (state) {
+        char *row = rs_xasprintf("%s.%s", state, r->target);
+        simw_meta_set(w, row, "1");
+        free(row);
+    }
+    cJSON_Delete(answer);
+}
+
 static void wc_walk(wc_ctx *x, sim_world *w)
 {
     bool registry = false;
@@ -325,6 +350,8 @@ static void wc_walk(wc_ctx *x, sim_world *w)
             wc_talos_auth(x, w, r);
         else if (wc_is(r, "talos.patch"))
             wc_write(x, r, "talos:");
+        else if (wc_is(r, "run.liveness"))
+            wc_liveness(x, w, r);
         registry = registry || wc_is(r, "registry.token");
     }
     if (x->pods)
@@ -430,10 +457,6 @@ static rs_code wc_overlay(sim_world *w, void *ctx, rs_err *e)
     wc_nodes(x, w);
     wc_walk(x, w);
     wc_unobserved(x, w);
-    const char *vt = rec_tape_meta(x->c.tape, "vt_start");
-    long long ms = vt ? strtoll(vt, NULL, 10) : 0;
-    /* The recorded clock: a Lease's renewTime is judged against it. */
-    if (ms > 0 && ms <= SIMW_CLOCK_MAX_MS) simw_set_now(w, ms);
     return RS_OK;
 }
 
@@ -446,7 +469,20 @@ rs_code simw_reseed(const char *db_path, const sc_scenario *sc, const sim_world_
         return e->code;
     }
     x.seen = cJSON_CreateObject();
-    rs_code rc = simw_create(db_path, d, wc_overlay, &x, keep, e);
+    /* One epoch: the world starts at the recording's first clock read, so
+     * a Lease's renewTime is judged against the clock it was written by
+     * (the scenario's clock.start wins when given). rec_meta_check bounds
+     * vt_start; the virtual clock keeps it too when it fits, so periodic
+     * timers keep the recording's phase. */
+    const char *vt = rec_tape_meta(x.c.tape, "vt_start");
+    long long ms = vt ? strtoll(vt, NULL, 10) : 0;
+    sim_world_desc dd = *d;
+    dd.clock_ms = ms > 0 && ms <= SIMW_CLOCK_MAX_MS ? ms : 0;
+    if (!dd.wall_start_set && ms >= 0 && ms <= SIMW_WALL_MAX_MS) {
+        dd.wall_start_set = true;
+        dd.wall_start_ms = ms;
+    }
+    rs_code rc = simw_create(db_path, &dd, wc_overlay, &x, keep, e);
     cJSON_Delete(x.seen);
     sc_cassette_close(&x.c);
     if (warnings && rc == RS_OK) {

@@ -366,13 +366,23 @@ static rs_code ev_node_add(sim_world *w, const sc_event *ev, rs_err *e)
 
 /* ---- time ---- */
 
+/* Forward: time passes (timers fire, the wall clock moves with it).
+ * Backward: a clock step (an NTP correction, a VM restored): every clock
+ * that reads the wall time — the API server's stamps, the core's clock —
+ * jumps back, while no time passes, so timers, costs and virtual_seconds
+ * do not move. */
 static rs_code ev_advance(sim_world *w, const sc_event *ev, rs_err *e)
 {
     const cJSON *ms =
         cJSON_IsNumber(ev->args) ? ev->args : cJSON_GetObjectItemCaseSensitive(ev->args, "ms");
-    if (!cJSON_IsNumber(ms) || ms->valuedouble < 0)
-        return ev_fail(ev, e, "needs a non-negative duration%s", NULL);
-    ctl_advance_to(w, simw_now(w) + (int64_t)ms->valuedouble);
+    if (!cJSON_IsNumber(ms)) return ev_fail(ev, e, "needs a duration%s", NULL);
+    int64_t step = (int64_t)ms->valuedouble;
+    if (step >= 0) {
+        ctl_advance_to(w, simw_now(w) + step);
+        return RS_OK;
+    }
+    if (!simw_wall_step(w, step))
+        return ev_fail(ev, e, "would step the wall clock before 1970-01-01T00:00:00Z%s", NULL);
     return RS_OK;
 }
 

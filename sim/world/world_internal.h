@@ -31,8 +31,11 @@
 #define SIMW_META_KEPT 64
 #define SIMW_CNT_N 13 /* world_counters.c's cnt_names */
 #define SIMW_NAME_MAX 256
-/* Wall-clock epoch of virtual time 0: 2026-01-01T00:00:00Z. */
-#define SIMW_EPOCH_S 1767225600LL
+/* The wall clock a preset world starts at unless the scenario's `clock:
+ * {start}` says otherwise: 2026-01-01T00:00:00Z, in ms since the Unix epoch
+ * (also the wall clock of a world file written before the wall offset was
+ * stored, so such a file reads as it always did). */
+#define SIMW_EPOCH_MS 1767225600000LL
 
 /* talos.reboot_mode: how the node's next reboot goes (one-shot). */
 #define SIMW_REBOOT_NORMAL 0
@@ -96,7 +99,8 @@ int64_t simw_meta_int(sim_world *w, const char *key, int64_t dflt);
 void simw_meta_set_int(sim_world *w, const char *key, int64_t value);
 
 /* ---- small helpers (world_util.c) ---- */
-void simw_rfc3339(int64_t ms, char out[32]);
+/* RFC 3339 (whole seconds, Z) of a wall-clock time in ms (simw_wall). */
+void simw_rfc3339(int64_t wall_ms, char out[32]);
 /* {"auths":{"ghcr.io":{"username","password","auth"}}} compact. */
 char *simw_dockerconfig(const char *username, const char *password);
 /* Extracts ghcr.io username/password from docker config text; false if none. */
@@ -107,9 +111,10 @@ bool simw_ref_parse(const char *ref, char kind[SIMW_NAME_MAX], char ns[SIMW_NAME
 const char *simw_json_str(const cJSON *obj, const char *const *path, size_t depth);
 const char *simw_annotation(const cJSON *obj, const char *key);
 const char *simw_label(const cJSON *obj, const char *key);
-/* A condition object {type,status,reason,message,lastTransitionTime}. */
+/* A condition object {type,status,reason,message,lastTransitionTime};
+ * wall_ms is a wall-clock time (simw_wall). */
 cJSON *simw_condition(const char *type, const char *status, const char *reason, const char *message,
-                      int64_t now_ms);
+                      int64_t wall_ms);
 /* The status of the condition `type` in status.conditions, or NULL. */
 const char *simw_condition_status(const cJSON *obj, const char *type);
 uint64_t simw_splitmix64(uint64_t *state);
@@ -123,8 +128,25 @@ cJSON *simw_get(sim_world *w, const char *kind, const char *ns, const char *name
  * store lent its own parsed copy). For readers that only look. */
 const cJSON *simw_peek(sim_world *w, const char *kind, const char *ns, const char *name,
                        cJSON **hold);
+/* The virtual clock (ms): what timers, costs and `virtual_seconds` run on.
+ * It only moves forward. */
 int64_t simw_now(sim_world *w);
 void simw_set_now(sim_world *w, int64_t ms);
+/* The wall clock (ms since the Unix epoch): what every timestamp the world
+ * writes says and what the core reads (before its run's skew). It is the
+ * virtual clock plus an offset fixed when the world is built and moved
+ * only by a clock step (a negative `advance`). */
+int64_t simw_wall(sim_world *w);
+/* The wall clock when the world was built (a condition true "since the
+ * start" is stamped with it). */
+int64_t simw_wall_start(sim_world *w);
+/* Steps the wall clock by delta_ms (negative: backwards) without moving the
+ * virtual clock; false, and nothing changed, when the wall clock would
+ * leave [0, SIMW_WALL_MAX_MS]. */
+bool simw_wall_step(sim_world *w, int64_t delta_ms);
+/* The clocks of a world being built: the virtual clock at clock_ms, the
+ * wall clock at wall_start_ms. */
+void simw_clocks_set(sim_world *w, int64_t clock_ms, int64_t wall_start_ms);
 
 /* ---- catalogue, OpenBao, Talos (world_backends.c) ---- */
 /* The current KV v2 data map of path (caller frees) and its version; NULL/0 when absent. */

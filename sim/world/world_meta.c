@@ -158,3 +158,33 @@ void simw_set_now(sim_world *w, int64_t ms)
 {
     simw_meta_set_int(w, "clock_ms", ms);
 }
+
+/* One epoch (issue: a core clock from 1970 against world stamps of 2026
+ * made every real renewTime "in the future"): the world's stamps and the
+ * core's clock both read simw_wall. The offset is a row, like the clock, so
+ * a forked run's clock step survives it. */
+int64_t simw_wall(sim_world *w)
+{
+    return simw_now(w) + simw_meta_int(w, "wall_offset_ms", SIMW_EPOCH_MS);
+}
+
+int64_t simw_wall_start(sim_world *w)
+{
+    return simw_meta_int(w, "wall_start_ms", SIMW_EPOCH_MS);
+}
+
+bool simw_wall_step(sim_world *w, int64_t delta_ms)
+{
+    int64_t wall = simw_wall(w);
+    if (delta_ms < -wall || delta_ms > SIMW_WALL_MAX_MS - wall) return false;
+    simw_meta_set_int(w, "wall_offset_ms",
+                      simw_meta_int(w, "wall_offset_ms", SIMW_EPOCH_MS) + delta_ms);
+    return true;
+}
+
+void simw_clocks_set(sim_world *w, int64_t clock_ms, int64_t wall_start_ms)
+{
+    simw_set_now(w, clock_ms);
+    simw_meta_set_int(w, "wall_offset_ms", wall_start_ms - clock_ms);
+    simw_meta_set_int(w, "wall_start_ms", wall_start_ms);
+}

@@ -115,12 +115,12 @@ static const char *obj_rv(const cJSON *obj)
     return simw_json_str(obj, path, 2);
 }
 
-static void add_ready(cJSON *obj, const char *reason, int64_t now)
+static void add_ready(cJSON *obj, const char *reason, int64_t wall_ms)
 {
     cJSON *status = cJSON_GetObjectItemCaseSensitive(obj, "status");
     if (!status) status = cJSON_AddObjectToObject(obj, "status");
     cJSON *conds = cJSON_AddArrayToObject(status, "conditions");
-    cJSON_AddItemToArray(conds, simw_condition("Ready", "True", reason, reason, now));
+    cJSON_AddItemToArray(conds, simw_condition("Ready", "True", reason, reason, wall_ms));
 }
 
 /* ---- the chain (§1) ---- */
@@ -193,9 +193,9 @@ static bool preset_pushsecret(sim_world *w, const char *variables_rv, rs_err *e)
     cJSON_AddStringToObject(remote, "remoteKey", c->openbao_path);
     cJSON_AddStringToObject(remote, "property", c->openbao_property);
     cJSON_AddItemToArray(cJSON_AddArrayToObject(spec, "data"), item);
-    add_ready(obj, "Synced", 0);
+    add_ready(obj, "Synced", simw_wall_start(w));
     char ts[32];
-    simw_rfc3339(0, ts);
+    simw_rfc3339(simw_wall_start(w), ts);
     cJSON *status = cJSON_GetObjectItemCaseSensitive(obj, "status");
     cJSON_AddStringToObject(status, "refreshTime", ts);
     cJSON_AddStringToObject(status, "syncedResourceVersion", variables_rv ? variables_rv : "");
@@ -221,9 +221,9 @@ static bool preset_externalsecret(sim_world *w, const char *ns, const char *text
     cJSON_AddStringToObject(remote, "key", c->openbao_path);
     cJSON_AddStringToObject(remote, "property", c->openbao_property);
     cJSON_AddItemToArray(cJSON_AddArrayToObject(spec, "data"), item);
-    add_ready(obj, "SecretSynced", 0);
+    add_ready(obj, "SecretSynced", simw_wall_start(w));
     char ts[32];
-    simw_rfc3339(0, ts);
+    simw_rfc3339(simw_wall_start(w), ts);
     cJSON_AddStringToObject(cJSON_GetObjectItemCaseSensitive(obj, "status"), "refreshTime", ts);
     if (!preset_create_drop(w, obj, e)) return false;
     return preset_create_drop(w,
@@ -276,7 +276,7 @@ static bool preset_flux(sim_world *w, rs_err *e)
         cJSON *src = cJSON_AddObjectToObject(spec, "sourceRef");
         cJSON_AddStringToObject(src, "kind", "GitRepository");
         cJSON_AddStringToObject(src, "name", "flux-system");
-        add_ready(ks, "ReconciliationSucceeded", 0);
+        add_ready(ks, "ReconciliationSucceeded", simw_wall_start(w));
         cJSON_AddStringToObject(cJSON_GetObjectItemCaseSensitive(ks, "status"),
                                 "lastAppliedRevision",
                                 "main@sha1:0000000000000000000000000000000000000001");
@@ -349,7 +349,7 @@ cJSON *simw_node_object(sim_world *w, const char *name, bool control_plane, int 
     free(boot);
     cJSON *conds = cJSON_AddArrayToObject(status, "conditions");
     cJSON_AddItemToArray(conds, simw_condition("Ready", "True", "KubeletReady",
-                                               "kubelet is posting ready status", simw_now(w)));
+                                               "kubelet is posting ready status", simw_wall(w)));
     return node;
 }
 
@@ -394,7 +394,7 @@ static cJSON *preset_pod(sim_world *w, const char *ns, const char *name, const c
     cJSON_AddStringToObject(c, "image", "registry.example/workload:1");
     cJSON_AddItemToArray(cJSON_AddArrayToObject(spec, "containers"), c);
     cJSON_AddStringToObject(cJSON_AddObjectToObject(pod, "status"), "phase", "Running");
-    add_ready(pod, "PodReady", simw_now(w));
+    add_ready(pod, "PodReady", simw_wall(w));
     return pod;
 }
 
@@ -481,7 +481,7 @@ static void preset_meta_rows(sim_world *w, const sim_world_desc *d)
     simw_meta_set(w, "cluster", text);
     free(text);
     cJSON_Delete(cluster);
-    simw_meta_set_int(w, "clock_ms", 0);
+    simw_clocks_set(w, d->clock_ms, d->wall_start_set ? d->wall_start_ms : SIMW_EPOCH_MS);
     char buf[32];
     snprintf(buf, sizeof buf, "%llu", (unsigned long long)d->seed);
     simw_meta_set(w, "seed", buf);

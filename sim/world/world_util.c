@@ -12,9 +12,9 @@
 #include <string.h>
 #include <time.h>
 
-void simw_rfc3339(int64_t ms, char out[32])
+void simw_rfc3339(int64_t wall_ms, char out[32])
 {
-    time_t t = (time_t)(SIMW_EPOCH_S + ms / 1000);
+    time_t t = (time_t)(wall_ms / 1000);
     struct tm tm;
     gmtime_r(&t, &tm);
     strftime(out, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
@@ -109,10 +109,10 @@ const char *simw_label(const cJSON *obj, const char *key)
 }
 
 cJSON *simw_condition(const char *type, const char *status, const char *reason, const char *message,
-                      int64_t now_ms)
+                      int64_t wall_ms)
 {
     char ts[32];
-    simw_rfc3339(now_ms, ts);
+    simw_rfc3339(wall_ms, ts);
     cJSON *c = cJSON_CreateObject();
     cJSON_AddStringToObject(c, "type", type);
     cJSON_AddStringToObject(c, "status", status);
