@@ -132,14 +132,10 @@ const char *curl_easy_strerror(CURLcode rc)
  * number names its type range), and passed on as that type. */
 #define FORWARD_OPTION(call, opt, ap)                                                              \
     do {                                                                                           \
-        if ((opt) < CURLOPTTYPE_OBJECTPOINT)                                                       \
-            return call(va_arg(ap, long));                                                         \
-        if ((opt) < CURLOPTTYPE_FUNCTIONPOINT)                                                     \
-            return call(va_arg(ap, void *));                                                       \
-        if ((opt) < CURLOPTTYPE_OFF_T)                                                             \
-            return call(va_arg(ap, void (*)(void)));                                               \
-        if ((opt) < CURLOPTTYPE_BLOB)                                                              \
-            return call(va_arg(ap, curl_off_t));                                                   \
+        if ((opt) < CURLOPTTYPE_OBJECTPOINT) return call(va_arg(ap, long));                        \
+        if ((opt) < CURLOPTTYPE_FUNCTIONPOINT) return call(va_arg(ap, void *));                    \
+        if ((opt) < CURLOPTTYPE_OFF_T) return call(va_arg(ap, void (*)(void)));                    \
+        if ((opt) < CURLOPTTYPE_BLOB) return call(va_arg(ap, curl_off_t));                         \
         return call(va_arg(ap, void *));                                                           \
     } while (0)
 
@@ -251,8 +247,7 @@ CURLMcode curl_multi_perform(CURLM *m, int *running)
 CURLMcode curl_multi_poll(CURLM *m, struct curl_waitfd extra[], unsigned int n, int timeout_ms,
                           int *numfds)
 {
-    return curl_load() ? fn.curl_multi_poll(m, extra, n, timeout_ms, numfds)
-                       : CURLM_INTERNAL_ERROR;
+    return curl_load() ? fn.curl_multi_poll(m, extra, n, timeout_ms, numfds) : CURLM_INTERNAL_ERROR;
 }
 
 CURLMsg *curl_multi_info_read(CURLM *m, int *left)

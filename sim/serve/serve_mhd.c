@@ -24,7 +24,7 @@
 
 #define SERVE_MHD_FNS                                                                              \
     X(MHD_start_daemon_va, struct MHD_Daemon *,                                                    \
-      (unsigned int, uint16_t, MHD_AcceptPolicyCallback, void *, MHD_AccessHandlerCallback,       \
+      (unsigned int, uint16_t, MHD_AcceptPolicyCallback, void *, MHD_AccessHandlerCallback,        \
        void *, va_list))                                                                           \
     X(MHD_stop_daemon, void, (struct MHD_Daemon *))                                                \
     X(MHD_lookup_connection_value, const char *,                                                   \
@@ -33,9 +33,10 @@
       (size_t, void *, enum MHD_ResponseMemoryMode))                                               \
     X(MHD_create_response_from_buffer_with_free_callback, struct MHD_Response *,                   \
       (size_t, void *, MHD_ContentReaderFreeCallback))                                             \
-    X(MHD_add_response_header, enum MHD_Result, (struct MHD_Response *, const char *, const char *)) \
-    X(MHD_queue_response, enum MHD_Result, (struct MHD_Connection *, unsigned int,                 \
-                                            struct MHD_Response *))                                \
+    X(MHD_add_response_header, enum MHD_Result,                                                    \
+      (struct MHD_Response *, const char *, const char *))                                         \
+    X(MHD_queue_response, enum MHD_Result,                                                         \
+      (struct MHD_Connection *, unsigned int, struct MHD_Response *))                              \
     X(MHD_destroy_response, void, (struct MHD_Response *))
 
 static struct {
