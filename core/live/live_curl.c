@@ -23,39 +23,39 @@
 
 #define LIVE_CURL_SONAME "libcurl.so.4"
 
-/* X(name, return type, parameters): every libcurl function live_http.c
- * calls, the variadic ones forwarded below by hand. */
+/* X(name): every libcurl function live_http.c calls (each bound with the
+ * prototype curl.h declares), the variadic ones forwarded below by hand. */
 #define LIVE_CURL_FNS                                                                              \
-    X(curl_global_init, CURLcode, (long))                                                          \
-    X(curl_global_cleanup, void, (void))                                                           \
-    X(curl_easy_init, CURL *, (void))                                                              \
-    X(curl_easy_cleanup, void, (CURL *))                                                           \
-    X(curl_easy_reset, void, (CURL *))                                                             \
-    X(curl_easy_escape, char *, (CURL *, const char *, int))                                       \
-    X(curl_easy_strerror, const char *, (CURLcode))                                                \
-    X(curl_easy_setopt, CURLcode, (CURL *, CURLoption, ...))                                       \
-    X(curl_easy_getinfo, CURLcode, (CURL *, CURLINFO, ...))                                        \
-    X(curl_free, void, (void *))                                                                   \
-    X(curl_slist_append, struct curl_slist *, (struct curl_slist *, const char *))                 \
-    X(curl_slist_free_all, void, (struct curl_slist *))                                            \
-    X(curl_share_init, CURLSH *, (void))                                                           \
-    X(curl_share_setopt, CURLSHcode, (CURLSH *, CURLSHoption, ...))                                \
-    X(curl_share_cleanup, CURLSHcode, (CURLSH *))                                                  \
-    X(curl_multi_init, CURLM *, (void))                                                            \
-    X(curl_multi_setopt, CURLMcode, (CURLM *, CURLMoption, ...))                                   \
-    X(curl_multi_add_handle, CURLMcode, (CURLM *, CURL *))                                         \
-    X(curl_multi_remove_handle, CURLMcode, (CURLM *, CURL *))                                      \
-    X(curl_multi_perform, CURLMcode, (CURLM *, int *))                                             \
-    X(curl_multi_poll, CURLMcode, (CURLM *, struct curl_waitfd[], unsigned int, int, int *))       \
-    X(curl_multi_info_read, CURLMsg *, (CURLM *, int *))                                           \
-    X(curl_multi_cleanup, CURLMcode, (CURLM *))                                                    \
-    X(curl_url, CURLU *, (void))                                                                   \
-    X(curl_url_cleanup, void, (CURLU *))                                                           \
-    X(curl_url_get, CURLUcode, (CURLU *, CURLUPart, char **, unsigned int))                        \
-    X(curl_url_set, CURLUcode, (CURLU *, CURLUPart, const char *, unsigned int))
+    X(curl_global_init)                                                                            \
+    X(curl_global_cleanup)                                                                         \
+    X(curl_easy_init)                                                                              \
+    X(curl_easy_cleanup)                                                                           \
+    X(curl_easy_reset)                                                                             \
+    X(curl_easy_escape)                                                                            \
+    X(curl_easy_strerror)                                                                          \
+    X(curl_easy_setopt)                                                                            \
+    X(curl_easy_getinfo)                                                                           \
+    X(curl_free)                                                                                   \
+    X(curl_slist_append)                                                                           \
+    X(curl_slist_free_all)                                                                         \
+    X(curl_share_init)                                                                             \
+    X(curl_share_setopt)                                                                           \
+    X(curl_share_cleanup)                                                                          \
+    X(curl_multi_init)                                                                             \
+    X(curl_multi_setopt)                                                                           \
+    X(curl_multi_add_handle)                                                                       \
+    X(curl_multi_remove_handle)                                                                    \
+    X(curl_multi_perform)                                                                          \
+    X(curl_multi_poll)                                                                             \
+    X(curl_multi_info_read)                                                                        \
+    X(curl_multi_cleanup)                                                                          \
+    X(curl_url)                                                                                    \
+    X(curl_url_cleanup)                                                                            \
+    X(curl_url_get)                                                                                \
+    X(curl_url_set)
 
 static struct {
-#define X(name, ret, params) ret(*name) params;
+#define X(name) __typeof__(name) *(name);
     LIVE_CURL_FNS
 #undef X
 } fn;
@@ -74,7 +74,7 @@ static bool curl_load(void)
         snprintf(load_error, sizeof load_error, "%s", dlerror());
         return false;
     }
-#define X(name, ret, params)                                                                       \
+#define X(name)                                                                                    \
     if (!(*(void **)&fn.name = dlsym(lib, #name))) {                                               \
         snprintf(load_error, sizeof load_error, "%s has no %s", LIVE_CURL_SONAME, #name);          \
         return false;                                                                              \

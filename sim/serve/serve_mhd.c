@@ -23,24 +23,17 @@
 #define SERVE_MHD_SONAME "libmicrohttpd.so.12"
 
 #define SERVE_MHD_FNS                                                                              \
-    X(MHD_start_daemon_va, struct MHD_Daemon *,                                                    \
-      (unsigned int, uint16_t, MHD_AcceptPolicyCallback, void *, MHD_AccessHandlerCallback,        \
-       void *, va_list))                                                                           \
-    X(MHD_stop_daemon, void, (struct MHD_Daemon *))                                                \
-    X(MHD_lookup_connection_value, const char *,                                                   \
-      (struct MHD_Connection *, enum MHD_ValueKind, const char *))                                 \
-    X(MHD_create_response_from_buffer, struct MHD_Response *,                                      \
-      (size_t, void *, enum MHD_ResponseMemoryMode))                                               \
-    X(MHD_create_response_from_buffer_with_free_callback, struct MHD_Response *,                   \
-      (size_t, void *, MHD_ContentReaderFreeCallback))                                             \
-    X(MHD_add_response_header, enum MHD_Result,                                                    \
-      (struct MHD_Response *, const char *, const char *))                                         \
-    X(MHD_queue_response, enum MHD_Result,                                                         \
-      (struct MHD_Connection *, unsigned int, struct MHD_Response *))                              \
-    X(MHD_destroy_response, void, (struct MHD_Response *))
+    X(MHD_start_daemon_va)                                                                         \
+    X(MHD_stop_daemon)                                                                             \
+    X(MHD_lookup_connection_value)                                                                 \
+    X(MHD_create_response_from_buffer)                                                             \
+    X(MHD_create_response_from_buffer_with_free_callback)                                          \
+    X(MHD_add_response_header)                                                                     \
+    X(MHD_queue_response)                                                                          \
+    X(MHD_destroy_response)
 
 static struct {
-#define X(name, ret, params) ret(*name) params;
+#define X(name) __typeof__(name) *(name);
     SERVE_MHD_FNS
 #undef X
 } fn;
@@ -57,7 +50,7 @@ static bool mhd_load(void)
         snprintf(load_error, sizeof load_error, "%s", dlerror());
         return false;
     }
-#define X(name, ret, params)                                                                       \
+#define X(name)                                                                                    \
     if (!(*(void **)&fn.name = dlsym(lib, #name))) {                                               \
         snprintf(load_error, sizeof load_error, "%s has no %s", SERVE_MHD_SONAME, #name);          \
         return false;                                                                              \
