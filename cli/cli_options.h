@@ -3,8 +3,9 @@
  * (DESIGN.md §7, a contract), and every command's usage text. Usage errors
  * are RS_USAGE (exit 64).
  *
- * Here and in cli_live.c (the live run's KUBECONFIG, HOME, the BAO_ and VAULT_ variables,
- * REASSERT_REGISTRY_*) reassert reads the environment: the run reference
+ * Here and in cli_live.c and cli_preflight.c (the live run's KUBECONFIG, HOME, PATH,
+ * TALOSCONFIG, the BAO_ and VAULT_ variables, REASSERT_REGISTRY_*) reassert reads the
+ * environment: the run reference
  * (GITHUB_RUN_ID/GITHUB_RUN_ATTEMPT in CI) is looked up here — never in
  * core/.
  */
@@ -55,7 +56,8 @@ extern const char *const cli_usage_replay;
 bool cli_wants_help(int argc, char **argv);
 /* True when the option at argv[i] has no value: it is the last word, or the
  * next word looks like an option ("--..."), which is refused rather than
- * taken as the value (finding M1 of s7: `--record --check-only`). Every
+ * taken as the value (`--record --check-only` must not record into a file
+ * named --check-only and run a repair). Every
  * command's parser asks this before taking a value. */
 bool cli_no_value(int argc, char **argv, int i);
 

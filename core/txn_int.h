@@ -43,7 +43,7 @@ struct rs_txn {
      * ours, so cleanup releases it by exact-tuple CAS or names it. */
     bool parent_unconfirmed, child_unconfirmed;
 
-    /* Talos pass state. */
+    /* Talos pass state: the current inventory's auth verdicts by UID. */
     struct {
         char uid[128];
         rs_verdict verdict;

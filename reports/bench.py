@@ -108,11 +108,18 @@ def deploy_table(rows):
     return "\n".join([BEGIN, head, sep] + rows + [END])
 
 
-def scenario_files(root):
-    """Every scenario file under root/scenarios/, every folder, relative to root."""
-    return sorted(os.path.relpath(os.path.join(d, f), root)
-                  for d, _, fs in os.walk(os.path.join(root, "scenarios")) for f in fs
-                  if f.endswith(".yaml"))
+def suite_files(root=None):
+    """Every scenario of the suite, as ctest and `reassert sim scenarios/`
+    take it: *.yaml at any depth under root/scenarios/ (root: ROOT), no
+    pending/ folder and nothing hidden, in bytewise path order; paths
+    relative to root."""
+    root = root or ROOT
+    out = []
+    for d, dirs, names in os.walk(os.path.join(root, "scenarios")):
+        dirs[:] = [x for x in dirs if x != "pending" and not x.startswith(".")]
+        out += [os.path.relpath(os.path.join(d, n), root) for n in names
+                if n.endswith(".yaml") and not n.startswith(".")]
+    return sorted(out, key=lambda p: p.encode())
 
 
 def time_files(binary, root, files, repeat):
@@ -134,7 +141,7 @@ def time_files(binary, root, files, repeat):
 
 
 def throughput(binary, repeat):
-    files = scenario_files(ROOT)
+    files = suite_files(ROOT)
     med, cpu = time_files(binary, ROOT, files, repeat)
     total = sum(med.values())
     slow = sorted(med.items(), key=lambda kv: -kv[1])[:5]
@@ -268,7 +275,7 @@ def speed_section(binary, repeat):
                    stdout=subprocess.DEVNULL, check=True)
     rows = []
     print("bench: median wall per scenario file, base and now ...", file=sys.stderr)
-    base_files, now_files = scenario_files(base_src), scenario_files(ROOT)
+    base_files, now_files = suite_files(base_src), suite_files(ROOT)
     bw, bc = time_files(base_bin, base_src, base_files, repeat)
     nw, nc = time_files(binary, ROOT, now_files, repeat)
     rows.append(("median wall per scenario file",
@@ -353,9 +360,7 @@ def md(s):
 
 
 def compare_table(binary):
-    files = sorted(os.path.join("scenarios", f) for f in os.listdir(os.path.join(ROOT, "scenarios"))
-                   if f.endswith(".yaml"))
-    r = subprocess.run([binary, "sim", "--compare", "eager,lazy"] + files, cwd=ROOT,
+    r = subprocess.run([binary, "sim", "--compare", "eager,lazy"] + suite_files(), cwd=ROOT,
                        capture_output=True, text=True)
     if r.returncode != 0:
         sys.exit(f"bench: reassert sim --compare exited {r.returncode}:\n{r.stderr[-2000:]}")

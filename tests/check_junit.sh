@@ -21,7 +21,7 @@ for tool in xmllint jq; do
   command -v "$tool" >/dev/null 2>&1 || { echo "FAIL: $tool is required (cmake/deps.sh installs it)"; exit 1; }
 done
 xs="$src/tests/junit.xsd"
-bad="$src/tests/bad"
+bad="$src/tests/harness/inputs"
 # count XPATH FILE: a number
 count() { xmllint --xpath "$1" "$2" 2>/dev/null; }
 

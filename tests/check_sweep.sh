@@ -30,7 +30,7 @@ expect_in() { # expect_in FILE TEXT DESCRIPTION
   if grep -qF -- "$2" "$1"; then ok; else fail "$3: $1 lacks '$2': $(head -c 400 "$1")"; fi
 }
 
-# A small scenario: the no-drift Reassert alone (43 calls, no write).
+# A small scenario: the no-drift Reassert alone (49 calls, no write).
 scn=$tmp/small.yaml
 cat >"$scn" <<'EOF'
 # Hazard: none — a fixture for the sweep's own checks.
@@ -67,7 +67,7 @@ if [ "$(wc -l <"$tmp/all")" -eq 24 ] && cmp -s "$tmp/all" "$tmp/parts.sorted"; t
   fail "shards 1/3..3/3 are not the whole swarm ($(wc -l <"$tmp/all") vs $(wc -l <"$tmp/parts"))"; fi
 [ "$(sort -u "$tmp/parts" | wc -l)" -eq 24 ] && ok || fail "shards overlap"
 # The perturbation sweep: every menu event before every call; shard 1/12 of
-# the 43 x 13 plans still meets every menu entry (12 and 13 are coprime).
+# the 49 x 13 plans still meets every menu entry (12 and 13 are coprime).
 # The fixture's patch-refused entry fails its plans: exit 1.
 expect 1 "perturb --json" -- sweep "$scn" --perturb --json --shard 1/12
 jq -c '.sections[].plans[] | [.call, .event, .verdict]' "$tmp/out" >"$tmp/all"
@@ -81,7 +81,7 @@ done
 plan='3:timeout,7:perturb=patch-refused,20:latency=500'
 expect 1 "a failing plan" -- sweep "$scn" --run reassert --strategy lazy --plan "$plan" --json
 jq -e '.failed == 1' "$tmp/out" >/dev/null && ok || fail "--plan did not fail: $(head -c 300 "$tmp/out")"
-expect 1 "a swarm that finds it" -- sweep "$scn" --swarm 40 --seed 5
+expect 1 "a swarm that finds it" -- sweep "$scn" --swarm 40 --seed 1
 expect_in "$tmp/out" "shrunk from" "the swarm shrinks a failing plan"
 expect_in "$tmp/out" "perturb=patch-refused" "the shrunk plan keeps the failing fault"
 cmd=$(grep -m1 'reproduce: ' "$tmp/out" | sed 's/.*reproduce: reassert //')
@@ -94,7 +94,7 @@ expect 1 "the reproduce command fails the same way" -- "$@"
 expect_in "$tmp/out" "could not apply its event" "the reproduced failure is the same"
 
 # --emit-scenario: a scenario that loads and fails the same way; never over a file.
-expect 1 "--emit-scenario" -- sweep "$scn" --swarm 40 --seed 5 --emit-scenario "$tmp/found.yaml"
+expect 1 "--emit-scenario" -- sweep "$scn" --swarm 40 --seed 1 --emit-scenario "$tmp/found.yaml"
 [ -f "$tmp/found.yaml" ] && ok || fail "--emit-scenario wrote nothing"
 expect_in "$tmp/found.yaml" "# Found by: reassert sweep" "the emitted scenario says how it was found"
 expect 1 "the emitted scenario fails" -- sim "$tmp/found.yaml"
@@ -112,7 +112,7 @@ expect 64 "unknown effect" -- sweep "$scn" --plan "1:explode"
 expect 64 "unknown menu entry" -- sweep "$scn" --plan "1:perturb=nope"
 expect 64 "--seed without --swarm" -- sweep "$scn" --seed 3
 expect 64 "two modes" -- sweep "$scn" --perturb --swarm 3
-expect 65 "a scenario that does not load" -- sweep "$src/tests/bad/does-not-exist.yaml"
+expect 65 "a scenario that does not load" -- sweep "$src/tests/harness/inputs/does-not-exist.yaml"
 printf 'name: x\nperturb-menu: [{name: Bad_Name, do: {advance: 1s}}]\n' >"$tmp/bad.yaml"
 expect 65 "a bad perturbation menu" -- sweep "$tmp/bad.yaml"
 

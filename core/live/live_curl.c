@@ -31,6 +31,7 @@
     X(curl_easy_init)                                                                              \
     X(curl_easy_cleanup)                                                                           \
     X(curl_easy_reset)                                                                             \
+    X(curl_easy_perform)                                                                           \
     X(curl_easy_escape)                                                                            \
     X(curl_easy_strerror)                                                                          \
     X(curl_easy_setopt)                                                                            \
@@ -116,6 +117,11 @@ void curl_easy_cleanup(CURL *c)
 void curl_easy_reset(CURL *c)
 {
     if (curl_load()) fn.curl_easy_reset(c);
+}
+
+CURLcode curl_easy_perform(CURL *c)
+{
+    return curl_load() ? fn.curl_easy_perform(c) : CURLE_FAILED_INIT;
 }
 
 char *curl_easy_escape(CURL *c, const char *s, int len)

@@ -8,6 +8,9 @@
  * show). Targets are processed strictly one at a time, workers first, each
  * UID at most once per round. The pass result is `clean` when no node was
  * processed, `processed` otherwise; only a clean pass may precede cutover.
+ * Every inventory proves every fact again — identity, annotations and the
+ * Talos auth, batched — and a fact that changed since the previous inventory
+ * is drift even where the node now looks current (DESIGN §3.3 r3).
  */
 #include "core/kube/kube_pointer.h"
 #include "core/node/node.h"
@@ -19,7 +22,7 @@
 #define NODE_SEEN_MAX 4096
 
 /* The one Talos auth read's verdict (unreadable or redacted: RS_UNKNOWN,
- * never RS_DIFFERS); remembered per round by UID. */
+ * never RS_DIFFERS); remembered by UID for the inventory that read it. */
 static rs_verdict node_auth_verdict(rs_txn *tx, const node_info *n, int st, const rs_resp *r)
 {
     rs_verdict verdict = RS_UNKNOWN;
@@ -39,14 +42,15 @@ static rs_verdict node_auth_verdict(rs_txn *tx, const node_info *n, int st, cons
         tx->auth_cache[tx->auth_cache_n++].verdict = verdict;
     }
     if (verdict == RS_UNKNOWN) {
-        out_warning(tx->out,
-                    "Talos auth of node %s could not be read; deciding on its "
-                    "annotations alone",
-                    n->name);
         bool listed = false;
         for (size_t i = 0; i < tx->n_annotation_only && !listed; i++)
             listed = strcmp(tx->annotation_only[i], n->name) == 0;
         if (!listed) {
+            /* Once per node: every inventory reads the auth again (r3). */
+            out_warning(tx->out,
+                        "Talos auth of node %s could not be read; deciding on its "
+                        "annotations alone",
+                        n->name);
             tx->annotation_only = rs_xrealloc(tx->annotation_only, (tx->n_annotation_only + 1) *
                                                                        sizeof *tx->annotation_only);
             tx->annotation_only[tx->n_annotation_only++] = rs_xstrdup(n->name);
@@ -74,8 +78,8 @@ static rs_req node_auth_req(rs_txn *tx, const node_info *n, const cJSON *body)
                     .body = body};
 }
 
-/* Talos auth of a node vs desired. Cached per round by UID: one read per
- * node per round. */
+/* Talos auth of a node vs desired. Cached by UID for one inventory: one read
+ * per node per inventory. */
 static rs_verdict node_auth_matches(rs_txn *tx, const node_info *n)
 {
     rs_verdict verdict;
@@ -227,7 +231,7 @@ static tx_status node_reclaim(rs_txn *tx, const node_info *n)
 /* Names every node fence no reclaim can clear (owner, journal or a phase,
  * and not a plain `claimed` fence) into names; returns whether there is any.
  * A phase with no owner is a half-removed fence that may have a Talos write
- * in flight: residual, as `--fences` reports it (H26 over DESIGN §3.3, F14). */
+ * in flight: residual, as `--fences` reports it (H26 over DESIGN §3.3). */
 static bool node_unreclaimable(const node_inventory *inv, char *names, size_t len)
 {
     names[0] = '\0';
@@ -296,53 +300,120 @@ static bool node_foreign_cordon(const node_inventory *inv)
     return false;
 }
 
+/* A node whose identity differs from the one the previous inventory showed
+ * under its name (another UID or InternalIP), or that the previous inventory
+ * did not show at all: the facts proven there are not this node's (DESIGN
+ * §3.3 r3). Writes what changed into why. */
+static bool node_identity_changed(const node_inventory *prev, const node_info *n, char *why,
+                                  size_t len)
+{
+    for (size_t i = 0; i < prev->n; i++) {
+        const node_info *p = &prev->nodes[i];
+        if (strcmp(p->name, n->name) != 0) continue;
+        if (strcmp(p->uid, n->uid) != 0) {
+            snprintf(why, len, "UID %s -> %s", p->uid, n->uid);
+            return true;
+        }
+        if (strcmp(p->ip, n->ip) != 0) {
+            snprintf(why, len, "InternalIP %s -> %s", p->ip, n->ip);
+            return true;
+        }
+        return false;
+    }
+    snprintf(why, len, "joined with UID %s", n->uid);
+    return true;
+}
+
+/* A fact changed between two inventories on a node that is no target now:
+ * drift all the same (DESIGN §3.3 r3). Without the full fence (lazy's
+ * read-only pass) take it and restart the round, so the node is proven again
+ * under the fence; under it, the clean streak starts over. */
+static tx_status node_changed_between(rs_txn *tx, int *clean_streak)
+{
+    *clean_streak = 0;
+    if (gate_held(tx->gate) >= GATE_NEED_FULL) return TX_OK;
+    if (gate_take(tx->gate, GATE_NEED_FULL, &tx->err) != RS_OK) return TX_FAIL;
+    return TX_RESTART;
+}
+
+/* One inventory's reads: the Node list and, in one batch, every node's Talos
+ * auth — read again on every inventory, never taken from an earlier one, so
+ * an auth reverted between two inventories is seen (DESIGN §3.3 r3). */
+static tx_status node_inventory_prove(rs_txn *tx, node_inventory *inv, bool *again)
+{
+    tx_status s = node_inventory_read(tx, NULL, inv);
+    if (s != TX_OK) return s;
+    s = node_fences_check(tx, inv, again);
+    if (s != TX_OK || *again) return s;
+    tx->auth_cache_n = 0;
+    node_auth_prefetch(tx, inv);
+    if (!tx->opt->require_auth_proof) return TX_OK;
+    /* Every node's auth must be proven before any node is touched. */
+    for (size_t i = 0; i < inv->n; i++) {
+        if (node_auth_matches(tx, &inv->nodes[i]) != RS_UNKNOWN) continue;
+        rs_fail(&tx->err, RS_FAILED,
+                "Talos auth of node %s could not be read and --require-auth-proof "
+                "is set; failing before any Talos write (a reader-role talosconfig "
+                "sees the auth redacted)",
+                inv->nodes[i].name);
+        return TX_FAIL;
+    }
+    return TX_OK;
+}
+
 tx_status node_pass(rs_txn *tx, bool *processed)
 {
     *processed = false;
-    tx->auth_cache_n = 0;
     char(*seen)[NODE_UID_MAX] = rs_xcalloc(NODE_SEEN_MAX, NODE_UID_MAX);
     size_t n_seen = 0;
     int clean_streak = 0;
     int inventories_max = tx->cfg->sync_attempts * 4;
+    node_inventory prev = {0};
+    bool have_prev = false;
+    int64_t reads_ms = 0;
     out_group_begin(tx->out, "Talos pass");
     tx_status s = TX_OK;
     for (int inv_i = 0; inv_i < inventories_max && s == TX_OK; inv_i++) {
-        if (inv_i > 0) gate_sleep_ms(tx->gate, tx->cfg->sync_interval_ms);
-        node_inventory inv;
-        s = node_inventory_read(tx, NULL, &inv);
-        if (s != TX_OK) break;
+        /* One sync interval between two observations of each fact: the
+         * previous inventory's own reads count towards it (its 1,000 auth
+         * reads take 63 round trips), so each node's auth is read twice one
+         * interval apart, and a larger cluster does not pay its reads twice. */
+        if (inv_i > 0)
+            gate_sleep_ms(tx->gate, reads_ms < tx->cfg->sync_interval_ms
+                                        ? tx->cfg->sync_interval_ms - reads_ms
+                                        : 0);
+        int64_t reads_begin = gate_now_ms(tx->gate);
+        node_inventory inv = {0};
         bool again = false;
-        s = node_fences_check(tx, &inv, &again);
-        if (s != TX_OK || again) {
+        s = node_inventory_prove(tx, &inv, &again);
+        reads_ms = gate_now_ms(tx->gate) - reads_begin;
+        if (s != TX_OK) {
             node_inventory_free(&inv);
+            break;
+        }
+        if (again) {
+            node_inventory_free(&prev);
+            prev = inv;
+            have_prev = true;
             clean_streak = 0;
             continue;
         }
-        bool any = false;
-        node_auth_prefetch(tx, &inv);
-        if (tx->opt->require_auth_proof) {
-            /* Every node's auth must be proven before any node is touched. */
-            for (size_t i = 0; i < inv.n && s == TX_OK; i++) {
-                if (node_auth_matches(tx, &inv.nodes[i]) != RS_UNKNOWN) continue;
-                rs_fail(&tx->err, RS_FAILED,
-                        "Talos auth of node %s could not be read and --require-auth-proof "
-                        "is set; failing before any Talos write (a reader-role talosconfig "
-                        "sees the auth redacted)",
-                        inv.nodes[i].name);
-                s = TX_FAIL;
-            }
-            if (s != TX_OK) {
-                node_inventory_free(&inv);
-                break;
-            }
-        }
+        bool any = false, changed = false;
         for (size_t i = 0; i < inv.n && s == TX_OK; i++) {
             node_info *n = &inv.nodes[i];
             bool done = false;
             for (size_t j = 0; j < n_seen; j++)
                 done = done || strcmp(seen[j], n->uid) == 0;
             node_mode m = node_target_mode(tx, n);
-            if (m == NODE_OK) continue;
+            if (m == NODE_OK) {
+                char why[300];
+                if (have_prev && node_identity_changed(&prev, n, why, sizeof why)) {
+                    txn_drift(tx, "node changed between two inventories: %s (Node %s)", why,
+                              n->name);
+                    changed = true;
+                }
+                continue;
+            }
             any = true;
             if (done) {
                 /* Processed this round and still a target: the next round re-proves it. */
@@ -356,21 +427,26 @@ tx_status node_pass(rs_txn *tx, bool *processed)
                 if (n_seen < NODE_SEEN_MAX) snprintf(seen[n_seen++], NODE_UID_MAX, "%s", n->uid);
             }
         }
-        if (s == TX_OK && !any) proof_remember(tx, &inv);
+        if (s == TX_OK && !any && changed) s = node_changed_between(tx, &clean_streak);
+        if (s == TX_OK && !any && !changed) proof_remember(tx, &inv);
         bool root_early =
             tx->opt->strategy->broken == RS_BROKEN_ROOT_EARLY && node_foreign_cordon(&inv);
-        node_inventory_free(&inv);
+        node_inventory_free(&prev);
+        prev = inv;
+        have_prev = true;
         if (s != TX_OK) break;
-        clean_streak = any ? 0 : clean_streak + 1;
+        clean_streak = any || changed ? 0 : clean_streak + 1;
         /* Two clean inventories in a row (one: a TEST-ONLY defect, rs_broken). */
         if (clean_streak >= (root_early ? 1 : 2)) {
             out_info(tx->out, "Talos pass %s", *processed ? "processed nodes" : "clean");
             out_group_end(tx->out);
+            node_inventory_free(&prev);
             free(seen);
             return TX_OK;
         }
     }
     out_group_end(tx->out);
+    node_inventory_free(&prev);
     free(seen);
     if (s == TX_OK) {
         rs_fail(&tx->err, RS_FAILED, "Talos pass did not settle within %d inventories",

@@ -80,6 +80,17 @@ static bool scl_pulls(sc_ld *ld, const cJSON *n, const char *path, sc_cred *c)
     return true;
 }
 
+/* GHCR's answers to a manifest read its token does not cover: 401
+ * UNAUTHORIZED, 403 DENIED, 404 MANIFEST_UNKNOWN (H136). */
+static bool scl_manifest_denial(sc_ld *ld, const cJSON *n, const char *path, sc_cred *c)
+{
+    long long status = 0;
+    if (!scl_int(ld, n, path, 401, 404, &status)) return false;
+    if (status == 402) return scl_fail_at(ld, n, path, "must be 401, 403 or 404, not 402");
+    c->manifest_denial = (int)status;
+    return true;
+}
+
 /* {username, password} or {dockerconfigjson}: exactly one form. */
 static bool scl_cred_form(sc_ld *ld, const cJSON *v, const char *path, sc_cred *c)
 {
@@ -113,8 +124,8 @@ static bool scl_cred_form(sc_ld *ld, const cJSON *v, const char *path, sc_cred *
 
 static bool scl_cred_entry(sc_ld *ld, const cJSON *v, const char *path, sc_cred *c)
 {
-    static const char *const keys[] = {
-        "username", "password", "dockerconfigjson", "ciphertext", "revoked", "pulls", NULL};
+    static const char *const keys[] = {"username", "password", "dockerconfigjson", "ciphertext",
+                                       "revoked",  "pulls",    "manifest-denial",  NULL};
     char kp[SC_PATH_MAX];
     const cJSON *f;
     const char *s;
@@ -133,6 +144,10 @@ static bool scl_cred_entry(sc_ld *ld, const cJSON *v, const char *path, sc_cred 
     }
     scl_path_key(kp, path, "revoked");
     if ((f = cJSON_GetObjectItemCaseSensitive(v, "revoked")) && !scl_bool(ld, f, kp, &c->revoked))
+        return false;
+    scl_path_key(kp, path, "manifest-denial");
+    if ((f = cJSON_GetObjectItemCaseSensitive(v, "manifest-denial")) &&
+        !scl_manifest_denial(ld, f, kp, c))
         return false;
     scl_path_key(kp, path, "pulls");
     return !(f = cJSON_GetObjectItemCaseSensitive(v, "pulls")) || scl_pulls(ld, f, kp, c);
@@ -271,7 +286,7 @@ rs_code sc_cassette_scenario(const char *path, sc_scenario **out, rs_err *e)
     sc_cassette_close(&c);
     /* The recorded arguments obey a scenario's rules: a cassette never
      * makes the harness write or read a file outside its private
-     * directory (DESIGN §5.1; finding G7). */
+     * directory (DESIGN §5.1). */
     size_t at = 0;
     char why[256];
     if (!sc_args_check(sc->runs[0].args, sc->runs[0].n_args, &at, why, sizeof why)) {

@@ -35,6 +35,7 @@ typedef struct simt_ctx {
     bool lease_held;     /* this run holds the Lease (invariant 1) */
     bool fences_held;    /* this run holds both policy fences (invariants 1, 3) */
     int held_mask;       /* INV_HELD_* bits: each fence on its own (the report's timeline) */
+    long logged;         /* calls logged since the call log was last trimmed */
 } simt_ctx;
 
 /* What a performed call did to the world, for counting. */

@@ -279,7 +279,8 @@ static rs_code world_build(const char *db_path, const sc_scenario *sc, char ***w
                                     .ciphertext = c->ciphertext,
                                     .revoked = c->revoked,
                                     .pulls = (const char *const *)c->pulls,
-                                    .n_pulls = c->n_pulls};
+                                    .n_pulls = c->n_pulls,
+                                    .manifest_denial = c->manifest_denial};
     }
     sim_world_desc d = {.preset = sc->cluster.preset,
                         .control_planes = sc->cluster.control_planes,

@@ -54,6 +54,8 @@ typedef struct sim_world_cred {
     bool revoked;
     const char *const *pulls; /* targets it can pull; NULL = every required one */
     size_t n_pulls;
+    int manifest_denial; /* 401|403|404: tokens for any package, this answer
+                          * to a manifest outside pulls; 0: no token for it */
 } sim_world_cred;
 
 /* Everything a world is built from — no scenario needed, so `sim init`,
@@ -144,6 +146,15 @@ rs_transport *sim_transport_open(sim_world *w, const char *run_name, const sc_ru
  * serve` uses it to cost a batch the live root announces as the in-process
  * root costs call_batch. */
 int sim_transport_call_riding(rs_transport *t, const rs_req *req, rs_resp *resp);
+
+/* A long-running transport (`sim serve`) keeps its run's call log within
+ * keep rows: every few hundred calls, the rows past the newest keep are
+ * deleted and counted in world_meta `call_log.dropped`. Returns the rows
+ * this call dropped (0 most calls). The invariants read a run's calls
+ * since its start, so an in-process run never trims. */
+long long sim_transport_log_trim(rs_transport *t, long keep);
+/* world_meta `call_log.dropped`: the rows trimmed so far, every run. */
+long long sim_transport_log_dropped(rs_transport *t);
 
 /* After a run: the faults / during entries that never fired, as one sentence
  * each ("fault kube.patch Secret/x nth 1 never fired"); caller frees the array
