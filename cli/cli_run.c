@@ -187,7 +187,8 @@ static rs_transport *run_recorder(const rs_run_args *args, const sim_run_req *si
                          .scenario = sim ? sim->scenario_name : NULL,
                          .run = sim ? sim->run_name : NULL,
                          .argc = sim ? sim->argc : argc,
-                         .argv = sim ? sim->argv : portable};
+                         .argv = sim ? sim->argv : portable,
+                         .vt_start_ms = tp_count_start_ms(t)};
     rs_transport *rec = rec_shim_open(t, path, &info, known, e);
     free(portable);
     return rec;
@@ -210,10 +211,11 @@ static void run_recorder_rotating(rs_transport *rec, rs_transport *root)
  * run that otherwise succeeded (the incident record is part of the job). */
 static void run_recorder_finish(rs_transport *rec, rs_transport *count, rs_result *res, rs_out *o)
 {
+    int64_t end_ms = tp_count_stop(count);
     cJSON *counters = tp_count_counters(count);
     rs_err e;
     rs_err_clear(&e);
-    if (rec_shim_finish(rec, counters, res->exit, &e) != RS_OK) {
+    if (rec_shim_finish(rec, counters, res->exit, end_ms, &e) != RS_OK) {
         out_error(o, "%s (the run itself ended with exit %d)", e.msg, res->exit);
         if (res->exit == RS_OK) res->exit = RS_FAILED;
     }
@@ -288,6 +290,9 @@ static int run_txn(const rs_run_args *args, const sim_run_req *sim, rs_transport
     } else {
         run_recorder_rotating(rec, root);
         txn_run(rec ? rec : t, cfg, &opt, d, &o, &res);
+        /* One end for virtual_seconds: the cassette's counters and this
+         * run's --output json are then the same document. */
+        tp_count_stop(t);
         run_proof_out(&opt, &res, &o);
         if (rec) run_recorder_finish(rec, t, &res, &o);
     }

@@ -6,7 +6,8 @@
 #     of base64) reaches no cassette, -wal, stdout, stderr, --json, --junit
 #     or --report (DESIGN §8 redaction, §5.1, §6.6; H59);
 #   - a run killed with SIGKILL mid-way leaves a readable cassette holding
-#     every call up to its last (issue item 1);
+#     every call up to its last (issue item 1), whose strict replay says
+#     where the recording ends and exits 1 (no end record: issue 28);
 #   - strict replay: an edited request fails at that seq (exit 1, both
 #     versions shown); counters that lie fail (exit 1); --json shape;
 #   - hostile cassettes (truncated, not SQLite, empty, no schema, a directory,
@@ -127,7 +128,10 @@ sqlite3 "crec/lazy/rrc7-cred.node-raw.db" \
 # ------------------------------------------------------------ strict replay
 "$B" replay $L --strict > s.out 2>&1 || fail "strict replay of a fresh cassette: $(head -3 s.out)"
 "$B" replay $L --strict --json > s.json 2>&1
-jq -e '(keys == ["diverged_at","recorded","replayed"]) and .diverged_at == null
+# DESIGN §8's three keys, and the extensions (where a recording without its
+# end record stops, the rows matched, the recorded and replayed exit).
+jq -e '(keys == ["diverged_at","ended_at","exit","matched","recorded","replayed"])
+       and .diverged_at == null and .ended_at == null and .exit.recorded == .exit.replayed
        and .recorded.writes == .replayed.writes and (.recorded.writes_by_kind|type) == "object"' \
     s.json > /dev/null || fail "--strict --json shape: $(head -c 300 s.json)"
 
@@ -285,8 +289,12 @@ if [ -n "$n" ] && [ "$n" -ge 40 ] && [ "$listed" = "$n" ] &&
 else
     fail "killed run: $n calls in the file, $listed listed (last '$last'): $(head -c 300 kl.err)"
 fi
-"$B" replay killed.db --strict > ks.out 2>&1 || fail "strict replay of the killed run: $(head -3 ks.out)"
-grep -q 'never finished' ks.out || fail "strict replay of the killed run does not say it never finished"
+"$B" replay killed.db --strict > ks.out 2>&1
+rc=$?
+# A recording without its end record proves nothing of what came after it:
+# exit 1, saying where it ends (issue 28), never a success.
+[ $rc -eq 1 ] || fail "strict replay of the killed run exited $rc, expected 1: $(head -3 ks.out)"
+grep -q "recording ended at seq $n " ks.out || fail "strict replay of the killed run does not say where the recording ends"
 scan killed.db* killed.out ks.out || fail "the killed run's files hold the credential"
 grep -q 'rrc7-bearer-S3cr3t' killed.db* && fail "the killed run's cassette holds the bearer token"
 

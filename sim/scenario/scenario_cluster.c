@@ -45,7 +45,7 @@ static const char *const sc_default_fanout[] = {"wedding-app", "ascoachingogvane
 /* "ENC[AES256_GCM,data:<32 hex>,iv:<16 hex>,tag:sim,type:str]" from
  * SHA-256("reassert-sim:" + name): stable across runs, distinct per name, and
  * shaped like SOPS output so the revision code path is the production one. */
-static char *sc_default_ciphertext(const char *name)
+char *sc_default_ciphertext(const char *name)
 {
     char *seed = rs_xasprintf("reassert-sim:%s", name);
     char hex[65];

@@ -14,7 +14,7 @@
 
 #include "sim/world/world_internal.h"
 
-#define SIMT_CRASH_EXIT 137
+#define SIMT_CRASH_EXIT SIM_CRASH_EXIT
 #define SIMT_PID_MIN 1000
 #define SIMT_PID_MAX 32768
 

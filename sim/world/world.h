@@ -140,6 +140,9 @@ rs_code sim_world_apply_event(sim_world *w, const sc_event *ev, rs_err *e);
  * The run's faults and during entries (may be NULL) are matched against each
  * call's §5 operation name. */
 rs_transport *sim_transport_open(sim_world *w, const char *run_name, const sc_run *run);
+/* The exit of a run a `crash` fault ended: its process _exits with it
+ * before the call is applied, as kill -9 would end it (DESIGN.md §5). */
+#define SIM_CRASH_EXIT 137
 /* One call of a transport sim_transport_open made, performed as a later
  * member of a batch's group: exactly what call_batch does for every call
  * but the first of each `parallelism` (no round trip of its own). `sim
