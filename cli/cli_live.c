@@ -147,8 +147,7 @@ static void bao_options(const rs_run_args *a, cli_live *l, cli_problems *p)
         cli_problem(p, RS_DATAERR,
                     "%s %s is plain http, so the OpenBao token from %s would cross the network in "
                     "clear; refused: give an https:// address (and BAO_CACERT for its CA)",
-                    getenv("BAO_ADDR") && getenv("BAO_ADDR")[0] ? "BAO_ADDR" : "VAULT_ADDR", addr,
-                    src);
+                    env_first("BAO_ADDR", NULL) ? "BAO_ADDR" : "VAULT_ADDR", addr, src);
     l->bao_set = addr && l->bao_token;
 }
 
