@@ -33,8 +33,9 @@ if grep -q '^seed 1, shard 1/2000' "$tmp/clean/shard.txt" 2>/dev/null; then ok; 
 plans=$(jq -s 'map(.plans) | add' "$tmp/clean"/*.json 2>/dev/null)
 if [ "${plans:-0}" -ge 6 ]; then ok; else no "the shard ran ${plans:-0} plans, want one per sweep at least"; fi
 
-# A finding: plan 0 of seed 15 under the test-only defect fails (invariant 3).
-REASSERT_SWARM_BROKEN=root-before-second-inventory \
+# A finding: plan 0 of seed 15 under the test-only defect lease-before-policy
+# fails (invariant 1: the policy fences patched before the Lease is held).
+REASSERT_SWARM_BROKEN=lease-before-policy \
   sh "$src/.ci/swarm" "$bin" "$src" 1/2000 1 15 "$tmp/found" >"$tmp/found.log" 2>&1
 rc=$?
 if [ "$rc" -eq 1 ]; then ok; else no "a shard with a finding exits $rc, want 1: $(tail -3 "$tmp/found.log")"; fi
