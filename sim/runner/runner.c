@@ -99,7 +99,8 @@ static char *untmp(char *text, const char *tmp)
  * signal; 0 when it exited). */
 static int run_child(const char *db, const sc_scenario *sc, const sc_run *run,
                      const rs_strategy *strategy, const char *tmp, const char *out_path,
-                     const char *unfired_path, const char *record_path, sim_run_fn run_fn, int *sig)
+                     const char *unfired_path, const char *result_path, const char *record_path,
+                     sim_run_fn run_fn, int *sig)
 {
     *sig = 0;
     fflush(stdout);
@@ -123,6 +124,7 @@ static int run_child(const char *db, const sc_scenario *sc, const sc_run *run,
                            .argc = (int)run->n_args,
                            .argv = argv,
                            .unfired_path = unfired_path,
+                           .result_path = result_path,
                            .scenario_name = sc->name,
                            .record_path = record_path};
         int code = run_fn(&req, stdout);
@@ -141,6 +143,32 @@ static int run_child(const char *db, const sc_scenario *sc, const sc_run *run,
         return 128 + *sig;
     }
     return RS_FAILED;
+}
+
+/* The nodes the run reported in annotation_only_nodes, from the file it
+ * wrote (sim_run_req.result_path): an empty array when it wrote none (a run
+ * that ended before its result, as a crash does), so invariant 2 checks
+ * every node's Talos auth. A file that is not the expected document is a
+ * failure, never an empty list. */
+static cJSON *run_annotation_only(const char *path, cJSON *failures)
+{
+    char *text = read_file(path);
+    if (!text || !text[0]) {
+        free(text);
+        return cJSON_CreateArray();
+    }
+    cJSON *doc = cJSON_Parse(text);
+    free(text);
+    cJSON *list = cJSON_DetachItemFromObjectCaseSensitive(doc, "annotation_only_nodes");
+    bool ok = cJSON_IsArray(list);
+    for (const cJSON *it = ok ? list->child : NULL; it; it = it->next)
+        ok = ok && cJSON_IsString(it);
+    cJSON_Delete(doc);
+    if (ok) return list;
+    cJSON_Delete(list);
+    cJSON_AddItemToArray(failures,
+                         cJSON_CreateString("the run's result for the checker is unreadable"));
+    return cJSON_CreateArray();
 }
 
 /* A core process that died by a signal did not finish its run, whatever the
@@ -224,13 +252,17 @@ static cJSON *run_checked(const sc_scenario *sc, const sc_run *run, const rs_str
         sim_world_close(w);
     }
     if (e.code != RS_OK) cJSON_AddItemToArray(failures, cJSON_CreateString(e.msg));
-    char out_path[4096], unfired_path[4096];
+    char out_path[4096], unfired_path[4096], result_path[4096];
     snprintf(out_path, sizeof out_path, "%s/%s.out", tmp, run->name);
     snprintf(unfired_path, sizeof unfired_path, "%s/%s.unfired", tmp, run->name);
+    snprintf(result_path, sizeof result_path, "%s/%s.result", tmp, run->name);
+    unlink(result_path); /* an earlier strategy's, or a run of the same name */
     int sig = 0;
     char *record = record_dir ? runner_record_path(record_dir, sc, run) : NULL;
-    int code = run_child(db, sc, run, strategy, tmp, out_path, unfired_path, record, run_fn, &sig);
+    int code = run_child(db, sc, run, strategy, tmp, out_path, unfired_path, result_path, record,
+                         run_fn, &sig);
     free(record);
+    cJSON *annotation_only = run_annotation_only(result_path, failures);
     fail_if_killed(sig, failures);
     char *output = untmp(read_file(out_path), tmp);
     char *unfired = read_file(unfired_path);
@@ -258,7 +290,8 @@ static cJSON *run_checked(const sc_scenario *sc, const sc_run *run, const rs_str
                       .exit_code = code,
                       .output = output,
                       .off = run->invariants_off,
-                      .n_off = run->n_invariants_off};
+                      .n_off = run->n_invariants_off,
+                      .annotation_only = annotation_only};
         inv_check(w, &mark, &ir, failures);
         cJSON_Delete(expect);
         sim_world_close(w);
@@ -274,6 +307,8 @@ static cJSON *run_checked(const sc_scenario *sc, const sc_run *run, const rs_str
     cJSON_AddBoolToObject(r, "passed", passed);
     cJSON_AddItemToObject(r, "counters", after ? after : cJSON_CreateObject());
     cJSON_AddItemToObject(r, "delta", delta ? delta : cJSON_CreateObject());
+    /* What the run reported deciding on annotations alone (DESIGN §3.3 r2). */
+    cJSON_AddItemToObject(r, "annotation_only_nodes", annotation_only);
     cJSON_AddItemToObject(r, "failures", failures);
     cJSON_AddItemToObject(r, "failure_lines", failure_lines);
     if (run->n_invariants_off) {
