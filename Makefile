@@ -133,7 +133,8 @@ clean:
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')
 
-# scenarios/incidents/ regenerated from scenarios/incident-*.yaml (recorded
+# scenarios/incidents/ regenerated from
+# scenarios/incidents/reconstructed/incident-*.yaml (recorded
 # under eager, `replay --to-scenario`); tests/check_incidents.sh fails when
 # the committed files differ from what today's core generates.
 .PHONY: incidents

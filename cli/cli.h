@@ -41,6 +41,17 @@ int cli_run_fail(FILE *out, bool json, const char *strategy_name, const rs_err *
  * cli_run_once. */
 int cli_sim_run(const sim_run_req *req, FILE *out);
 
+/* cli_scenario_paths.c — sim's arguments with every folder replaced by the
+ * scenario files under it (*.yaml at any depth, bytewise path order; no
+ * pending/ folder, nothing hidden). An argument following one of value_opts
+ * (NULL-terminated) is that option's value and stays as it is. Returns RS_OK
+ * with a NULL-terminated copy in *out_argv (free with cli_sim_expand_free), or
+ * RS_USAGE (a folder holding no scenario) / RS_DATAERR (one that cannot be
+ * read) having said why on stderr. */
+int cli_sim_expand(int argc, char **argv, const char *const *value_opts, int *out_argc,
+                   char ***out_argv);
+void cli_sim_expand_free(int argc, char **argv);
+
 /* cli_out.c — the output sink over a stdio stream (flushed per line, so a
  * deploy log and a crashed child's output keep every line written). */
 rs_out_sink cli_out_file(FILE *fp);

@@ -70,7 +70,7 @@ static const char *env_first(const char *a, const char *b)
 static char *read_token_file(const char *flag, const char *path, rs_err *e)
 {
     char why_open[160];
-    FILE *f = live_fopen_regular(path, NULL, why_open, sizeof why_open); /* never blocks (F16) */
+    FILE *f = live_fopen_regular(path, NULL, why_open, sizeof why_open); /* never blocks */
     if (!f) {
         rs_fail(e, RS_DATAERR, "%s %s: %s", flag, path, why_open);
         return NULL;

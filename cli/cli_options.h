@@ -55,7 +55,8 @@ extern const char *const cli_usage_replay;
 bool cli_wants_help(int argc, char **argv);
 /* True when the option at argv[i] has no value: it is the last word, or the
  * next word looks like an option ("--..."), which is refused rather than
- * taken as the value (finding M1 of s7: `--record --check-only`). Every
+ * taken as the value (`--record --check-only` must not record into a file
+ * named --check-only and run a repair). Every
  * command's parser asks this before taking a value. */
 bool cli_no_value(int argc, char **argv, int i);
 

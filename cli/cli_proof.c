@@ -29,7 +29,7 @@
 char *cli_proof_read(const char *path, bool *irregular, char *why, size_t whylen)
 {
     /* A FIFO, a directory or a device is refused, never waited on or read
-     * (F16); a missing or unreadable file is the caller's warning. */
+     * (DESIGN §5.1); a missing or unreadable file is the caller's warning. */
     int fd = live_open_regular(path, O_NOFOLLOW, irregular, why, whylen);
     if (fd < 0) return NULL;
     char *buf = rs_xmalloc(CLI_PROOF_MAX_BYTES + 1);

@@ -266,7 +266,7 @@ static int run_txn(const rs_run_args *args, const sim_run_req *sim, rs_transport
     out_init(&o, cli_out_file(out), args->json_output);
     /* Cluster text the core prints (a Lease holder, an owner, an error
      * body) may carry a credential: every line and the result document pass
-     * this filter (F3; DESIGN §3.1). */
+     * this filter (H59; DESIGN §3.1). */
     cred_redact *filter = run_filter(d, known);
     out_set_filter(&o, filter);
     rs_result res = {.exit = RS_FAILED, .outcome = "failed"};
@@ -276,7 +276,7 @@ static int run_txn(const rs_run_args *args, const sim_run_req *sim, rs_transport
      * cluster and only then find it cannot leave its proof behind. */
     rs_transport *rec = NULL;
     if (proof_irregular) {
-        /* Bad input, refused before the first call (DESIGN §5.1, F16): a
+        /* Bad input, refused before the first call (DESIGN §5.1): a
          * FIFO would have been waited on, a device read without end. */
         rs_fail(&e, RS_DATAERR, "--reuse-runtime-proof %s: %s", opt.reuse_proof_path, why);
         out_error(&o, "%s", e.msg);

@@ -71,7 +71,7 @@ static int replay_parse(int argc, char **argv, replay_args *a)
     if (modes > 1)
         return replay_usage("give at most one of --list, --strict, --reseed and --to-scenario",
                             NULL);
-    /* No mode is strict replay (DESIGN §7 synopsis, finding G10): the
+    /* No mode is strict replay (DESIGN §7 synopsis): the
      * check §8 makes of a recording — does today's core make the same
      * calls on that input — and the one mode that changes nothing. */
     if (modes == 0) a->strict = true;

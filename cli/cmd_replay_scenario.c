@@ -208,8 +208,8 @@ static rs_code tos_prove(const char *path, rs_err *e)
 }
 
 /* OUT is never written over a file nor through a symlink (the house rule
- * of run --record, --record-runtime-proof and sweep --emit-scenario;
- * finding G8): refused before the cassette is read (a usage error, 64,
+ * of run --record, --record-runtime-proof and sweep --emit-scenario):
+ * refused before the cassette is read (a usage error, 64,
  * wins over a bad cassette's 65: DESIGN §7), and again by the exclusive
  * open should something appear meanwhile. */
 static int tos_taken(const char *out_path)

@@ -68,7 +68,7 @@ static int serve_args_parse(int argc, char **argv, serve_args *a)
 static char *serve_read_file(const char *flag, const char *path, size_t max, bool trim)
 {
     char why_open[160];
-    FILE *f = live_fopen_regular(path, NULL, why_open, sizeof why_open); /* never blocks (F16) */
+    FILE *f = live_fopen_regular(path, NULL, why_open, sizeof why_open); /* never blocks */
     if (!f) {
         char *where = out_escape(path, false);
         fprintf(stderr, "reassert sim serve: %s %s: %s\n", flag, where, why_open);

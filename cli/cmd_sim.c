@@ -248,13 +248,14 @@ static int sim_init(int argc, char **argv)
     return RS_OK;
 }
 
-int cmd_sim(int argc, char **argv)
+/* The options of `sim` and `sim --compare` that take a value (sim_opts_parse,
+ * reports_compare_main): a folder given as their value is not a scenario
+ * folder. */
+static const char *const sim_value_opts[] = {"--strategy", "--seed",    "--junit", "--report",
+                                             "--record",   "--compare", NULL};
+
+static int sim_scenarios(int argc, char **argv)
 {
-    if (argc > 0 && strcmp(argv[0], "init") == 0) return sim_init(argc - 1, argv + 1);
-    if (cli_wants_help(argc, argv)) {
-        fputs(cli_usage_sim, stdout);
-        return RS_OK;
-    }
     for (int i = 0; i < argc; i++)
         if (strcmp(argv[i], "--compare") == 0) return reports_compare_main(argc, argv, cli_sim_run);
     const char **files = rs_xcalloc((size_t)argc + 1, sizeof *files);
@@ -263,5 +264,22 @@ int cmd_sim(int argc, char **argv)
     int code = sim_opts_parse(argc, argv, files, &o, &reports);
     if (code == RS_OK) code = sim_main(&o);
     free(files);
+    return code;
+}
+
+int cmd_sim(int argc, char **argv)
+{
+    if (argc > 0 && strcmp(argv[0], "init") == 0) return sim_init(argc - 1, argv + 1);
+    if (cli_wants_help(argc, argv)) {
+        fputs(cli_usage_sim, stdout);
+        return RS_OK;
+    }
+    /* A folder stands for every scenario under it (`reassert sim scenarios/`). */
+    int n = 0;
+    char **args = NULL;
+    int code = cli_sim_expand(argc, argv, sim_value_opts, &n, &args);
+    if (code != RS_OK) return code;
+    code = sim_scenarios(n, args);
+    cli_sim_expand_free(n, args);
     return code;
 }

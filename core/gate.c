@@ -101,7 +101,7 @@ gate_result gate_fence_write(rs_gate *g, const rs_req *req, rs_resp *resp, rs_er
     assert(rs_op_is_write(req->op));
     rs_resp_init(resp);
     /* Proven now, never on an earlier proof: another actor can take the
-     * Lease between two fence writes (scenario lease-taken-during-fence-take). */
+     * Lease between two fence writes (scenario lease/taken-during-fence-take). */
     if (gate_check(g, e) != RS_OK) return GATE_FAILED;
     g->writes++;
     tp_call(g->t, req, resp);

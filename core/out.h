@@ -13,7 +13,7 @@
  * cluster text may carry a credential. So every message and group title
  * passes the filter set by out_set_filter (the credentials of the run, in
  * every encoding cred_redact knows) before it is collected or written
- * (finding F3, DESIGN.md §3.1). What a message carries is then escaped on
+ * (H59, DESIGN.md §3.1). What a message carries is then escaped on
  * its way to the sink (out_escape), so cluster or scenario text never forms
  * a workflow command.
  */

@@ -1,6 +1,6 @@
 /*
- * rec_meta.h — a cassette's meta checked whole when it is read (finding
- * G5): rec_tape_load calls it, so every reader (`replay --list`, `--strict`,
+ * rec_meta.h — a cassette's meta checked whole when it is read:
+ * rec_tape_load calls it, so every reader (`replay --list`, `--strict`,
  * `--reseed`, `--to-scenario`, a scenario's `cluster: {cassette:}`) refuses
  * the same files, before any replay.
  */

@@ -89,7 +89,7 @@ static rs_code rec_load_meta(sqlite3 *db, rec_tape *t, rs_err *e)
     if (!v[0] || *end || v[0] == ' ' || v[0] == '+')
         return rec_bad(e, t->path, "meta format_version '%.40s' is not a number", v);
     /* Named as written: a number too large for a long is a newer format
-     * all the same (finding M3 of session 7), never a clamped one. */
+     * all the same, never a clamped one. */
     if (fmt < 1)
         return rs_fail(e, RS_DATAERR,
                        "cassette %s: meta format_version: format %.40s is not a cassette format "
@@ -126,7 +126,7 @@ static rs_code rec_load_counters(sqlite3 *db, rec_tape *t, rs_err *e)
         const char *v = (const char *)sqlite3_column_text(st, 1);
         /* The whole text is one JSON value, and every number in it is a
          * count or a time: finite, >= 0 — not 1e999 (read as null), 0x32 (read
-         * as 0), "5 0" or -1 (finding M3 of s7). */
+         * as 0), "5 0" or -1. */
         cJSON *val = v ? cJSON_ParseWithOpts(v, NULL, true) : NULL;
         if (val && !rec_counts_ok(val)) {
             cJSON_Delete(val);
@@ -192,8 +192,8 @@ static rs_code rec_check_row(const rec_tape *t, const rec_row *r, rs_err *e)
 
 /* The seq of row i (stored order) is i + 1: the recorder numbers its calls
  * 1, 2, 3, ... and stores them in that order, so a duplicate, a gap,
- * another start or another order is a hand-edited or damaged file (finding
- * G2). Named by the first seq at fault. */
+ * another start or another order is a hand-edited or damaged file. Named by
+ * the first seq at fault. */
 static rs_code rec_check_seqs(const rec_tape *t, rs_err *e)
 {
     for (size_t i = 0; i < t->n_rows; i++) {

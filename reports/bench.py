@@ -99,15 +99,27 @@ def deploy_table(rows):
     return "\n".join([BEGIN, head, sep] + rows + [END])
 
 
+def suite_files():
+    """Every scenario of the suite, as ctest and `reassert sim scenarios/`
+    take it: *.yaml at any depth under scenarios/, no pending/ folder and
+    nothing hidden, in bytewise path order; paths relative to ROOT."""
+    out = []
+    for d, dirs, names in os.walk(os.path.join(ROOT, "scenarios")):
+        dirs[:] = [x for x in dirs if x != "pending" and not x.startswith(".")]
+        out += [os.path.relpath(os.path.join(d, n), ROOT) for n in names
+                if n.endswith(".yaml") and not n.startswith(".")]
+    return sorted(out, key=lambda p: p.encode())
+
+
 def throughput(binary, repeat):
-    files = sorted(f for f in os.listdir(os.path.join(ROOT, "scenarios")) if f.endswith(".yaml"))
+    files = suite_files()
     walls = {f: [] for f in files}
     cpu = {f: [] for f in files}
     for _ in range(repeat):
         for f in files:
             before = resource.getrusage(resource.RUSAGE_CHILDREN)
             t0 = time.monotonic_ns()
-            subprocess.run([binary, "sim", os.path.join("scenarios", f)], cwd=ROOT,
+            subprocess.run([binary, "sim", f], cwd=ROOT,
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             walls[f].append((time.monotonic_ns() - t0) / 1e9)
             after = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -165,9 +177,7 @@ def md(s):
 
 
 def compare_table(binary):
-    files = sorted(os.path.join("scenarios", f) for f in os.listdir(os.path.join(ROOT, "scenarios"))
-                   if f.endswith(".yaml"))
-    r = subprocess.run([binary, "sim", "--compare", "eager,lazy"] + files, cwd=ROOT,
+    r = subprocess.run([binary, "sim", "--compare", "eager,lazy"] + suite_files(), cwd=ROOT,
                        capture_output=True, text=True)
     if r.returncode != 0:
         sys.exit(f"bench: reassert sim --compare exited {r.returncode}:\n{r.stderr[-2000:]}")

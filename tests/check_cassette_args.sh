@@ -1,7 +1,7 @@
 #!/bin/sh
 # Hazard: none in H1–H176 — rule DESIGN §5.1 (the harness never writes
 # outside its own directories; a hostile input is bad input, 65) and §8.
-# Finding G7 (session 6 black-box pass): a cassette's meta `args` were obeyed
+# A cassette's meta `args` were once obeyed
 # by `replay --reseed` and `--to-scenario`, so an edited cassette made replay
 # write a runtime-proof file at any path it named (and read any file with
 # --reuse-runtime-proof). Now the recorded arguments obey a scenario's

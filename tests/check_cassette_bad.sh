@@ -1,5 +1,5 @@
 #!/bin/sh
-# Reading a cassette robustly (issue 11 item 7): a truncated file, a file
+# Reading a cassette robustly (DESIGN §8): a truncated file, a file
 # that is not SQLite, an SQLite file without the schema, a cassette of a
 # newer format version, a row with a malformed body, a row with an unknown
 # operation, an empty file and a directory — `replay --list`, `--strict`,
@@ -70,7 +70,7 @@ cp "$good" "$out/op.db"
 sqlite3 "$out/op.db" "UPDATE calls SET op = 'kube.explode' WHERE seq = 9"
 expect_bad "an unknown operation" "$out/op.db" 9
 
-# Finding G2: the calls' seq column runs 1, 2, 3, ... in the order stored; a
+# The calls' seq column runs 1, 2, 3, ... in the order stored; a
 # duplicate, a gap, another start or another order is 65 naming the seq, in
 # every mode and for a scenario's `cluster: {cassette:}`.
 nopk() { # FILE ORDER SQL: calls rebuilt without its PRIMARY KEY, stored by ORDER
@@ -99,8 +99,8 @@ cp "$good" "$out/start.db"
 sqlite3 "$out/start.db" "UPDATE calls SET seq = seq + 100000"
 expect_bad "calls starting at another seq" "$out/start.db" 100001
 printf 'name: g2\ncluster: {cassette: "%s"}\ndesired: desired\nruns:\n  - name: r\n' \
-  "$out/dup.db" >"$out/g2.yaml"
-"$bin" sim "$out/g2.yaml" >/dev/null 2>"$out/e"
+  "$out/dup.db" >"$out/dup-seq.yaml"
+"$bin" sim "$out/dup-seq.yaml" >/dev/null 2>"$out/e"
 rc=$?
 [ $rc -eq 65 ] && grep -qF "$out/dup.db" "$out/e" && grep -q "seq 40:" "$out/e" ||
   fail "cluster: {cassette:} with a duplicated seq: exit $rc, not 65 naming it: $(cat "$out/e")"
@@ -114,7 +114,7 @@ sqlite3 "$out/meta.db" "UPDATE meta SET value = 'not json' WHERE key = 'config'"
   fail "a garbled meta config (--reseed): not 65 naming the file"
 [ -e "$out/never.yaml" ] && fail "--to-scenario wrote a scenario from a bad cassette"
 
-# Finding F8 (Hazard: H141, H143 — a configuration the core must refuse is
+# Meta config (Hazard: H141, H143 — a configuration the core must refuse is
 # never run): a cassette's meta config, options and args obey exactly the
 # rules of --config and of `reassert run`'s arguments. Each bad value: 65,
 # one line naming the file and the field, before any replay (nothing on
@@ -138,7 +138,7 @@ expect_bad_meta() {
 }
 cfg() { echo "UPDATE meta SET value = json_set(value, '\$.$1', $2) WHERE key = 'config'"; }
 # --list reads meta through the same loader (rec_tape_load): checked on the
-# first config case and every G5 case below, not on each config rule.
+# first config case and every meta-key case below, not on each config rule.
 list_mode=--list
 expect_bad_meta heartbeat-0 "$(cfg lease_heartbeat_s 0)" lease_heartbeat_s
 list_mode=
@@ -158,7 +158,7 @@ expect_bad_meta bao-dotdot "$(cfg openbao_path "'a/../b'")" openbao_path
 expect_bad_meta shape-bogus "$(cfg talos_auth_shape "'bogus'")" talos_auth_shape
 expect_bad_meta unknown-field "$(cfg bogus_field 1)" bogus_field
 # ... the registry proof's targets too, as for --config (operator-image on
-# registry-host, H138; every target repo:ref, F15).
+# registry-host, H138; every target repo:ref).
 expect_bad_meta image-off-registry "$(cfg operator_image "'docker.io/acme/op:1'")" \
   "operator_image (--config operator-image)"
 expect_bad_meta image-no-ref "$(cfg operator_image "'ghcr.io/acme/op'")" operator_image
@@ -177,7 +177,7 @@ expect_bad_meta args-unknown "UPDATE meta SET value = '[\"--bogus\"]' WHERE key 
 expect_bad_meta args-vs-options \
   "UPDATE meta SET value = '[\"--check-only\"]' WHERE key = 'args'" "meta options disagree"
 
-# Finding G5: every other meta key the recorder writes is checked too, with
+# Every other meta key the recorder writes is checked too, with
 # the validators the run itself uses (the core's credential checks; an exit
 # code; a strategy; the format version), before any replay.
 meta() { echo "UPDATE meta SET value = '$2' WHERE key = '$1'"; }
@@ -197,8 +197,8 @@ grep -q "not a number" "$out/e" && fail "format_version 0 is called not a number
 grep -q "format 0" "$out/e" || fail "format_version 0: the error does not name the format"
 # ... and a cassette whose recorded run refused a bad credential (exit 65,
 # no call) or did not need one (--fences) is fine as it is.
-"$bin" sim --record "$out/refused" --strategy lazy "$src"/scenarios/malformed-credential.yaml \
-  "$src"/scenarios/plaintext-sops-source.yaml >"$out/sim.txt" 2>&1 ||
+"$bin" sim --record "$out/refused" --strategy lazy "$src"/scenarios/input/malformed-credential.yaml \
+  "$src"/scenarios/input/plaintext-sops-source.yaml >"$out/sim.txt" 2>&1 ||
   fail "recording the refused credentials failed: $(tail -3 "$out/sim.txt")"
 for f in "$out"/refused/*.db; do
   for mode in --list --strict --reseed; do
@@ -242,7 +242,7 @@ rc=$?
 "$bin" run --transport "sim:$out/w.db" --desired current --record "$out/new.db" >/dev/null 2>&1
 "$bin" replay "$out/new.db" --strict >"$out/o" 2>&1 || fail "run --record's cassette: $(cat "$out/o")"
 
-# Finding G10 (DESIGN §7, a contract: `replay CASSETTE [--strict|--reseed]
+# Replay's mode (DESIGN §7, a contract: `replay CASSETTE [--strict|--reseed]
 # [--strategy lazy|eager] [--json]`): the mode is optional — strict replay,
 # the regression check §8 makes from a recording — and --strategy goes
 # with --strict too: a strategy other than the recorded one is replayed
@@ -261,7 +261,7 @@ rc=$?
 grep -q "diverged at seq" "$out/o" && grep -q "recorded under lazy, replayed under eager" "$out/o" ||
   fail "strict replay under another strategy does not say so: $(head -c 400 "$out/o")"
 
-# Finding G8: no writer of reassert replaces a file or writes through a
+# No writer of reassert replaces a file or writes through a
 # symlink (the house rule of run --record, --record-runtime-proof and
 # sweep --emit-scenario). replay --to-scenario onto either: exit 64, one
 # sentence naming OUT, before any replay, the file and the link's target
@@ -304,17 +304,17 @@ done
   fail "sim --record replaced an existing cassette"
 [ "$(cat "$out/victim")" = victim ] || fail "sim --record wrote through a symlink"
 
-# Finding M5 (findings-s7): a symlinked FOLDER on the way to a cassette is
+# A symlinked FOLDER on the way to a cassette is
 # the user's choice (a CI artifact path often is one): `run --record
 # LINK/x.db` and `sim --record LINK` record through it (exit 0, a cassette
 # that replays), where SQLite's no-symlink open used to fail the run and
 # leave a 0-byte file behind.
 mkdir "$out/realdir"
 ln -s "$out/realdir" "$out/linkdir"
-"$bin" sim --record "$out/linkdir" --strategy lazy "$src/scenarios/lazy-redo-bound.yaml" \
+"$bin" sim --record "$out/linkdir" --strategy lazy "$src/scenarios/cost/lazy-redo-bound.yaml" \
   >"$out/o" 2>"$out/e" || fail "sim --record through a symlinked folder: $(head -c 300 "$out/e")"
-"$bin" sim init --scenario "$src/scenarios/two-run-stage-reassert.yaml" --db "$out/m5.db" >/dev/null
-"$bin" run --transport "sim:$out/m5.db" --desired current --record "$out/linkdir/x.db" \
+"$bin" sim init --scenario "$src/scenarios/two-run-stage-reassert.yaml" --db "$out/link-world.db" >/dev/null
+"$bin" run --transport "sim:$out/link-world.db" --desired current --record "$out/linkdir/x.db" \
   >"$out/o" 2>"$out/e" || fail "run --record through a symlinked folder: $(head -c 300 "$out/e")"
 "$bin" replay "$out/realdir/x.db" --strict >/dev/null 2>&1 ||
   fail "the cassette recorded through a symlinked folder does not replay"

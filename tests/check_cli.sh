@@ -41,37 +41,37 @@ expect_text "must be absolute" "relative proof path says why"
 expect 64 "desired without sim transport" -- run --desired current
 expect 64 "sim transport without desired" -- run --transport sim:/tmp/x.db
 expect 64 "sim without files" -- sim
-expect 64 "sim bad strategy" -- sim --strategy fast "$src/scenarios/registry-denial.yaml"
+expect 64 "sim bad strategy" -- sim --strategy fast "$src/scenarios/registry/denial.yaml"
 expect 64 "replay --strategy with --list" -- replay /tmp/c.db --list --strategy lazy
 expect_text "--strategy goes with --strict or --reseed" "replay --strategy says why"
-expect 64 "sim --compare needs eager,lazy" -- sim --compare lazy "$src/scenarios/registry-denial.yaml"
+expect 64 "sim --compare needs eager,lazy" -- sim --compare lazy "$src/scenarios/registry/denial.yaml"
 
 printf 'name: broken\nseed: 1\ncluster: {preset: prod, credential: previous}\ndesired: current\nruns:\n  - name: r\n    colour: red\n' >"$tmp/bad.yaml"
 expect 65 "unknown scenario key" -- sim "$tmp/bad.yaml"
 expect_text "bad.yaml:7:5: runs[0].colour" "scenario error names file:line:col and field"
-expect 65 "one bad among good scenarios" -- sim "$src/scenarios/registry-denial.yaml" "$tmp/bad.yaml"
+expect 65 "one bad among good scenarios" -- sim "$src/scenarios/registry/denial.yaml" "$tmp/bad.yaml"
 
 printf 'name: wrong\nseed: 1\ncluster: {preset: prod, credential: previous}\ndesired: current\nruns:\n  - name: r\n    expect: {exit: 1}\n' >"$tmp/wrong.yaml"
 expect 1 "a failing scenario" -- sim "$tmp/wrong.yaml"
 expect_text "exit: expected 1, got 0" "failure names the expectation"
-expect 0 "passing scenarios" -- sim "$src/scenarios/registry-denial.yaml" "$src/scenarios/malformed-credential.yaml"
+expect 0 "passing scenarios" -- sim "$src/scenarios/registry/denial.yaml" "$src/scenarios/input/malformed-credential.yaml"
 expect_text "2 passed, 0 failed" "closing line"
 
 # Option values are strict, and a missing value names its option (issue 10).
-expect 64 "sim --seed +5" -- sim --seed +5 "$src/scenarios/registry-denial.yaml"
-expect 64 "sim --seed ' 5'" -- sim --seed " 5" "$src/scenarios/registry-denial.yaml"
-expect 64 "sim --seed -1" -- sim --seed -1 "$src/scenarios/registry-denial.yaml"
-expect 64 "sim --seed overflow" -- sim --seed 99999999999999999999999 "$src/scenarios/registry-denial.yaml"
+expect 64 "sim --seed +5" -- sim --seed +5 "$src/scenarios/registry/denial.yaml"
+expect 64 "sim --seed ' 5'" -- sim --seed " 5" "$src/scenarios/registry/denial.yaml"
+expect 64 "sim --seed -1" -- sim --seed -1 "$src/scenarios/registry/denial.yaml"
+expect 64 "sim --seed overflow" -- sim --seed 99999999999999999999999 "$src/scenarios/registry/denial.yaml"
 for o in --junit --seed --strategy; do
-  expect 64 "sim $o without a value" -- sim "$src/scenarios/registry-denial.yaml" "$o"
+  expect 64 "sim $o without a value" -- sim "$src/scenarios/registry/denial.yaml" "$o"
   if head -n 1 "$tmp/out" | grep -qF -- "$o needs a value"; then passes=$((passes + 1)); else
     echo "FAIL: sim $o without a value: the error does not name it: $(head -n 1 "$tmp/out")"; fails=$((fails + 1)); fi
 done
-# Finding M1 (s7): a value that looks like an option is refused, naming the
+# A value that looks like an option is refused, naming the
 # option, in every command's parser (`run --record --check-only` once took
 # "--check-only" as the cassette path and ran a full repair).
 for c in "run --transport sim:$tmp/none.db --desired current --record --check-only" \
-  "sim --record --json $src/scenarios/registry-denial.yaml" \
+  "sim --record --json $src/scenarios/registry/denial.yaml" \
   "replay --strategy --strict $tmp/none.db"; do
   o=$(echo "$c" | sed 's/.* \(--[a-z]*\) --.*/\1/')
   # shellcheck disable=SC2086
@@ -97,7 +97,7 @@ expect_json 64 "json: unknown flag before --output" -- run --bogus --output json
 expect_json 64 "json: missing value" -- run --output json --strategy
 expect_json 64 "json: exclusive flags" -- run --output json --fences --check-only
 expect_json 64 "json: live transport" -- run --output json --desired current
-"$bin" sim init --scenario "$src/scenarios/registry-denial.yaml" --db "$tmp/w.db" >/dev/null 2>&1
+"$bin" sim init --scenario "$src/scenarios/registry/denial.yaml" --db "$tmp/w.db" >/dev/null 2>&1
 expect_json 65 "json: missing --config" -- run --output json --transport "sim:$tmp/w.db" --desired current --config "$tmp/no-such-config.yaml"
 expect 65 "missing --config" -- run --transport "sim:$tmp/w.db" --desired current --config "$tmp/no-such-config.yaml"
 expect_text "cannot read the configuration" "missing --config says so"
@@ -119,16 +119,16 @@ expect_json 65 "json: not a world" -- run --output json --transport "sim:$tmp/te
 
 # Cluster and scenario text never forms a workflow command (DESIGN.md §7.1).
 for f in lease-holder-injection scenario-name-newline run-name-newline; do
-  "$bin" sim --strategy lazy "$src/tests/bad/$f.yaml" >"$tmp/out" 2>&1
+  "$bin" sim --strategy lazy "$src/tests/harness/inputs/$f.yaml" >"$tmp/out" 2>&1
   if tr '\r' '\n' <"$tmp/out" | grep -qE '^[[:space:]]*::[a-z-]+( [^:]*)?::FORGED'; then
     echo "FAIL: $f: a forged workflow command: $(grep -F FORGED "$tmp/out" | head -c 300)"; fails=$((fails + 1))
   else passes=$((passes + 1)); fi
 done
-"$bin" sim --strategy lazy "$src/tests/bad/lease-holder-injection.yaml" >"$tmp/out" 2>&1
+"$bin" sim --strategy lazy "$src/tests/harness/inputs/lease-holder-injection.yaml" >"$tmp/out" 2>&1
 expect_text "%250A::error::FORGED-LEASE-PCT" "a % in the Lease holder is escaped as %25"
 
 # A run's own --strategy is the strategy it runs, is reported and is checked under.
-"$bin" sim --strategy lazy --json "$src/tests/bad/strategy-in-args.yaml" >"$tmp/s.json" 2>/dev/null
+"$bin" sim --strategy lazy --json "$src/tests/harness/inputs/strategy-in-args.yaml" >"$tmp/s.json" 2>/dev/null
 if jq -e '[.scenarios[].runs[].strategy] | length > 0 and all(. == "eager")' "$tmp/s.json" >/dev/null 2>&1; then
   passes=$((passes + 1)); else echo "FAIL: a run with --strategy eager in its args is not labelled eager"; fails=$((fails + 1)); fi
 
@@ -147,7 +147,7 @@ if jq -e '[.scenarios[].runs[]] | length == 1 and all(.annotation_only_nodes == 
 # argv and scenario names on the CLI's own error lines are escaped too.
 "$bin" run "$(printf -- '--x\n::error::FORGED')" >"$tmp/out" 2>&1
 "$bin" sim "$(printf -- '--x\n::error::FORGED')" >>"$tmp/out" 2>&1
-"$bin" sim init --scenario "$src/tests/bad/scenario-name-newline.yaml" --db "$tmp/n.db" >>"$tmp/out" 2>&1
+"$bin" sim init --scenario "$src/tests/harness/inputs/scenario-name-newline.yaml" --db "$tmp/n.db" >>"$tmp/out" 2>&1
 if tr '\r' '\n' <"$tmp/out" | grep -qE '^[[:space:]]*::[a-z-]+( [^:]*)?::FORGED'; then
   echo "FAIL: a CLI error line forges a workflow command: $(grep -F FORGED "$tmp/out" | head -c 300)"; fails=$((fails + 1))
 else passes=$((passes + 1)); fi
@@ -167,8 +167,8 @@ expect_text "usage: reassert sim" "sim -h is help, not a file"
 "$bin" sim --json "$src/scenarios/two-run-stage-reassert.yaml" >"$tmp/b.json" 2>/dev/null
 if cmp -s "$tmp/a.json" "$tmp/b.json"; then passes=$((passes + 1)); else
   echo "FAIL: two runs of the same scenario differ"; fails=$((fails + 1)); fi
-"$bin" sim "$src/scenarios/failed-fence-resume.yaml" "$tmp/wrong.yaml" >"$tmp/a.txt" 2>&1
-"$bin" sim "$src/scenarios/failed-fence-resume.yaml" "$tmp/wrong.yaml" >"$tmp/b.txt" 2>&1
+"$bin" sim "$src/scenarios/recovery/failed-fence-resume.yaml" "$tmp/wrong.yaml" >"$tmp/a.txt" 2>&1
+"$bin" sim "$src/scenarios/recovery/failed-fence-resume.yaml" "$tmp/wrong.yaml" >"$tmp/b.txt" 2>&1
 if cmp -s "$tmp/a.txt" "$tmp/b.txt"; then passes=$((passes + 1)); else
   echo "FAIL: two text reports of the same scenarios differ"; fails=$((fails + 1)); fi
 

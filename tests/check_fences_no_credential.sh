@@ -1,7 +1,7 @@
 #!/bin/sh
 # Hazard: H27 — `--fences` must work without the credential (the operator
-# inspecting a stuck deploy may not hold it). Finding F12 (session 5):
-# `run --transport sim:W.db --fences` demanded `--desired NAME`.
+# inspecting a stuck deploy may not hold it); `run --transport sim:W.db
+# --fences` once demanded `--desired NAME`.
 # Checks, on a world whose Lease another run holds:
 #   --fences without --desired: exit 0, names the held Lease and its
 #     release command; the same bytes as with --desired (the credential
@@ -18,7 +18,7 @@ trap 'rm -rf "$T"' EXIT
 FAILS=0
 fail() { echo "FAIL: $*"; FAILS=$((FAILS + 1)); }
 
-"$BIN" sim init --scenario "$SRC/scenarios/held-lease-refuses.yaml" --db "$T/w.db" --run reassert \
+"$BIN" sim init --scenario "$SRC/scenarios/lease/held-refuses.yaml" --db "$T/w.db" --run reassert \
   >/dev/null || { echo "FAIL: sim init"; exit 1; }
 writes() { sqlite3 "$T/w.db" "select coalesce((select value from counters where name='writes'),0)"; }
 w0=$(writes)

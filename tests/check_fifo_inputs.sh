@@ -1,6 +1,6 @@
 #!/bin/sh
 # Hazard: (no entry of H1–H176 names it) — rule DESIGN §5.1 "never hangs ...
-# on input", finding F16 (session 5): every file the program opens for
+# on input": every file the program opens for
 # reading refuses a path that is not a regular file (a FIFO nobody writes, a
 # directory, a device) with one clear error naming the file and exit 65,
 # before any call reaches the world — never blocks in open() and never reads
@@ -38,7 +38,7 @@ kc() { # kc FILE USER-YAML
   printf 'apiVersion: v1\nkind: Config\nclusters:\n- name: s\n  cluster: {server: "http://127.0.0.1:1"}\nusers:\n- name: u\n  user: %s\ncontexts:\n- name: c\n  context: {cluster: s, user: u}\ncurrent-context: c\n' "$2" >"$1"
 }
 kc kc.yaml '{token: t}'
-printf 'tok-f16-serve\n' >ktok
+printf 'tok-fifo-serve\n' >ktok
 calls() { sqlite3 w.db "select coalesce((select value from counters where name='api_calls'),0)" 2>/dev/null || echo '?'; }
 
 # refused NAME PATH CMD...: exit 65 within LIMIT seconds, the error names PATH.
@@ -78,8 +78,18 @@ for p in "$T/fifo" "$T/dir" /dev/null; do
   refused "run --kubeconfig $p" "$p" "$BIN" run --kubeconfig "$p" --fences
   refused "run --secret-file $p" "$p" env BAO_ADDR=http://127.0.0.1:1 BAO_TOKEN=t \
     "$BIN" run --kubeconfig kc.yaml --secret-file "$p" --decrypt-command ./d.sh
-  refused "sim $p" "$p" "$BIN" sim "$p"
+  [ "$p" = "$T/dir" ] || refused "sim $p" "$p" "$BIN" sim "$p"
 done
+# A folder is every scenario under it (`reassert sim DIR`): one with none is
+# a usage error naming it, and a FIFO named like a scenario inside one is
+# refused by the loader like any other, never waited on.
+timeout "$LIMIT" "$BIN" sim "$T/dir" >"$T/out" 2>&1
+rc=$?
+[ "$rc" -eq 64 ] && grep -qF -- "$T/dir" "$T/out" ||
+  fail "sim on an empty folder: exit $rc, want 64 naming it: $(head -c 300 "$T/out")"
+mkdir "$T/scn"
+mkfifo "$T/scn/x.yaml"
+refused "sim on a folder holding a FIFO x.yaml" "$T/scn/x.yaml" "$BIN" sim "$T/scn"
 
 # sim serve re-reads its token file on every request: a FIFO swapped in
 # while it runs must not block the server (the tokens it had stay).
@@ -92,7 +102,7 @@ if command -v curl >/dev/null; then
   case $url in
   http://127.0.0.1:*)
     rm ktok && mkfifo ktok
-    code=$(curl -s -o /dev/null -w '%{http_code}' -m "$LIMIT" -H 'Authorization: Bearer tok-f16-serve' \
+    code=$(curl -s -o /dev/null -w '%{http_code}' -m "$LIMIT" -H 'Authorization: Bearer tok-fifo-serve' \
       "$url/api/v1/namespaces/flux-system/secrets/variables-base")
     [ "$code" = 200 ] || fail "sim serve with its token file swapped for a FIFO answered '$code', want 200"
     ;;

@@ -15,7 +15,7 @@ trap 'rm -rf "$tmp"' EXIT
 fails=0
 passes=0
 w=$tmp/w.db
-"$bin" sim init --scenario "$src/scenarios/fences-report-leaked-lease.yaml" --db "$w" --run report \
+"$bin" sim init --scenario "$src/scenarios/recovery/fences-report-leaked-lease.yaml" --db "$w" --run report \
   >/dev/null 2>&1 || { echo "FAIL: sim init"; exit 1; }
 before=$(cksum <"$w")
 refused() { # refused DESCRIPTION -- ARGS...

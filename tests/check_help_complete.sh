@@ -1,6 +1,6 @@
 #!/bin/sh
 # Every flag a parser accepts and every environment variable live mode reads
-# is in the --help of its command (issue 12 item 8; the man page is made
+# is in the --help of its command (the man page is made
 # from --help by cmake/manpage.sh, so it follows). The lists come from the
 # sources, so a flag or variable added without a line of --help fails here:
 #   - `reassert run --help`: each "--flag" literal of takes_value() and

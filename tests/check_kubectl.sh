@@ -1,6 +1,6 @@
 #!/bin/sh
-# kubectl as a real client of `reassert sim serve` (issue 12 item 7, the
-# fidelity half): if kubectl cannot tell the façade from an API server for
+# kubectl as a real client of `reassert sim serve` (the fidelity half of
+# live mode): if kubectl cannot tell the façade from an API server for
 # the calls the core makes, the sim's Kubernetes semantics are checked by the
 # best oracle there is. A generated kubeconfig; plain HTTP here, HTTPS with a
 # bearer token and a CA made by openssl at test time in check_kubectl_tls.sh

@@ -11,7 +11,7 @@ bin=$1
 src=$2
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-"$bin" sim init --scenario "$src/scenarios/rolling-stale-nodes.yaml" --db "$tmp/w.db" >/dev/null 2>&1 ||
+"$bin" sim init --scenario "$src/scenarios/node/rolling-stale-nodes.yaml" --db "$tmp/w.db" >/dev/null 2>&1 ||
   { echo "FAIL: sim init"; exit 1; }
 "$bin" run --transport sim:"$tmp/w.db" --desired current >"$tmp/out" 2>&1 ||
   { echo "FAIL: the rotation failed: $(tail -c 400 "$tmp/out")"; exit 1; }

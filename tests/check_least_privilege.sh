@@ -1,5 +1,5 @@
 #!/bin/sh
-# Least privilege (DESIGN §3.5 r2; issue 9 item 5): the core reads Secrets
+# Least privilege (DESIGN §3.5 r2): the core reads Secrets
 # only by name — never a list of Secrets — in a rotation (Stage) and in the
 # no-drift Reassert, both strategies. Judged from the sim world's call log.
 #

@@ -2,7 +2,7 @@
 # Hazard: none — no entry in H1–H176 covers kubeconfig TLS inputs; the rule
 # pinned is README "Live mode" (a malformed kubeconfig is 65, named by file,
 # context and field, before any connection) and kubectl's own refusals
-# (finding F13, scenarios/findings-s5/f13-kubeconfig-vs-kubectl.sh); and a
+# (client-go's checks before any connection); and a
 # client-certificate or client-key file that cannot be read or holds no PEM
 # (clientcmd: "unable to read client-cert"; tls.X509KeyPair).
 # client-go refuses `insecure-skip-tls-verify: true` beside a certificate

@@ -126,7 +126,7 @@ for f in "$tmp"/live.db* "$tmp/replay.json" "$tmp/replay.err" "$tmp/written.txt"
   grep -qaF -f "$tmp/forms" "$f" && fail "a password or token is in $(basename "$f")"
 done
 
-# Finding H2 (scenarios/findings-s7/FINDINGS.md): a live run learns the
+# A live run learns the
 # cluster's own credential only when it reads variables-base; the same
 # password in cluster text read before (a Lease annotation) must not stay
 # verbatim in the rows written before it was learnt, nor in the -wal of a

@@ -2,13 +2,13 @@
 # Invariant 6 from the outside: run every shipped scenario (text and JSON
 # reports, stdout and stderr together) and grep for every catalogue password
 # — the preset's and every one a scenario file declares — in plaintext and
-# base64 at each byte alignment. The failing scenarios of tests/bad/secret-*
+# base64 at each byte alignment. The failing scenarios of tests/harness/inputs/secret-*
 # run too, with JUnit: a failure report (a state check on a Secret, an
 # output-contains needle, a dumped output) is where a secret leaks, and the
 # shipped scenarios all pass. A hit fails the test without printing the secret.
 # REASSERT_SCAN_QUICK=1 (the sanitizer build): the scan covers the scenarios
 # that declare a password of their own plus every eighth other one (text and
-# JSON), and every tests/bad/secret-* file (text, JSON and JUnit), looking for
+# JSON), and every tests/harness/inputs/secret-* file (text, JSON and JUnit), looking for
 # every catalogue secret still; every scenario runs under the sanitizers as its
 # own scenario/* test, and the plain build scans the output of all of them.
 set -u
@@ -18,7 +18,7 @@ out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 set --
 place=0
-for f in "$src"/scenarios/*.yaml; do
+for f in $(find "$src/scenarios" -name '*.yaml' ! -path '*/pending/*' | LC_ALL=C sort); do
   place=$((place + 1))
   if [ "${REASSERT_SCAN_QUICK:-}" = 1 ] && [ $((place % 8)) -ne 1 ] &&
      ! grep -q 'password' "$f"; then
@@ -29,16 +29,16 @@ done
 [ $# -gt 0 ] || { echo "FAIL: no scenario to scan"; exit 1; }
 "$bin" sim "$@" >"$out/text" 2>&1
 "$bin" sim --json "$@" >"$out/json" 2>&1
-"$bin" sim "$src"/tests/bad/secret-*.yaml >"$out/failing-text" 2>&1
+"$bin" sim "$src"/tests/harness/inputs/secret-*.yaml >"$out/failing-text" 2>&1
 frc=$?
-"$bin" sim --json --junit "$out/failing-junit" "$src"/tests/bad/secret-*.yaml >"$out/failing-json" 2>&1
+"$bin" sim --json --junit "$out/failing-junit" "$src"/tests/harness/inputs/secret-*.yaml >"$out/failing-json" 2>&1
 status=0
-[ "$frc" -eq 1 ] || { echo "FAIL: tests/bad/secret-*.yaml must fail (exit 1), got $frc"; status=1; }
+[ "$frc" -eq 1 ] || { echo "FAIL: tests/harness/inputs/secret-*.yaml must fail (exit 1), got $frc"; status=1; }
 {
   printf '%s\n' ghp-prev-0a1b2c3d4e5f ghp-curr-9f8e7d6c5b4a ghp-revk-5566778899aa
-  sed -n 's/^[[:space:]]*password:[[:space:]]*\([^[:space:]#,}]*\).*/\1/p' "$src"/scenarios/*.yaml
-  grep -ho '"password":"[^"]*"' "$src"/scenarios/*.yaml | sed 's/"password":"\([^"]*\)"/\1/'
-  grep -ho 'password: [A-Za-z0-9-]*' "$src"/tests/bad/secret-*.yaml | sed 's/password: //'
+  sed -n 's/^[[:space:]]*password:[[:space:]]*\([^[:space:]#,}]*\).*/\1/p' $(find "$src/scenarios" -name '*.yaml' | LC_ALL=C sort)
+  grep -ho '"password":"[^"]*"' $(find "$src/scenarios" -name '*.yaml' | LC_ALL=C sort) | sed 's/"password":"\([^"]*\)"/\1/'
+  grep -ho 'password: [A-Za-z0-9-]*' "$src"/tests/harness/inputs/secret-*.yaml | sed 's/password: //'
 } | sort -u >"$out/secrets"
 n=$(wc -l <"$out/secrets")
 [ "$n" -ge 3 ] || { echo "found only $n secrets to look for"; exit 1; }

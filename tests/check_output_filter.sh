@@ -1,7 +1,7 @@
 #!/bin/sh
 # Hazard: H59 — the credential in no output: cluster text carrying it is
 # redacted in every channel of `reassert run`, not only the log lines.
-# Finding F3 (session 5). For a Lease holder holding the desired password,
+# For a Lease holder holding the desired password,
 # base64 of `user:password`, or the JSON-escaped password inside a larger
 # text, `run` text output, `run --output json` and GITHUB_STEP_SUMMARY must
 # hold neither the password nor base64(user:password) (nor its URL-safe

@@ -8,7 +8,7 @@
 #     included (a crashed run leaves its -wal behind), and every replay's
 #     output, holds no catalogue password in plaintext or base64 (at each
 #     alignment), nor the base64 of user:password — the failing
-#     tests/bad/secret-* scenarios recorded too;
+#     tests/harness/inputs/secret-* scenarios recorded too;
 #  3. a cassette with one recorded answer edited diverges (exit 1), at or
 #     after the edited call, showing the recorded and the replayed request;
 #     the unedited copy replays clean.
@@ -28,16 +28,17 @@ fail() {
 }
 
 if [ "${REASSERT_RECORD_QUICK:-}" = 1 ]; then
-  set -- "$src"/scenarios/two-run-stage-reassert.yaml "$src"/scenarios/recover-fences.yaml \
-    "$src"/scenarios/stale-openbao-seed.yaml
+  set -- "$src"/scenarios/two-run-stage-reassert.yaml "$src"/scenarios/recovery/killed-mid-fence.yaml \
+    "$src"/scenarios/fanout/stale-openbao-seed.yaml
 else
-  set -- "$src"/scenarios/*.yaml
+  # shellcheck disable=SC2046 # one path a word (no spaces in the tree)
+  set -- $(find "$src/scenarios" -name '*.yaml' ! -path '*/pending/*' | LC_ALL=C sort)
 fi
 nfiles=$#
 "$bin" sim --record "$out/suite" "$@" >"$out/sim.txt" 2>&1 ||
   fail "the suite did not pass while recording (exit $?): $(tail -3 "$out/sim.txt")"
-"$bin" sim --record "$out/bad" "$src"/tests/bad/secret-*.yaml >"$out/bad.txt" 2>&1
-[ $? -eq 1 ] || fail "tests/bad/secret-*.yaml must fail while recording (exit 1)"
+"$bin" sim --record "$out/bad" "$src"/tests/harness/inputs/secret-*.yaml >"$out/bad.txt" 2>&1
+[ $? -eq 1 ] || fail "tests/harness/inputs/secret-*.yaml must fail while recording (exit 1)"
 
 # A run killed by a `crash` fault leaves its -wal behind (replays below
 # make their own, so they are counted first).
@@ -67,13 +68,13 @@ done
 {
   printf '%s\n' ghp-prev-0a1b2c3d4e5f ghp-curr-9f8e7d6c5b4a ghp-revk-5566778899aa
   sed -n 's/^[[:space:]]*password:[[:space:]]*\([^[:space:]#,}]*\).*/\1/p' \
-    "$src"/scenarios/*.yaml "$src"/tests/bad/secret-*.yaml
-  grep -ho 'password: [A-Za-z0-9-]*' "$src"/scenarios/*.yaml "$src"/tests/bad/secret-*.yaml |
+    $(find "$src/scenarios" -name '*.yaml' | LC_ALL=C sort) "$src"/tests/harness/inputs/secret-*.yaml
+  grep -ho 'password: [A-Za-z0-9-]*' $(find "$src/scenarios" -name '*.yaml' | LC_ALL=C sort) "$src"/tests/harness/inputs/secret-*.yaml |
     sed 's/password: //'
 } | grep -v '^$' | sort -u >"$out/secrets"
 {
   echo deploy-bot
-  grep -ho 'username: [A-Za-z0-9._-]*' "$src"/scenarios/*.yaml "$src"/tests/bad/*.yaml |
+  grep -ho 'username: [A-Za-z0-9._-]*' $(find "$src/scenarios" -name '*.yaml' | LC_ALL=C sort) "$src"/tests/harness/inputs/*.yaml |
     sed 's/username: //'
 } | sort -u >"$out/users"
 [ "$(wc -l <"$out/secrets")" -ge 3 ] || fail "found too few secrets to look for"
@@ -115,12 +116,12 @@ grep -q '^  recorded: ' "$out/edited.txt" && grep -q '^  replayed: ' "$out/edite
   fail "the divergence does not show both versions: $(head -c 400 "$out/edited.txt")"
 "$bin" replay "$c" --strict >/dev/null 2>&1 || fail "the unedited cassette does not replay"
 
-# 4. Finding M2 (s7): the desired password percent-encoded (URL userinfo; upper
+# 4. The desired password percent-encoded (URL userinfo; upper
 #    and lower hex, every reserved byte or gen-delims only) and as hex, inside
 #    cluster text, reaches neither the cassette nor stdout / --json.
-cat >"$out/m2.yaml" <<'Y'
-# Hazard: none (finding M2 of session 7)
-name: m2-url-hex-forms
+cat >"$out/url-hex.yaml" <<'Y'
+# Hazard: H59 (the credential percent-encoded or in hex)
+name: url-hex-forms
 strategies: [lazy]
 cluster: {preset: prod, credential: current, workers: 1, control-planes: 1}
 desired: current
@@ -131,13 +132,13 @@ runs:
     before:
       - kube.patch: {ref: Node/prod-worker-1, merge-patch: {metadata: {annotations: {a/1: 'https://m2-bot:P4ss%2Bm2%2Fq9z%3Dx%40y@h/', a/2: 'P4ss%2bm2%2fq9z%3dx%40y', a/3: 'P4ss+m2%2Fq9z=x%40y', a/4: '503473732b6d322f71397a3d784079', a/5: '503473732B6D322F71397A3D784079'}}}}
 Y
-"$bin" sim "$out/m2.yaml" --record "$out/m2rec" >"$out/m2.txt" 2>&1
-"$bin" sim --json "$out/m2.yaml" >>"$out/m2.txt" 2>&1
-[ -n "$(find "$out/m2rec" -name '*.db')" ] || fail "M2: sim --record wrote no cassette"
+"$bin" sim "$out/url-hex.yaml" --record "$out/urlrec" >"$out/url-hex.txt" 2>&1
+"$bin" sim --json "$out/url-hex.yaml" >>"$out/url-hex.txt" 2>&1
+[ -n "$(find "$out/urlrec" -name '*.db')" ] || fail "URL and hex forms: sim --record wrote no cassette"
 for f in 'P4ss%2Bm2%2Fq9z%3Dx%40y' 'P4ss%2bm2%2fq9z%3dx%40y' 'P4ss+m2%2Fq9z=x%40y' \
   503473732b6d322f71397a3d784079 503473732B6D322F71397A3D784079; do
-  if grep -l -a -F -- "$f" "$out/m2.txt" $(find "$out/m2rec" -type f) >/dev/null 2>&1; then
-    fail "M2: an encoded form of the password survives in the cassette or the output"
+  if grep -l -a -F -- "$f" "$out/url-hex.txt" $(find "$out/urlrec" -type f) >/dev/null 2>&1; then
+    fail "URL and hex forms: an encoded form of the password survives in the cassette or the output"
   fi
 done
 

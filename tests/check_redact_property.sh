@@ -1,5 +1,5 @@
 #!/bin/sh
-# Redaction as a property (DESIGN.md §5.1, issue 10 item 5): for random
+# Redaction as a property (DESIGN.md §5.1): for random
 # credentials — random characters, quotes, backslashes, controls, non-ASCII —
 # that survive the credential parser, run a scenario that fails on every
 # secret-bearing object (every Secret's data by path, credential checks on

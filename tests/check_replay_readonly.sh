@@ -1,5 +1,5 @@
 #!/bin/sh
-# Finding F15 (replay part): an input is never written beside. `replay
+# An input is never written beside. `replay
 # CASSETTE` in each mode (--list, --strict, --reseed, --to-scenario) and
 # `sim` on a scenario whose cluster is `{cassette: FILE}` leave the
 # cassette's directory byte-identical: no CASSETTE-wal, no CASSETTE-shm, no
@@ -20,11 +20,11 @@ fail() {
 }
 
 # A finished run (no -wal) and a run killed by a crash fault (its -wal kept).
-"$bin" sim --record "$out/rec" --strategy lazy "$src"/scenarios/adv5-drift-root.yaml \
-  "$src"/scenarios/fences-report-crash-state.yaml >"$out/sim.txt" 2>&1 ||
+"$bin" sim --record "$out/rec" --strategy lazy "$src"/scenarios/drift/root.yaml \
+  "$src"/scenarios/recovery/fences-report-crash-state.yaml >"$out/sim.txt" 2>&1 ||
   fail "recording the fixtures failed: $(tail -3 "$out/sim.txt")"
 mkdir "$out/in" "$out/in-ro"
-cp "$out/rec/adv5-drift-root.fix.db" "$out/in/done.db" || fail "no finished cassette"
+cp "$out/rec/drift-root.fix.db" "$out/in/done.db" || fail "no finished cassette"
 cp "$out/rec/fences-report-crash-state.ghost.db" "$out/in/killed.db" || fail "no killed cassette"
 cp "$out/rec/fences-report-crash-state.ghost.db-wal" "$out/in/killed.db-wal" ||
   fail "the killed run left no -wal (the fixture no longer tests a -wal)"

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Reseed and incidents (issue 11 items 4 and 5, DESIGN.md §8 r2), on
+# Reseed and incidents (DESIGN.md §8 r2), on
 # two-run-stage-reassert recorded under eager (production's behaviour):
 #  1. `replay --reseed --strategy eager` reproduces each recorded run's exit
 #     and counters on the world seeded from its cassette — the stage run only
@@ -158,16 +158,16 @@ for base in incident-2026-08-08-steady-state-reassert.reassert \
   cat "$out/warn/reseed.txt" "$out/warn/o1" "$out/warn/e1" >>"$out/all-output"
 done
 
-"$bin" sim "$src/scenarios/adv5-drift-root.yaml" >/dev/null 2>"$out/warn/e"
+"$bin" sim "$src/scenarios/drift/root.yaml" >/dev/null 2>"$out/warn/e"
 grep -q '^warning: ' "$out/warn/e" && fail "a preset cluster warns: $(grep '^warning: ' "$out/warn/e")"
 
 # 8. One clock epoch: a recording's clock is the world's wall clock (2026,
 #    not 1970 + virtual time), and a world seeded from it starts at its first
 #    clock read with the liveness answers it recorded, so the leaked-Lease
-#    recovery of scenarios/recover-leaked-lease-wall-clock.yaml replays as
+#    recovery of scenarios/recovery/leaked-lease-wall-clock.yaml replays as
 #    recorded: refused within the Lease's duration, released after it.
 "$bin" sim --record "$out/lease" --strategy lazy \
-  "$src/scenarios/recover-leaked-lease-wall-clock.yaml" >"$out/o" 2>&1 ||
+  "$src/scenarios/recovery/leaked-lease-wall-clock.yaml" >"$out/o" 2>&1 ||
   fail "recording the leaked-Lease scenario failed: $(tail -3 "$out/o")"
 for run in renewed-within-duration:1 past-its-duration:0; do
   c="$out/lease/recover-leaked-lease-wall-clock.${run%:*}.db"

@@ -2,7 +2,7 @@
 # Hazard: none in H1–H176 — rule DESIGN §8 (reseed builds the world "from
 # the first observation of every object") and `replay --help` ("what the
 # cassette cannot show is a warning line, never a silent guess").
-# Finding G1 (session 6 black-box pass): a run refused on a held Lease
+# A run refused on a held Lease
 # records only the registry and one Lease read; its reseeded world silently
 # held every other object as the sim's preset has it. Now every object,
 # OpenBao value and node Talos auth the recording never observed is named in

@@ -13,7 +13,7 @@ src=$2
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $1"; exit 1; }
-"$bin" sim init --scenario "$src/scenarios/rolling-stale-nodes.yaml" --db "$tmp/w.db" >/dev/null 2>&1 ||
+"$bin" sim init --scenario "$src/scenarios/node/rolling-stale-nodes.yaml" --db "$tmp/w.db" >/dev/null 2>&1 ||
   fail "sim init"
 "$bin" run --transport sim:"$tmp/w.db" --desired previous --record-runtime-proof "$tmp/proof.json" \
   >"$tmp/out1" 2>&1 || fail "recording run: $(tail -c 300 "$tmp/out1")"

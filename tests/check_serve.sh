@@ -1,5 +1,5 @@
 #!/bin/sh
-# `reassert sim serve` as an HTTP server (issue 12 item 6; DESIGN.md §7):
+# `reassert sim serve` as an HTTP server (DESIGN.md §7):
 # loopback only (64 otherwise), port 0 printed on stdout's first line, the
 # Kubernetes subset's Status answers (401 without the bearer, 404 for an
 # unknown path or object, 400 for a body that is not JSON — never a crash,

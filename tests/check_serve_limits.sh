@@ -1,7 +1,7 @@
 #!/bin/sh
 # `reassert sim serve` refuses what a real Kubernetes API server refuses,
-# with the API server's Status codes, and never stores a changed value
-# (issue 12's adversarial pass). Each block below names the defect it pins;
+# with the API server's Status codes, and never stores a changed value.
+# Each block below names the defect it pins;
 # each fails if the façade or the store regressed:
 #   1. size: a request body over 3 MiB is 413 ("limit is 3145728"); a JSON
 #      Patch whose copies grow the object (doubling or many copies) is

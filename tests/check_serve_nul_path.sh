@@ -1,7 +1,7 @@
 #!/bin/sh
 # Hazard: none — no entry in H1–H176 covers the façade's URL decoding; the
 # rule pinned is DESIGN §7 (the façade answers as the API server does)
-# and finding F7 (scenarios/findings-s5/f7-serve-nul-path.sh): `sim serve`
+# and the façade's own URL decoding: `sim serve` once
 # cut a URL path at a percent-encoded NUL, so `.../secrets/variables-base%00junk`
 # read AND patched variables-base, `namespaces/flux-system%00x/...` answered
 # the Namespace, and OpenBao `.../auth%00x` read the seed. An API server

@@ -60,7 +60,7 @@ expect 64 "sim init unknown run" -- sim init --scenario "$scn" --db "$w" --run n
 printf 'name: broken\nseed: 1\ncluster: {preset: prod, credential: previous}\ndesired: current\nruns:\n  - name: r\n    colour: red\n' >"$tmp/bad.yaml"
 expect 65 "sim init bad scenario" -- sim init --scenario "$tmp/bad.yaml" --db "$tmp/bad.db"
 expect_in "$tmp/err" "bad.yaml:7:5" "bad scenario names file:line:col"
-expect 0 "sim init with a run's before: events" -- sim init --scenario "$src/scenarios/runtime-proof-reuse.yaml" --db "$w" --run reassert-replaced
+expect 0 "sim init with a run's before: events" -- sim init --scenario "$src/scenarios/node/runtime-proof-reuse.yaml" --db "$w" --run reassert-replaced
 expect_in "$tmp/out" "before: events of run reassert-replaced" "sim init names the run"
 
 # The runtime proof file.
@@ -99,16 +99,16 @@ groups=$(cat "$tmp/out" "$tmp/err" | awk '
 [ -z "$groups" ] && ok || fail "log groups: $groups"
 grep -q '^::group::Fence' "$tmp/out" && ok || fail "no ::group::Fence line in the lazy run"
 
-# DESIGN §4 (finding G6): a fence whose controller restart was never shown
+# DESIGN §4: a fence whose controller restart was never shown
 # complete (an old pod stays Terminating) is partial: run --output json
 # counts no fence acquisition, in agreement with fence_taken false.
 w3=$tmp/stuck.db
 for s in lazy eager; do
-  expect 0 "sim init (stuck controller pod)" -- sim init --scenario "$src/scenarios/controller-old-pod-survives.yaml" --db "$w3" --run stage
+  expect 0 "sim init (stuck controller pod)" -- sim init --scenario "$src/scenarios/controller/old-pod-survives.yaml" --db "$w3" --run stage
   expect 1 "$s: the rollout is never proven" -- run --transport sim:"$w3" --desired current --strategy $s --output json
   expect_in "$tmp/out" '"fence_taken":false' "$s: fence_taken false"
   expect_in "$tmp/out" '"controller_restarts":1' "$s: the restart was written"
-  expect_in "$tmp/out" '"fence_acquisitions":0' "$s: a partial fence is not counted (G6)"
+  expect_in "$tmp/out" '"fence_acquisitions":0' "$s: a partial fence is not counted"
 done
 
 echo "sim init: $passes passed, $fails failed"

@@ -125,7 +125,7 @@ for k in api_calls writes controller_restarts lease_writes; do
   grep -qx "| $k | $v |" "$rs" || fail "run summary: $k is not $v as in the JSON result"
 done
 # A refused run: exit 1, its error in the summary.
-"$bin" sim init --scenario "$src/scenarios/held-lease-refuses.yaml" --db "$tmp/held.db" \
+"$bin" sim init --scenario "$src/scenarios/lease/held-refuses.yaml" --db "$tmp/held.db" \
   --run reassert >/dev/null 2>&1 || fail "sim init held-lease-refuses"
 rh=$tmp/held.md
 GITHUB_STEP_SUMMARY=$rh "$bin" run --transport sim:"$tmp/held.db" --desired current \

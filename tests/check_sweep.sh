@@ -112,7 +112,7 @@ expect 64 "unknown effect" -- sweep "$scn" --plan "1:explode"
 expect 64 "unknown menu entry" -- sweep "$scn" --plan "1:perturb=nope"
 expect 64 "--seed without --swarm" -- sweep "$scn" --seed 3
 expect 64 "two modes" -- sweep "$scn" --perturb --swarm 3
-expect 65 "a scenario that does not load" -- sweep "$src/tests/bad/does-not-exist.yaml"
+expect 65 "a scenario that does not load" -- sweep "$src/tests/harness/inputs/does-not-exist.yaml"
 printf 'name: x\nperturb-menu: [{name: Bad_Name, do: {advance: 1s}}]\n' >"$tmp/bad.yaml"
 expect 65 "a bad perturbation menu" -- sweep "$tmp/bad.yaml"
 

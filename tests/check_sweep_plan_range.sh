@@ -1,7 +1,7 @@
 #!/bin/sh
 # Hazard: none in H1–H176 — rule DESIGN §5 ("a fault that never fires is a
-# scenario failure") and §5.1 (a PASS means something). Finding G4 (session
-# 6 black-box pass): `sweep --plan` with a call past the end of the run was
+# scenario failure") and §5.1 (a PASS means something): `sweep --plan` with
+# a call past the end of the run was once
 # judged "converged", exit 0 — a printed reproducer whose call log shifted
 # after a core change would pass silently. Now such a plan FAILs naming the
 # call and the run's length; plans inside the run still pass.

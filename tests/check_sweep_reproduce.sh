@@ -1,16 +1,16 @@
 #!/bin/sh
 # Hazard: H28 — a run that loses its fence must name what is held and
 # `reassert --fences`; and the sweep that judges it must print a command
-# that judges it again exactly the same way (findings-s5 F9).
+# that judges it again exactly the same way.
 #
-# F9 (a): `sweep --perturb` judged a plan FAIL and printed `--plan SPEC`;
+# (a) `sweep --perturb` judged a plan FAIL and printed `--plan SPEC`;
 # that command judged the same plan as a swarm plan (with a fault-free
 # follow-up run) and passed it. The reproduce command of a perturbation
 # plan now carries `--perturb`, and the replay takes the sweep's own path:
 # for every plan checked here the replay's verdict, exits and failures
 # equal the sweep's, byte for byte — a passing plan included, so the check
 # does not depend on the sweep finding anything.
-# F9 (b): the Lease-lost message of a renewal whose re-read shows another
+# (b) The Lease-lost message of a renewal whose re-read shows another
 # holder names `reassert --fences` (pinned by the plan below, which must
 # now pass: the run fails closed naming it).
 set -u
@@ -59,19 +59,19 @@ replay() {
   done
 }
 
-# F9's plan: another actor takes the Lease during the controller rollout
-# wait of the rotation's roll (the finding's reproducer, faults removed).
-sed -e '/faults:/,/nth: 1, timeout/d' -e 's/^name: .*/name: f9-base/' \
-  scenarios/adv5-fence-lease-acquire-timeout.yaml >"$tmp/f9.yaml"
-base="sweep '$tmp/f9.yaml' --run roll --strategy lazy --perturb"
+# The plan: another actor takes the Lease during the controller rollout
+# wait of the rotation's roll (a fence-take scenario, faults removed).
+sed -e '/faults:/,/nth: 1, timeout/d' -e 's/^name: .*/name: perturb-base/' \
+  scenarios/lease/acquire-timeout.yaml >"$tmp/perturb.yaml"
+base="sweep '$tmp/perturb.yaml' --run roll --strategy lazy --perturb"
 eval "set -- $base"
-"$bin" "$@" --shard 1159/10000 --json >"$tmp/f9.json"
-jq -e '[.sections[].plans[].plan] == ["96:perturb=lease-take"]' "$tmp/f9.json" >/dev/null && ok ||
-  fail "shard 1159/10000 is no longer plan 96:perturb=lease-take: $(head -c 300 "$tmp/f9.json")"
+"$bin" "$@" --shard 1159/10000 --json >"$tmp/perturb.json"
+jq -e '[.sections[].plans[].plan] == ["96:perturb=lease-take"]' "$tmp/perturb.json" >/dev/null && ok ||
+  fail "shard 1159/10000 is no longer plan 96:perturb=lease-take: $(head -c 300 "$tmp/perturb.json")"
 # (b): failed closed, naming the Lease and the command.
-jq -e '.sections[].plans[0] | .passed and .verdict == "failed closed"' "$tmp/f9.json" \
-  >/dev/null && ok || fail "F9 (b): $(jq -c '.sections[].plans[0].failures' "$tmp/f9.json")"
-replay "$tmp/f9.json" "$base"
+jq -e '.sections[].plans[0] | .passed and .verdict == "failed closed"' "$tmp/perturb.json" \
+  >/dev/null && ok || fail "(b): $(jq -c '.sections[].plans[0].failures' "$tmp/perturb.json")"
+replay "$tmp/perturb.json" "$base"
 
 # (a) on plans that fail: a deliberately broken strategy's perturbation
 # plans, each replayed by the command the sweep printed.

@@ -17,7 +17,7 @@ trap 'rm -rf "$tmp"' EXIT
 status=0
 for strategy in lazy eager; do
   rm -f "$tmp/w.db"
-  "$bin" sim init --scenario "$src/scenarios/rolling-stale-nodes.yaml" --db "$tmp/w.db" >/dev/null 2>&1 ||
+  "$bin" sim init --scenario "$src/scenarios/node/rolling-stale-nodes.yaml" --db "$tmp/w.db" >/dev/null 2>&1 ||
     { echo "FAIL: sim init"; exit 1; }
   "$bin" run --transport sim:"$tmp/w.db" --desired current --strategy "$strategy" >"$tmp/out" 2>&1 ||
     { echo "FAIL [$strategy]: the rotation failed: $(tail -c 400 "$tmp/out")"; status=1; continue; }

@@ -6,7 +6,7 @@
 #
 #   tests/harness_trust.sh BUILD/reassert SOURCE_ROOT
 #
-# Inputs: the text scenarios live in tests/bad/; binary or path-dependent ones
+# Inputs: the text scenarios live in tests/harness/inputs/; binary or path-dependent ones
 # (NUL bytes, invalid UTF-8, run names and {tmp} paths aimed at a sandbox, the
 # 1 MB alias file, the 20 MB password, deep nesting, SQLite files that are not
 # worlds, --config files) are generated here, under a private directory that
@@ -16,7 +16,7 @@ bin=$1
 src=$2
 case $bin in /*) ;; *) bin=$(pwd)/$bin ;; esac
 case $src in /*) ;; *) src=$(pwd)/$src ;; esac
-bad=$src/tests/bad
+bad=$src/tests/harness/inputs
 T=${HARNESS_TIMEOUT:-20}   # seconds per invocation
 FAST=5                     # seconds for inputs that must be cheap (aliases)
 work=$(mktemp -d "${TMPDIR:-/tmp}/harness-trust.XXXXXX") || exit 2
@@ -188,7 +188,7 @@ elif [ "$rc" -eq 1 ]; then ok
 else no abort-no-expect "a run killed by SIGABRT, no expect: sim exit $rc, want 1: $(snip "$work/abort.all")"; fi
 
 # ---------------------------------------------------------------- secrets
-# Distinctive catalogue credentials (tests/bad/secret-*.yaml): no encoding of
+# Distinctive catalogue credentials (tests/harness/inputs/secret-*.yaml): no encoding of
 # any of them may appear in any output byte.
 cat >"$gen/scan.py" <<'EOF'
 import base64, json, sys

@@ -5,10 +5,11 @@
 #
 # A citation is a line `Hazard: H42 — <one line>` (several numbers allowed
 # before the dash: `Hazard: H14, H15 — ...`): in the leading comment block of
-# scenarios/*.yaml and scenarios/pending/*.yaml, anywhere in tests/*.c and
+# every scenario under scenarios/ (at any depth), anywhere in tests/*.c and
 # tests/*.sh. A pending test (scenarios/pending/*.yaml, tests/pending/*:
 # kept out of the suite because today's core fails it) is listed apart and
-# does not count as a pin.
+# does not count as a pin. Scenario files are named by their path from
+# scenarios/, test files by their name.
 #
 # Fails when a cited number does not exist in the catalogue, when a scenario
 # with a Hazard header does not load (built with `reassert sim init`), or when
@@ -49,8 +50,9 @@ cites() {
 
 : >"$tmp/pinned"
 : >"$tmp/pending"
-for f in "$src"/scenarios/*.yaml; do
-  [ -f "$f" ] && cites "$f" 1 >>"$tmp/pinned"
+suite=$(find "$src/scenarios" -name '*.yaml' ! -path '*/pending/*' | LC_ALL=C sort)
+for f in $suite; do
+  cites "$f" 1 >>"$tmp/pinned"
 done
 for f in "$src"/tests/*.c "$src"/tests/*.sh; do
   [ -f "$f" ] || continue
@@ -72,7 +74,7 @@ while read -r line; do
 done <"$tmp/bad"
 
 # Every scenario with a Hazard header loads (and its world builds).
-for f in "$src"/scenarios/*.yaml "$src"/scenarios/pending/*.yaml; do
+for f in $suite "$src"/scenarios/pending/*.yaml; do
   [ -f "$f" ] || continue
   cites "$f" 1 | grep -q . || continue
   rm -f "$tmp/w.db"
@@ -87,8 +89,9 @@ uncited=""
 pending_only=""
 n=1
 while [ "$n" -le "$built" ]; do
-  files=$(awk -v n="$n" '$1 == n { sub(/:.*/, "", $2); sub(/.*\//, "", $2); print $2 }' \
-    "$tmp/pinned" | sort -u | tr '\n' ' ')
+  files=$(awk -v n="$n" -v scn="$src/scenarios/" '$1 == n { sub(/:.*/, "", $2)
+      if (index($2, scn) == 1) $2 = substr($2, length(scn) + 1); else sub(/.*\//, "", $2)
+      print $2 }' "$tmp/pinned" | sort -u | tr '\n' ' ')
   if [ -n "$files" ]; then
     pinned=$((pinned + 1))
     echo "H$n: $files"

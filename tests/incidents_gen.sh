@@ -1,6 +1,6 @@
 #!/bin/sh
-# Writes scenarios/incidents/ (issue 11 item 5) into OUTDIR from the incident
-# reconstructions scenarios/incident-*.yaml: each is run with
+# Writes scenarios/incidents/ into OUTDIR from the incident reconstructions
+# scenarios/incidents/reconstructed/incident-*.yaml: each is run with
 # `sim --strategy eager --record` (production's behaviour on those days), and
 # every recorded run becomes OUTDIR/<scenario>.<run>.db (the cassette) and
 # OUTDIR/<scenario>.<run>.yaml (`replay --to-scenario`), whose header is
@@ -19,7 +19,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 mkdir -p "$outdir" || exit 1
 n=0
-for f in "$src"/scenarios/incident-*.yaml; do
+for f in "$src"/scenarios/incidents/reconstructed/incident-*.yaml; do
   [ -f "$f" ] || continue
   base=$(basename "$f" .yaml)
   rm -rf "$tmp/rec"
@@ -47,16 +47,16 @@ for f in "$src"/scenarios/incident-*.yaml; do
     # --to-scenario names the cassette relative to OUT's folder: the cassette
     # sits beside the .yaml, so its bare name.
     sed -e "s|^# Hazard: (fill in[^)]*)|# $hazard|" \
-      -e "s|^# Incident: (fill in[^)]*)|# Incident: run \"$run\" of scenarios/$base.yaml ($about), recorded under eager|" \
+      -e "s|^# Incident: (fill in[^)]*)|# Incident: run \"$run\" of scenarios/incidents/reconstructed/$base.yaml ($about), recorded under eager|" \
       -e "s|^name: .*|name: \"$base.$run\"|" \
-      -e "s|^about: .*|about: \"run $run of scenarios/$base.yaml, reseeded from its cassette\"|" \
+      -e "s|^about: .*|about: \"run $run of scenarios/incidents/reconstructed/$base.yaml, reseeded from its cassette\"|" \
       -e "s|^cluster: {cassette: \"[^\"]*/\([^\"/]*\)\"}|cluster: {cassette: \"\1\"}|" \
       "$tmp/out.yaml" >"$outdir/$base.$run.yaml" || exit 1
     n=$((n + 1))
   done
 done
 if [ "$n" -eq 0 ]; then
-  echo "incidents_gen: no scenarios/incident-*.yaml recorded a run" >&2
+  echo "incidents_gen: no scenarios/incidents/reconstructed/incident-*.yaml recorded a run" >&2
   exit 1
 fi
 echo "incidents_gen: $n incident scenarios written to $outdir"

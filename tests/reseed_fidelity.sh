@@ -1,7 +1,7 @@
 #!/bin/sh
 # How often `replay --reseed` reproduces a recording (a measurement, not a
 # test: ctest does not run it; recorder/README.md quotes its figure). Every
-# scenario in scenarios/*.yaml is recorded under STRATEGY (`sim --record`),
+# scenario under scenarios/ (pending/ aside) is recorded under STRATEGY (`sim --record`),
 # then each cassette is reseeded under the same strategy; a scenario counts
 # as reproduced when every one of its runs replays to the recorded exit and
 # to the recorded value of every counter the reseeded run reports
@@ -15,11 +15,11 @@ src=$2
 strategy=${3:-eager}
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
-"$bin" sim --record "$out/rec" --strategy "$strategy" "$src"/scenarios/*.yaml >/dev/null 2>&1
+"$bin" sim --record "$out/rec" --strategy "$strategy" "$src/scenarios" >/dev/null 2>&1
 total=0
 same=0
-for f in "$src"/scenarios/*.yaml; do
-  name=$(sed -n 's/^name: *//p' "$f" | head -1)
+for f in $(find "$src/scenarios" -name '*.yaml' ! -path '*/pending/*' | LC_ALL=C sort); do
+  name=$(sed -n 's/^name: *//p' "$f" | head -1 | tr -d '"')
   set -- "$out/rec/$name".*.db
   [ -f "$1" ] || continue # a scenario skipped under this strategy records nothing
   total=$((total + 1))

@@ -10,7 +10,7 @@
  *   (b) the one write right after a proof of the Lease is excused when the
  *       theft landed between the proof and the write (H9); a second write,
  *       or one after a read that showed the thief, is invariant 1.
- *   (a) and (b) judge a Lease another actor deleted as one it took (F5),
+ *   (a) and (b) judge a Lease another actor deleted as one it took,
  *       no wider. DESIGN §6.1 vs H8/H10 (may a run release its own fences
  *       after losing the Lease?) is undecided; the waivers follow H8/H10.
  *   (c) invariant 2 ignores another actor's change after the run's last
@@ -272,7 +272,7 @@ START_TEST(test_a_write_after_reading_the_thief_is_invariant_1)
 }
 END_TEST
 
-/* F5 (findings-s5): another actor that DELETES the Lease takes it from
+/* Another actor that DELETES the Lease takes it from
  * this run as surely as one that writes its own holder, and the run's
  * writes are judged alike — by (a) and (b), and no wider: a fence taken,
  * or a second write, after the deletion is still invariant 1.

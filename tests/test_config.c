@@ -116,7 +116,7 @@ START_TEST(test_config_values_are_refused_never_clamped)
                  ":1:27: fanout-namespaces: a value is listed twice");
     expect_error("fanout-namespaces: [a, B]\n", ":1:24: fanout-namespaces: expected a DNS label");
     expect_error("lease.name: l1\nlease: {name: l2}\n", ":2:9: lease.name: given twice");
-    /* F15: the registry proof's targets are checked at load, naming
+    /* The registry proof's targets are checked at load, naming
      * file:line:column like every other key (H138: the operator image is
      * proved on the credential's own registry). */
     expect_error("operator-image: quay.io/x/y:1\n",

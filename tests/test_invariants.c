@@ -815,7 +815,7 @@ END_TEST
  * independently of the filter: raw, base64 at each alignment inside a
  * larger text (standard and URL-safe), base64 of user:password (the auth
  * field), and the docker config JSON-escaped inside a JSON document. Each
- * alone must make invariant 6 fail (F4: base64(user:password) passed). */
+ * alone must make invariant 6 fail (base64(user:password) once passed). */
 START_TEST(test_every_encoding_of_a_credential_is_invariant_6)
 {
     sim_world *w = t_world("current");

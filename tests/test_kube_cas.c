@@ -333,7 +333,7 @@ static rs_code check_lease(void *owner, rs_err *e)
 
 /* Every fence write is proven under the Lease as it goes out, never on an
  * earlier proof: another actor can take the Lease between the parent pause
- * and the child pause (H9; scenario lease-taken-during-fence-take). */
+ * and the child pause (H9; scenario lease/taken-during-fence-take). */
 START_TEST(test_kube_cas_fence_door_proves_the_lease_at_every_write)
 {
     cas_case c;

@@ -1,7 +1,7 @@
 /*
  * test_kubeconfig_tls.c — the TLS files and data a kubeconfig names, checked
- * as kubectl (client-go) checks them before any connection (finding F13,
- * core/live/live_pem.c): each refusal is a malformed kubeconfig (RS_DATAERR,
+ * as kubectl (client-go) checks them before any connection
+ * (core/live/live_pem.c): each refusal is a malformed kubeconfig (RS_DATAERR,
  * exit 65) naming file:line:column, context, cluster or user, and field —
  * never left for the TLS handshake to fail as an untrusted server (exit 1).
  *
@@ -69,7 +69,7 @@ static rs_err load_fail(const live_kubeconfig_src *src)
     return e;
 }
 
-/* F13: what client-go refuses about a certificate authority is a malformed
+/* What client-go refuses about a certificate authority is a malformed
  * kubeconfig (RS_DATAERR, exit 65) naming file:line:col, context, cluster
  * and field — never left for the TLS handshake to fail (exit 1). */
 START_TEST(test_ca_that_kubectl_refuses_is_malformed)
@@ -120,7 +120,7 @@ START_TEST(test_ca_that_kubectl_refuses_is_malformed)
 }
 END_TEST
 
-/* F13: a client-certificate or client-key file kubectl cannot use is a
+/* A client-certificate or client-key file kubectl cannot use is a
  * malformed kubeconfig naming file:line:column, context, user and field;
  * -data beside a file holding no PEM wins, as in client-go. */
 START_TEST(test_client_files_kubectl_refuses_are_malformed)

@@ -1,5 +1,5 @@
 /*
- * test_live_e2e.c — live mode end to end (issue 12 item 7): `reassert run
+ * test_live_e2e.c — live mode end to end: `reassert run
  * --transport live` against `reassert sim serve`, beside the same run in
  * process (`--transport sim:`) on a copy of the same world. Both must end
  * with the same exit, outcome and counters — every one, api_calls and
@@ -569,13 +569,13 @@ END_TEST
 
 START_TEST(test_live_stale_openbao_seed_matches_the_sim)
 {
-    e2e_scenario("stale-openbao-seed.yaml", V_BEARER, 1);
+    e2e_scenario("fanout/stale-openbao-seed.yaml", V_BEARER, 1);
 }
 END_TEST
 
 START_TEST(test_live_partial_talos_apply_matches_the_sim)
 {
-    e2e_scenario("partial-talos-apply.yaml", V_BEARER, 1);
+    e2e_scenario("node/partial-talos-apply.yaml", V_BEARER, 1);
 }
 END_TEST
 

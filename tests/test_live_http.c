@@ -4,8 +4,8 @@
  * without answering: the one case where libcurl sends a request again by
  * itself (a reused connection that dies before any answer byte).
  *
- * What it pins (DESIGN §3.3, issue 12 item 1's "not sent" vs "sent, answer
- * lost"): a read on the reused connection is re-sent once and answered; a
+ * What it pins (DESIGN §3.3: "not sent" vs "sent, answer lost"): a read on
+ * the reused connection is re-sent once and answered; a
  * write never rides a reused connection, so a write whose connection dies
  * after it was sent is reported sent (it may have been applied) and reaches
  * the server exactly once — never re-sent, which would apply it twice; a

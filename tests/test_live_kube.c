@@ -111,7 +111,7 @@ static const char *label_of(const cJSON *obj, const char *key)
 
 START_TEST(test_lost_answer_is_sent_and_applied)
 {
-    serve_up("lost-responses.yaml", "lost-variables-base");
+    serve_up("transaction/lost-responses.yaml", "lost-variables-base");
     live_kubeconfig kc;
     live_kube *k = client(&kc, url);
     rs_err e;

@@ -107,7 +107,7 @@ START_TEST(test_proof_path_that_is_a_symlink_is_refused)
 }
 END_TEST
 
-/* F16 (DESIGN §5.1): a FIFO nobody writes is refused, never waited on in
+/* DESIGN §5.1: a FIFO nobody writes is refused, never waited on in
  * open(); a directory and a device are refused too, and told apart from a
  * missing file (the caller's warning: verify fully). */
 START_TEST(test_proof_read_refuses_what_is_not_a_regular_file)

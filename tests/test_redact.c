@@ -34,21 +34,21 @@ static void assert_no_leak_of(const char *out, const char *needle)
     ck_assert_msg(strstr(out, needle) == NULL, "\"%s\" survives in: %s", needle, out);
 }
 
-/* Finding M2 (s7): the password percent-encoded (as in a URL's userinfo,
+/* The password percent-encoded (as in a URL's userinfo,
  * upper and lower hex digits; every reserved byte or only the gen-delims)
  * and as hex (upper and lower) is caught too. Fails if cred_redact_add
  * loses those forms. */
-#define UPASS "P4ss+adv7/q9z=x@y"
+#define UPASS "P4ss+rdct7/q9z=x@y"
 START_TEST(test_percent_and_hex_forms_are_caught)
 {
     cred_redact *r = set_with("current", USER, UPASS);
     const char *forms[] = {
-        "P4ss%2Badv7%2Fq9z%3Dx%40y",          /* encodeURIComponent, quote(safe='') */
-        "P4ss%2badv7%2fq9z%3dx%40y",          /* lower-case hex digits */
-        "P4ss+adv7%2Fq9z=x%40y",              /* userinfo: sub-delims kept */
-        "P4ss+adv7%2fq9z=x%40y",              /* the same, lower case */
-        "503473732B616476372F71397A3D784079", /* hex */
-        "503473732b616476372f71397a3d784079",
+        "P4ss%2Brdct7%2Fq9z%3Dx%40y",           /* encodeURIComponent, quote(safe='') */
+        "P4ss%2brdct7%2fq9z%3dx%40y",           /* lower-case hex digits */
+        "P4ss+rdct7%2Fq9z=x%40y",               /* userinfo: sub-delims kept */
+        "P4ss+rdct7%2fq9z=x%40y",               /* the same, lower case */
+        "503473732B72646374372F71397A3D784079", /* hex */
+        "503473732b72646374372f71397a3d784079",
     };
     for (size_t i = 0; i < sizeof forms / sizeof forms[0]; i++) {
         char text[256];

@@ -96,8 +96,8 @@ static bool passes_under(const char *scenario, const rs_strategy *s)
     return passed;
 }
 
-static const char *const hazards[] = {"partial-talos-apply", "stale-openbao-seed",
-                                      "failed-fence-resume"};
+static const char *const hazards[] = {"node/partial-talos-apply", "fanout/stale-openbao-seed",
+                                      "recovery/failed-fence-resume"};
 
 START_TEST(test_lazy_passes_the_hazard_scenarios)
 {
@@ -123,7 +123,7 @@ END_TEST
 START_TEST(test_probe_misses_the_auth_only_node)
 {
     /* Only the auth-only run: the probe reads annotations, which are fine. */
-    sc_scenario *sc = load("partial-talos-apply");
+    sc_scenario *sc = load("node/partial-talos-apply");
     cJSON *runs = NULL;
     ck_assert(!sim_scenario_run(sc, &point_in_time_probe, "lazy", cli_sim_run, &runs));
     const cJSON *r;

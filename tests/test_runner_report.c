@@ -28,7 +28,7 @@ static sc_scenario *load_bad(const char *name)
 {
     const char *src = getenv("REASSERT_SRC");
     char path[4096];
-    snprintf(path, sizeof path, "%s/tests/bad/%s.yaml", src ? src : ".", name);
+    snprintf(path, sizeof path, "%s/tests/harness/inputs/%s.yaml", src ? src : ".", name);
     return load_path(path);
 }
 

@@ -447,7 +447,7 @@ START_TEST(test_every_event_kind_loads_with_durations_in_ms)
     ck_assert_str_eq(r->before[0].kind, "advance");
     ck_assert_int_eq(ts_int(r->before[0].args, "ms"), 90000);
     ck_assert_int_eq(cJSON_GetArraySize(ts_get(r->before[1].args, "json-patch")), 2);
-    /* F15: drop-node-annotations is optional (DESIGN §5), absent = false. */
+    /* drop-node-annotations is optional (DESIGN §5), absent = false. */
     ck_assert_str_eq(r->before[7].kind, "talos.partial-apply");
     ck_assert_ptr_null(
         cJSON_GetObjectItemCaseSensitive(r->before[7].args, "drop-node-annotations"));

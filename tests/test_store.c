@@ -582,7 +582,7 @@ START_TEST(test_invalid_selectors_are_400)
         "app in web", "app in (web", "=web",  "app=web,",      "app>1",
         "app=we b",   "-app=x",      "a/b/c", "app notin ()x", "app in ()",
     };
-    /* F15: `===`, `!==` and a value with an unescaped `=` or an unknown
+    /* `===`, `!==` and a value with an unescaped `=` or an unknown
      * escape are 400, as the API server's UnescapeValue refuses them. */
     static const char *const bad_fields[] = {"spec.nodeName",
                                              "=x",

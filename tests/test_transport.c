@@ -220,7 +220,7 @@ static bool printed_contains(const cJSON *doc, const char *needle)
     return found;
 }
 
-/* F6: a message says what an answer was; a transport error is never
+/* A message says what an answer was; a transport error is never
  * "HTTP 0" but timed out / connection lost / not sent, with its detail. */
 START_TEST(test_answer_text_names_the_transport_error)
 {
@@ -498,7 +498,7 @@ END_TEST
  * --config it pays one round trip per call again. */
 START_TEST(test_no_drift_proof_cost_follows_parallelism)
 {
-    char *db = tt_scenario_world("no-drift-cost-small.yaml");
+    char *db = tt_scenario_world("cost/no-drift-small.yaml");
     cJSON *fast = tt_run_json(db, "p16", "lazy");
     double v16 = tt_num(cJSON_GetObjectItemCaseSensitive(fast, "counters"), "virtual_seconds");
     char *cfg = tt_config_file("transport: {parallelism: 1}\n");

@@ -662,7 +662,7 @@ static void t_list_controller_pods(rs_transport *t)
     rs_resp_free(&r);
 }
 
-/* DESIGN §4 (finding G6): the full fence counts only once the run was shown
+/* DESIGN §4: the full fence counts only once the run was shown
  * its restart complete — the rollout done in the world is not enough. */
 START_TEST(test_fence_acquisition_counts_once_the_rollout_completes)
 {

@@ -37,7 +37,7 @@ for t in "$build"/test_*; do
   [ "$(basename "$t")" = test_rejected_designs ] && continue
   CK_FORK=no REASSERT_SRC="$src" REASSERT_E2E_QUICK=1 check "$(basename "$t")" "$t"
 done
-for scn in two-run-stage-reassert failed-fence-resume; do
+for scn in two-run-stage-reassert recovery/failed-fence-resume; do
   check "reassert sim $scn" "$build/reassert" sim "$src/scenarios/$scn.yaml"
 done
 # A sweep that finds a (test-only) defect: its report and reproducer are

@@ -217,7 +217,7 @@ static void add_form(cred_redact *r, const char *name, const unsigned char *s, s
     add_b64_fragments(r, name, s, len);
 }
 
-/* The URL and hex forms (finding M2): percent-encoded as a URL encoder
+/* The URL and hex forms (a URL's userinfo holds a password so): percent-encoded as a URL encoder
  * writes it — every byte outside the unreserved set (encodeURIComponent),
  * or, in userinfo, only the bytes outside unreserved + sub-delims — with
  * upper- and lower-case hex digits; and the plain hex of the bytes. A form

@@ -479,7 +479,7 @@ static kube_cas_step fence_resume_plan(void *ctx, const kube_cas_view *v, kube_c
     cJSON *patch = cJSON_CreateArray();
     kobj_patch_op(patch, "test", "/metadata/uid", cJSON_CreateString(uid));
     /* And the resourceVersion it was judged on: a change in between is
-     * re-read and judged again (issue 9 item 7). */
+     * re-read and judged again. */
     kobj_patch_op(patch, "test", "/metadata/resourceVersion", cJSON_CreateString(kobj_rv(v->cur)));
     char *owner = kube_pointer_annotation(k->owner_key);
     kobj_patch_op(patch, "test", owner, cJSON_CreateString(f->who));
@@ -576,7 +576,7 @@ rs_code fence_policy_residual(rs_txn *tx, char *what, size_t len, rs_err *e)
         int st = kobj_get(tx, "Kustomization", ks[i].ns, ks[i].name, &r);
         if (st != 200) {
             /* A read that did not answer proves nothing either way: it is a
-             * read failure, never a residual fence (issue 9). */
+             * read failure, never a residual fence (H28). */
             rs_code rc = rs_fail(e, RS_FAILED, "reading Kustomization %s/%s failed (%s)", ks[i].ns,
                                  ks[i].name, rs_answer_of(&r).text);
             rs_resp_free(&r);

@@ -301,7 +301,7 @@ static live_yaml_pos cf_pos(const cf_seen *seen, const char *name)
     return (live_yaml_pos){0, 0};
 }
 
-/* The registry proof's targets, as the proof will split them (F15): every
+/* The registry proof's targets, as the proof will split them: every
  * required target and the operator image must be repo:ref, and the
  * operator image must live on registry-host (H138: the image the nodes pull
  * is proved, and this credential proves only its own registry). Refused

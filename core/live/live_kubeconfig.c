@@ -217,7 +217,7 @@ static rs_code kc_bad_tls(const kc_file *f, const cJSON *node, const live_kubeco
 }
 
 /* The certificate authority as client-go takes it, checked before any
- * connection (F13): with insecure-skip-tls-verify it is refused outright
+ * connection: with insecure-skip-tls-verify it is refused outright
  * (client-go: "specifying a root certificates file with the insecure flag
  * is not allowed"); a certificate-authority file must be readable (clientcmd
  * validates it even when -data is given, and -data then wins); the bytes
@@ -328,7 +328,7 @@ static rs_code kc_exec(const kc_file *f, const cJSON *ex, live_kubeconfig *k, rs
 /* A client-certificate or client-key file as clientcmd validates it before
  * any connection ("unable to read client-cert"), and as tls.X509KeyPair
  * needs it (a PEM certificate, a PEM private key) unless -data is given,
- * which then wins (F13): a malformed kubeconfig (65), not a TLS failure. */
+ * which then wins: a malformed kubeconfig (65), not a TLS failure. */
 static rs_code kc_client_file_check(const kc_file *f, const cJSON *u, const live_kubeconfig *k,
                                     bool key, rs_err *e)
 {

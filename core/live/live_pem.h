@@ -1,7 +1,7 @@
 /*
  * live_pem.h — is a kubeconfig's certificate authority one a client can
  * trust with? Answered before any connection, as client-go answers it
- * (DESIGN.md §7; finding F13).
+ * (DESIGN.md §7).
  *
  * client-go loads `certificate-authority` (a file) or
  * `certificate-authority-data` into a pool with Go's AppendCertsFromPEM and

@@ -403,7 +403,7 @@ static tx_status node_release_on(rs_txn *tx, bool error_path)
         uncordon = ours && !tx->claimed_was_cordoned && same_taints &&
                    kobj_bool(r.body, "spec", "unschedulable") && !broken;
         /* Left cordoned on purpose (DESIGN §3.3), so not a success: exit 0
-         * means no node cordoned by this run (§6 invariant 2; H92, G3). */
+         * means no node cordoned by this run (§6 invariant 2; H92). */
         left_cordoned = ours && !tx->claimed_was_cordoned && !same_taints &&
                         kobj_bool(r.body, "spec", "unschedulable");
         free(taints);

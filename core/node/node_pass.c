@@ -231,7 +231,7 @@ static tx_status node_reclaim(rs_txn *tx, const node_info *n)
 /* Names every node fence no reclaim can clear (owner, journal or a phase,
  * and not a plain `claimed` fence) into names; returns whether there is any.
  * A phase with no owner is a half-removed fence that may have a Talos write
- * in flight: residual, as `--fences` reports it (H26 over DESIGN §3.3, F14). */
+ * in flight: residual, as `--fences` reports it (H26 over DESIGN §3.3). */
 static bool node_unreclaimable(const node_inventory *inv, char *names, size_t len)
 {
     names[0] = '\0';

@@ -56,7 +56,8 @@ static tx_status node_talos_write_boot(rs_txn *tx, const node_info *n, rs_op op,
     if (g == GATE_FENCE_TAKEN) return TX_RESTART;
     /* The gate refused before sending (the Lease is not proven: H6, H10):
      * nothing reached Talos, so this write gives no reason to keep the
-     * fence (F1: a claim kept "a reboot was issued" with no reboot sent). */
+     * fence (it would claim "a reboot was issued" with no reboot sent: H26,
+     * H37). */
     if (g != GATE_WRITTEN) return TX_FAIL;
     if (keep) tx->claimed_keep = keep;
     bool ok = st == 200 || (op == RS_OP_TALOS_IMAGE_REMOVE && st == 404);

@@ -179,7 +179,7 @@ bool rs_resp_not_sent(const rs_resp *resp);
 
 /* The one way a message says what an answer was: "HTTP 503", or, when no
  * status came, what the transport error was — "timed out", "connection lost"
- * or "not sent", with the transport's detail. Never "HTTP 0" (F6). Used as
+ * or "not sent", with the transport's detail. Never "HTTP 0". Used as
  * rs_answer_of(&r).text inside the formatting call (a C11 temporary). */
 #define RS_ANSWER_MAX (RS_RESP_ERROR_MAX + 64)
 typedef struct rs_answer {

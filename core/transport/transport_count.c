@@ -9,7 +9,7 @@
  * that node; the full fence is both pauses followed by a restart whose
  * rollout an answer showed complete — a list of the controller's pods with
  * none left from before the restart, every one Ready and none terminating
- * (DESIGN §4: a fence whose restart never completed is partial, G6).
+ * (DESIGN §4: a fence whose restart never completed is partial).
  */
 #include "core/transport/transport_count.h"
 

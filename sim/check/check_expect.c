@@ -364,7 +364,7 @@ void expect_check(const cJSON *expect, const cJSON *lines, int exit_code, const 
 
 /* Invariant 6 is judged with the report filter itself (sim_world_redact_set,
  * cred_redact.h): one list of encodings, so the check cannot be blind to a
- * form the filter covers (F4: base64 of user:password passed). A credential
+ * form the filter covers (base64 of user:password once passed it). A credential
  * is in the text exactly when redacting it changes the text. */
 static bool text_holds(const cred_redact *set, const char *text)
 {

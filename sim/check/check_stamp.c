@@ -124,7 +124,7 @@ void inv_at_node_patch(sim_world *w, const char *run_name, const char *node, con
     if (owner_ours && cordoned_ours) {
         /* Restored: a later cordon of this node is another actor's, and
          * an exit 0 must not be blamed for it (invariant 2; scenario
-         * node-cordoned-after-release). */
+         * node/cordoned-after-release). */
         sqlite3_stmt *st = simw_stmt(w, "DELETE FROM cordons WHERE run = ?1 AND node = ?2");
         sqlite3_bind_text(st, 1, run_name, -1, SQLITE_STATIC);
         sqlite3_bind_text(st, 2, node, -1, SQLITE_STATIC);
@@ -237,7 +237,7 @@ void inv_at_kube_write(sim_world *w, const char *run_name, const char *kind, con
     if (!released) return;
     /* Only cleanup racing a theft: the Lease names another holder, or
      * another actor deleted it (the core never deletes the Lease: a
-     * deleted Lease is lost exactly as a taken one, F5). A run that freed
+     * deleted Lease is lost exactly as a taken one). A run that freed
      * the Lease itself before releasing its fences (the §3.4 order
      * reversed) gets no waiver: the next run could take the Lease while
      * this one's fences still stand. */

@@ -6,7 +6,7 @@
  * The one idea: a cassette never replaces a file (DESIGN §8; the house rule
  * of every writer), and the refusal comes before the first run, so a
  * refused `sim --record` leaves DIR exactly as it was — never a half-made
- * set of new cassettes beside someone's older ones (finding G8).
+ * set of new cassettes beside someone's older ones.
  */
 #include "sim/runner/runner.h"
 #include "sim/runner/runner_int.h"

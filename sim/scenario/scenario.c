@@ -112,7 +112,7 @@ bool sc_args_check(char *const *args, size_t n, size_t *at, char *why, size_t le
         }
         /* A flag that writes or reads a file takes a {tmp} path: the harness
          * never writes outside its own directories (DESIGN §5.1), nor reads
-         * a file a scenario or cassette names (finding G7). */
+         * a file a scenario or cassette names. */
         static const char *const file_flags[] = {"--record-runtime-proof", "--reuse-runtime-proof"};
         for (size_t k = 0; k < RS_ARRAY_LEN(file_flags); k++) {
             size_t fl = strlen(file_flags[k]);

@@ -271,7 +271,7 @@ rs_code sc_cassette_scenario(const char *path, sc_scenario **out, rs_err *e)
     sc_cassette_close(&c);
     /* The recorded arguments obey a scenario's rules: a cassette never
      * makes the harness write or read a file outside its private
-     * directory (DESIGN §5.1; finding G7). */
+     * directory (DESIGN §5.1). */
     size_t at = 0;
     char why[256];
     if (!sc_args_check(sc->runs[0].args, sc->runs[0].n_args, &at, why, sizeof why)) {

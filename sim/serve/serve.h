@@ -2,7 +2,7 @@
  * serve.h — `reassert sim serve`: the SQLite world served over HTTP on
  * loopback, as a Kubernetes API subset, an OpenBao KV v2 subset, a registry
  * subset, the test-only Talos endpoints and the façade's own test-only
- * clock, entropy, pid and batch endpoints (DESIGN.md §7, issue 12 item 6).
+ * clock, entropy, pid and batch endpoints (DESIGN.md §7).
  *
  * The one idea: every HTTP request that a cluster would answer is turned into
  * the rs_req the live transport would have been asked for, and handed to the

@@ -161,7 +161,7 @@ static void token_reread(serve_server *s)
 {
     char why[160];
     /* Swapped for a FIFO or a device while serving: never block a request
-     * on it (F16); the tokens taken so far stay. */
+     * on it (DESIGN §5.1); the tokens taken so far stay. */
     FILE *f = live_fopen_regular(s->kube_token_path, NULL, why, sizeof why);
     if (!f) return;
     char *buf = rs_xcalloc(1, SERVE_SECRET_MAX + 2);

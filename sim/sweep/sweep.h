@@ -45,7 +45,7 @@ typedef struct sweep_opts {
     const char *plan;          /* SWEEP_PLAN: the plan spec */
     /* SWEEP_PLAN with --perturb: the plan judged as the perturbation sweep
      * judges its plans (the faulted run alone, no follow-up run), so the
-     * command a perturbation sweep prints replays it exactly (F9). */
+     * command a perturbation sweep prints replays it exactly. */
     bool plan_perturb;
     const char *emit; /* write the first failing (shrunk) plan as a scenario; may be NULL */
     bool json;

@@ -246,8 +246,8 @@ static void exec_plan(const sw_ctx *c, size_t run, const sw_plan *p, const sw_ba
     sw_run_free(target);
     o->exit = node_exit(last);
     if (log_out) read_calls(db, orig->name, log_out);
-    /* A fault that never fires is a failure, never a pass (DESIGN §5, §5.1;
-     * finding G4): a --plan whose call is past the end of the run — a
+    /* A fault that never fires is a failure, never a pass (DESIGN §5, §5.1):
+     * a --plan whose call is past the end of the run — a
      * reproducer whose call log shifted after a core change — says so. */
     for (size_t i = 0; i < p->n; i++)
         if (b->n && p->f[i].call >= b->n)

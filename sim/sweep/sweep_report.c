@@ -120,7 +120,7 @@ static char *reproduce(const sw_report *r, const char *spec)
 {
     rs_broken b = r->o->strategy ? r->o->strategy->broken : RS_BROKEN_NONE;
     /* A perturbation plan is judged without a follow-up run: its replay
-     * must be too, or it is not the same verdict (F9). */
+     * must be too, or it is not the same verdict. */
     bool perturb = r->o->mode == SWEEP_PERTURB || (r->o->mode == SWEEP_PLAN && r->o->plan_perturb);
     return rs_xasprintf("reassert sweep '%s' --run %s --strategy %s%s --plan '%s'%s%s", r->sc->file,
                         r->run, r->strategy, perturb ? " --perturb" : "", spec,

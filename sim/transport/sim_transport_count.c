@@ -100,7 +100,7 @@ void simt_count_drain(simt_ctx *c, const char *node)
 /* A 200 list of the controller's pods, made after this run's restart rolled
  * out, in which every pod is Ready and none is terminating: the run has seen
  * its restart complete (DESIGN §4: a fence whose restart the run never saw
- * complete is partial and does not count, G6). Remembered as the restart it
+ * complete is partial and does not count). Remembered as the restart it
  * proved; simt_fence_check then re-evaluates. */
 void simt_see_rollout(simt_ctx *c, const rs_req *req, const rs_resp *resp)
 {

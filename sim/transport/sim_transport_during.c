@@ -16,7 +16,7 @@
 
 /* A deleted object has no row left to show a new revision: the deletion
  * of the Lease is recorded by name, so a Lease another actor deleted is
- * judged as one another actor took (invariant 1's waiver (b), F5). Other
+ * judged as one another actor took (invariant 1's waiver (b)). Other
  * deletions stay unrecorded: invariant 2's waiver (c) is not widened. */
 static void note_lease_deleted(simt_ctx *c, const sc_event *ev)
 {

@@ -388,8 +388,8 @@ static void wc_names_warn(wc_ctx *x, size_t n, size_t shown, const char *names, 
             n, what, names, n > shown ? ", ..." : "");
 }
 
-/* What the recording never read is not silently taken as it was (finding
- * G1): every object, OpenBao value and node's Talos auth the world holds
+/* What the recording never read is not silently taken as it was:
+ * every object, OpenBao value and node's Talos auth the world holds
  * without an observation is named. Pods, Nodes (wc_nodes says what it
  * could not see), Namespaces and CRDs are the sim's scaffolding. */
 /* One warning for the rows of sql (one text column) whose key — prefix and

@@ -88,7 +88,7 @@ bool cnt_fence_held(sim_world *w, const char *restarted_at_by_run)
     bool rolled = str_eq(ready_for, restarted_at_by_run);
     free(ready_for);
     if (!rolled) return false;
-    /* DESIGN §4: only a restart the run proved complete counts (G6): the run
+    /* DESIGN §4: only a restart the run proved complete counts: the run
      * must have listed the controller's pods and seen the rollout done. */
     char *seen = simw_meta_get(w, "run.rollout_seen");
     bool proved = str_eq(seen, restarted_at_by_run);

@@ -35,7 +35,7 @@ static void fuzz_replay_inputs(const rec_tape *t)
     const char *desired = NULL, *ciphertext = NULL;
     rs_err e = {0};
     rs_code c = rec_replay_inputs(rp, &cfg, &opt, &desired, &ciphertext, &e);
-    /* rec_tape_load checked meta whole (rec_meta_check, G5). */
+    /* rec_tape_load checked meta whole (rec_meta_check). */
     FUZZ_CHECK(c == RS_OK, "replay inputs of a loaded cassette: code %d: %s", (int)c, e.msg);
     rs_config_free(&cfg);
     rec_replay_free(rp);
@@ -60,7 +60,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     for (size_t i = 0; i < t->n_rows; i++) {
         const rec_row *row = &t->rows[i];
         FUZZ_CHECK(row->op != NULL, "row %zu without an operation", i);
-        FUZZ_CHECK(row->seq == (int64_t)i + 1, "row %zu loaded with seq %lld (G2)", i,
+        FUZZ_CHECK(row->seq == (int64_t)i + 1, "row %zu loaded with seq %lld", i,
                    (long long)row->seq);
         if (row->response) {
             cJSON *body = cJSON_Parse(row->response);

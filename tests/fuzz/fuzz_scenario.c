@@ -2,7 +2,7 @@
  * fuzz_scenario.c — the scenario loader (sim/scenario, through the one YAML
  * reader core/live/live_yaml.c) on arbitrary bytes.
  *
- * fuzz-seeds: scenarios tests/bad
+ * fuzz-seeds: scenarios tests/harness/inputs
  *
  * Properties beyond "no crash, leak, sanitizer report or hang": a load either
  * succeeds with at least one run, or fails with RS_DATAERR, no scenario, and

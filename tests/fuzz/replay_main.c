@@ -5,7 +5,9 @@
  * deterministically (no mutation, no time limit).
  *
  * Usage: fuzz_<target> PATH...   (a file is one input; a directory is every
- * regular file directly inside it, in name order). Exit 0 after the last
+ * regular file under it, at any depth, in name order — as libFuzzer reads a
+ * corpus folder, so a seed folder such as scenarios/ may hold sub-folders;
+ * a folder reached through a symbolic link is not walked). Exit 0 after the last
  * input; a property the target checks, or a sanitizer, aborts on the input
  * it names just before. No input at all is a failure (exit 1): an empty or
  * misnamed corpus must not pass as "replayed clean".
@@ -76,7 +78,10 @@ static void rp_dir(const char *dir)
     qsort(names, n, sizeof *names, rp_cmp);
     for (size_t i = 0; i < n; i++) {
         struct stat st;
-        if (stat(names[i], &st) == 0 && S_ISREG(st.st_mode)) rp_file(names[i]);
+        if (lstat(names[i], &st) == 0 && S_ISDIR(st.st_mode))
+            rp_dir(names[i]);
+        else if (stat(names[i], &st) == 0 && S_ISREG(st.st_mode))
+            rp_file(names[i]);
         free(names[i]);
     }
     free(names);
