@@ -469,7 +469,7 @@ END_TEST
  * annotation_only_nodes is held to its annotations, its Talos auth not
  * checked — that node only: another node with a stale Talos auth is still
  * invariant 2, and so is a listed node whose annotations are stale. (The run
- * side: scenarios/annotation-only-node-held-to-annotations.yaml.) */
+ * side: scenarios/node/annotation-only-held-to-annotations.yaml.) */
 static cJSON *t_check_listed(sim_world *w, const inv_mark *m, const char *listed_json)
 {
     static const int off[] = {7};
