@@ -25,6 +25,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
 
 #define CLI_SECRET_MAX (64u * 1024u)
 #define CLI_DECRYPT_TIMEOUT_MS 120000
@@ -53,10 +55,18 @@ static const char *const decrypt_env[] = {"SOPS_AGE_KEY_FILE",
                                           NULL};
 
 struct cli_live {
+    cli_live_needs needs;
     live_kubeconfig *kc;
     rs_transport *root;
     char *bao_token;
+    bool bao_set; /* an address and a token: the lazy repair's OpenBao client */
+    live_bao_opts bao;
+    char *ciphertext;  /* the secret file's stringData.ghcr_dockerconfigjson */
+    char *warnings[4]; /* NULL-terminated */
+    size_t n_warnings;
 };
+
+static rs_code secret_ciphertext(const char *path, char **out, rs_err *e);
 
 static const char *env_first(const char *a, const char *b)
 {
@@ -93,61 +103,109 @@ static char *read_token_file(const char *flag, const char *path, rs_err *e)
     return buf;
 }
 
-/* OpenBao's token: --openbao-token-file, else BAO_TOKEN, else VAULT_TOKEN. */
-static rs_code bao_options(const rs_run_args *a, cli_live *l, live_root_opts *o, rs_err *e)
+/* OpenBao's address, token and CA (the lazy repair alone reads it): every
+ * problem into p. --openbao-token-file, else BAO_TOKEN, else VAULT_TOKEN. */
+static void bao_options(const rs_run_args *a, cli_live *l, cli_problems *p)
 {
     const char *addr = env_first("BAO_ADDR", "VAULT_ADDR");
-    if (!addr) return RS_OK;
-    o->bao_set = true;
-    o->bao.addr = addr;
+    if (!addr)
+        cli_problem(p, RS_USAGE,
+                    "the lazy strategy reads the OpenBao seed directly: set BAO_ADDR (or "
+                    "VAULT_ADDR)");
+    const char *src = NULL;
     if (a->openbao_token_file) {
-        l->bao_token = read_token_file("--openbao-token-file", a->openbao_token_file, e);
-        if (!l->bao_token) return RS_DATAERR;
-        o->bao.token_src = a->openbao_token_file;
+        rs_err e;
+        rs_err_clear(&e);
+        l->bao_token = read_token_file("--openbao-token-file", a->openbao_token_file, &e);
+        if (!l->bao_token) cli_problem_err(p, &e);
+        src = a->openbao_token_file;
     } else {
         const char *bao = getenv("BAO_TOKEN");
-        const char *src = bao && bao[0] ? "BAO_TOKEN" : "VAULT_TOKEN";
+        src = bao && bao[0] ? "BAO_TOKEN" : "VAULT_TOKEN";
         const char *t = getenv(src);
-        if (t && t[0]) l->bao_token = rs_xstrdup(t);
-        o->bao.token_src = l->bao_token ? src
-                                        : "nowhere (--openbao-token-file, BAO_TOKEN and "
-                                          "VAULT_TOKEN are all unset)";
+        if (t && t[0])
+            l->bao_token = rs_xstrdup(t);
+        else
+            cli_problem(p, RS_USAGE,
+                        "the lazy strategy reads the OpenBao seed with a token: give "
+                        "--openbao-token-file FILE, or set BAO_TOKEN (or VAULT_TOKEN)");
     }
-    o->bao.token = l->bao_token;
-    o->bao.ca_file = env_first("BAO_CACERT", "VAULT_CACERT");
-    o->bao.ca_path = env_first("BAO_CAPATH", "VAULT_CAPATH");
-    o->bao.name_space = env_first("BAO_NAMESPACE", "VAULT_NAMESPACE");
-    return RS_OK;
+    l->bao = (live_bao_opts){.addr = addr,
+                             .token = l->bao_token,
+                             .token_src = src,
+                             .ca_file = env_first("BAO_CACERT", "VAULT_CACERT"),
+                             .ca_path = env_first("BAO_CAPATH", "VAULT_CAPATH"),
+                             .name_space = env_first("BAO_NAMESPACE", "VAULT_NAMESPACE")};
+    if (l->bao.ca_file)
+        cli_check_readable(p, getenv("BAO_CACERT") ? "BAO_CACERT" : "VAULT_CACERT", l->bao.ca_file);
+    struct stat st;
+    if (l->bao.ca_path && (stat(l->bao.ca_path, &st) != 0 || !S_ISDIR(st.st_mode)))
+        cli_problem(p, RS_DATAERR, "%s %s: not a directory",
+                    getenv("BAO_CAPATH") ? "BAO_CAPATH" : "VAULT_CAPATH", l->bao.ca_path);
+    /* The token goes in X-Vault-Token with every read: never in clear. */
+    if (addr && l->bao_token && strncasecmp(addr, "http://", 7) == 0)
+        cli_problem(p, RS_DATAERR,
+                    "%s %s is plain http, so the OpenBao token from %s would cross the network in "
+                    "clear; refused: give an https:// address (and BAO_CACERT for its CA)",
+                    getenv("BAO_ADDR") && getenv("BAO_ADDR")[0] ? "BAO_ADDR" : "VAULT_ADDR", addr,
+                    src);
+    l->bao_set = addr && l->bao_token;
 }
 
-rs_code cli_live_open(const rs_run_args *a, const rs_config *cfg, bool need_kube, cli_live **out,
-                      rs_err *e)
+cli_live *cli_live_prepare(const rs_run_args *a, const cli_live_needs *n, cli_problems *p)
 {
-    *out = NULL;
     cli_live *l = rs_xcalloc(1, sizeof *l);
-    live_kubeconfig_src src = {.explicit_path = a->kubeconfig,
-                               .env = getenv("KUBECONFIG"),
-                               .home = getenv("HOME"),
-                               .context = a->context,
-                               .sa_host = getenv("KUBERNETES_SERVICE_HOST"),
-                               .sa_port = getenv("KUBERNETES_SERVICE_PORT")};
-    live_root_opts o = {.registry = {.url = getenv("REASSERT_REGISTRY_URL"),
+    l->needs = *n;
+    /* The TEST-ONLY façade clock is read through the kubeconfig's server. */
+    if (n->kube || a->test_facade_clock) {
+        live_kubeconfig_src src = {.explicit_path = a->kubeconfig,
+                                   .env = getenv("KUBECONFIG"),
+                                   .home = getenv("HOME"),
+                                   .context = a->context,
+                                   .sa_host = getenv("KUBERNETES_SERVICE_HOST"),
+                                   .sa_port = getenv("KUBERNETES_SERVICE_PORT")};
+        rs_err e;
+        rs_err_clear(&e);
+        if (live_kubeconfig_load(&src, &l->kc, &e) != RS_OK) cli_problem_err(p, &e);
+        cli_live_preflight_kube(l->kc, p);
+        if (l->kc && l->kc->insecure) {
+            /* Honoured, as kubectl honours it, but never silently: the
+             * bearer token goes to whoever answers. */
+            char where[512];
+            l->warnings[l->n_warnings++] = rs_xasprintf(
+                "insecure-skip-tls-verify: true for cluster %s (%s): the API server's certificate "
+                "is not verified, so whoever answers at that address gets this run's credentials",
+                l->kc->cluster, live_kubeconfig_where(l->kc, where, sizeof where));
+        }
+    }
+    if (n->bao) bao_options(a, l, p);
+    if (n->credential) {
+        rs_err e;
+        rs_err_clear(&e);
+        if (secret_ciphertext(a->secret_file, &l->ciphertext, &e) != RS_OK) cli_problem_err(p, &e);
+    }
+    cli_live_preflight_static(a, n, p);
+    return l;
+}
+
+rs_code cli_live_start(cli_live *l, const rs_run_args *a, const rs_config *cfg, rs_err *e)
+{
+    live_root_opts o = {.kc = l->kc,
+                        .bao_set = l->bao_set,
+                        .bao = l->bao,
+                        .registry = {.url = getenv("REASSERT_REGISTRY_URL"),
                                      .ca_file = getenv("REASSERT_REGISTRY_CACERT")},
                         .talos = {.talosctl = a->talosctl,
                                   .talosconfig = a->talosconfig,
                                   .shape = cfg->talos_auth_shape},
                         .oracle = {.command = a->liveness_command},
                         .facade_clock = a->test_facade_clock};
-    rs_code c = need_kube || a->test_facade_clock ? live_kubeconfig_load(&src, &l->kc, e) : RS_OK;
-    if (c == RS_OK) c = bao_options(a, l, &o, e);
-    o.kc = l->kc;
-    if (c == RS_OK) c = live_root_open(&o, &l->root, e);
-    if (c != RS_OK) {
-        cli_live_close(l);
-        return c;
-    }
-    *out = l;
-    return RS_OK;
+    return live_root_open(&o, &l->root, e);
+}
+
+const char *const *cli_live_warnings(const cli_live *l)
+{
+    return (const char *const *)l->warnings;
 }
 
 rs_transport *cli_live_transport(cli_live *l)
@@ -161,6 +219,9 @@ void cli_live_close(cli_live *l)
     if (l->root) l->root->close(l->root);
     live_kubeconfig_free(l->kc);
     if (l->bao_token) cred_text_wipe_free(l->bao_token);
+    free(l->ciphertext);
+    for (size_t i = 0; i < l->n_warnings; i++)
+        free(l->warnings[i]);
     free(l);
 }
 
@@ -215,16 +276,17 @@ static rs_code decrypt_argv(const char *tmpl, const char *file, char ***argv, si
     return RS_OK;
 }
 
-rs_code cli_live_credential(const rs_run_args *a, char **text, char **ciphertext, rs_err *e)
+rs_code cli_live_credential(const rs_run_args *a, cli_live *l, char **text, char **ciphertext,
+                            rs_err *e)
 {
     *text = *ciphertext = NULL;
     const char *file = a->secret_file;
-    rs_code c = secret_ciphertext(file, ciphertext, e);
-    if (c != RS_OK) return c;
+    RS_ASSERT(l->ciphertext); /* cli_live_prepare read it, or the run stopped there */
     char **argv = NULL;
     size_t n = 0;
     const char *tmpl = a->decrypt_command ? a->decrypt_command : cli_live_decrypt_default;
-    if ((c = decrypt_argv(tmpl, file, &argv, &n, e)) != RS_OK) goto fail;
+    rs_code c = decrypt_argv(tmpl, file, &argv, &n, e);
+    if (c != RS_OK) return c;
     live_exec_result r;
     rs_err why;
     rs_err_clear(&why);
@@ -248,12 +310,9 @@ rs_code cli_live_credential(const rs_run_args *a, char **text, char **ciphertext
         while (len && strchr(" \t\r\n", r.out[len - 1]))
             len--;
         *text = rs_xasprintf("%.*s", (int)len, r.out);
+        *ciphertext = rs_xstrdup(l->ciphertext);
     }
     live_exec_result_free(&r);
     live_words_free(argv, n);
-    if (c == RS_OK) return RS_OK;
-fail:
-    free(*ciphertext);
-    *ciphertext = NULL;
     return c;
 }

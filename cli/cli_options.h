@@ -3,8 +3,9 @@
  * (DESIGN.md §7, a contract), and every command's usage text. Usage errors
  * are RS_USAGE (exit 64).
  *
- * Here and in cli_live.c (the live run's KUBECONFIG, HOME, the BAO_ and VAULT_ variables,
- * REASSERT_REGISTRY_*) reassert reads the environment: the run reference
+ * Here and in cli_live.c and cli_preflight.c (the live run's KUBECONFIG, HOME, PATH,
+ * TALOSCONFIG, the BAO_ and VAULT_ variables, REASSERT_REGISTRY_*) reassert reads the
+ * environment: the run reference
  * (GITHUB_RUN_ID/GITHUB_RUN_ATTEMPT in CI) is looked up here — never in
  * core/.
  */

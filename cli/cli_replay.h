@@ -18,9 +18,14 @@
  * workflow command, DESIGN.md §7.1), then a newline. */
 void replay_say(FILE *fp, const char *prefix, const char *text);
 
-/* --reseed: the side-by-side (or --json); 0 when the replayed run was made,
- * 65 when no world can be built from the cassette. */
+/* --reseed: the side-by-side (or --json); 0 when the replayed run was made
+ * and exited as the recorded run did, 1 when it exited otherwise (a
+ * divergence) or could not be made, 65 when no world can be built from the
+ * cassette. */
 int replay_reseed(const rec_tape *t, const char *strategy_name, bool json);
+/* The recorded exit a reseeded run is held to (meta exit), or NULL: none
+ * recorded (the run never ended), or a crash fault's 137. */
+const char *replay_recorded_exit(const rec_tape *t);
 /* One run of sc (its first) under strategy, as `reassert sim --json`
  * reports it (exit, delta, failures). Caller frees. */
 cJSON *replay_reseed_run(const sc_scenario *sc, const rs_strategy *strategy);

@@ -33,14 +33,22 @@ static cJSON *run_result_doc(const rs_result *res, const rs_options *opt, const 
                              cJSON *counters);
 static void run_summary(const cJSON *doc);
 
-static int run_fail(FILE *out, bool json, const char *strategy_name, const rs_err *e, bool summary)
+/* A run that ends before txn_run: every problem one error (text: one
+ * ::error:: line each; JSON: the one document, each in "errors"), exit the
+ * worst code. */
+static int run_fail_list(FILE *out, bool json, const char *strategy_name, const cli_problems *p,
+                         const char *const *said, bool summary)
 {
     rs_out o;
     out_init(&o, cli_out_file(out), json);
-    out_error(&o, "%s", e->msg);
+    for (size_t i = 0; said && said[i]; i++)
+        out_warning_said(&o, "%s", said[i]);
+    for (size_t i = 0; i < p->n; i++)
+        out_error(&o, "%s", p->item[i].msg);
+    if (p->dropped) out_error(&o, "... and %zu more problems with the run's inputs", p->dropped);
     if (json || summary) {
         const rs_strategy *st = strategy_name ? rs_strategy_find(strategy_name) : NULL;
-        rs_result res = {.exit = e->code, .outcome = "failed"};
+        rs_result res = {.exit = p->worst, .outcome = "failed"};
         rs_options opt = {.strategy = st ? st : rs_strategy_default()};
         cJSON *doc = run_result_doc(&res, &opt, &o, NULL);
         if (json) {
@@ -53,7 +61,14 @@ static int run_fail(FILE *out, bool json, const char *strategy_name, const rs_er
         cJSON_Delete(doc);
     }
     out_free(&o);
-    return e->code;
+    return p->worst;
+}
+
+static int run_fail(FILE *out, bool json, const char *strategy_name, const rs_err *e, bool summary)
+{
+    cli_problems p = {.n = 0};
+    cli_problem_err(&p, e);
+    return run_fail_list(out, json, strategy_name, &p, NULL, summary);
 }
 
 int cli_run_fail(FILE *out, bool json, const char *strategy_name, const rs_err *e)
@@ -172,7 +187,8 @@ static rs_transport *run_recorder(const rs_run_args *args, const sim_run_req *si
                          .scenario = sim ? sim->scenario_name : NULL,
                          .run = sim ? sim->run_name : NULL,
                          .argc = sim ? sim->argc : argc,
-                         .argv = sim ? sim->argv : portable};
+                         .argv = sim ? sim->argv : portable,
+                         .vt_start_ms = tp_count_start_ms(t)};
     rs_transport *rec = rec_shim_open(t, path, &info, known, e);
     free(portable);
     return rec;
@@ -195,10 +211,11 @@ static void run_recorder_rotating(rs_transport *rec, rs_transport *root)
  * run that otherwise succeeded (the incident record is part of the job). */
 static void run_recorder_finish(rs_transport *rec, rs_transport *count, rs_result *res, rs_out *o)
 {
+    int64_t end_ms = tp_count_stop(count);
     cJSON *counters = tp_count_counters(count);
     rs_err e;
     rs_err_clear(&e);
-    if (rec_shim_finish(rec, counters, res->exit, &e) != RS_OK) {
+    if (rec_shim_finish(rec, counters, res->exit, end_ms, &e) != RS_OK) {
         out_error(o, "%s (the run itself ended with exit %d)", e.msg, res->exit);
         if (res->exit == RS_OK) res->exit = RS_FAILED;
     }
@@ -238,9 +255,11 @@ static void run_result_for_checker(const sim_run_req *sim, const rs_result *res)
     cJSON_Delete(doc);
 }
 
+/* said: warnings already written to stderr (a live run's inputs), kept for
+ * the result document and the job summary. */
 static int run_txn(const rs_run_args *args, const sim_run_req *sim, rs_transport *root,
                    const rs_config *cfg, const rs_desired *d, const char *run_name,
-                   const char *const *known, FILE *out)
+                   const char *const *known, const char *const *said, FILE *out)
 {
     /* The stack, outermost first: core -> (recorder) -> counting -> root;
      * the sim root applies a scenario run's faults inside its own call. */
@@ -269,6 +288,8 @@ static int run_txn(const rs_run_args *args, const sim_run_req *sim, rs_transport
      * this filter (H59; DESIGN §3.1). */
     cred_redact *filter = run_filter(d, known);
     out_set_filter(&o, filter);
+    for (size_t i = 0; said && said[i]; i++)
+        out_warning_said(&o, "%s", said[i]);
     rs_result res = {.exit = RS_FAILED, .outcome = "failed"};
     rs_err e;
     rs_err_clear(&e);
@@ -291,6 +312,9 @@ static int run_txn(const rs_run_args *args, const sim_run_req *sim, rs_transport
         run_recorder_rotating(rec, root);
         txn_run(rec ? rec : t, cfg, &opt, d, &o, &res);
         run_result_for_checker(sim, &res);
+        /* One end for virtual_seconds: the cassette's counters and this
+         * run's --output json are then the same document. */
+        tp_count_stop(t);
         run_proof_out(&opt, &res, &o);
         if (rec) run_recorder_finish(rec, t, &res, &o);
     }
@@ -349,7 +373,7 @@ static int run_sim(const rs_run_args *args, const sim_run_req *sim, FILE *out)
                         .ciphertext = ciphertext};
         char **known = sim_session_secrets(root);
         code = run_txn(args, sim, sim_session_transport(root), &cfg, &d, run_name,
-                       (const char *const *)known, out);
+                       (const char *const *)known, NULL, out);
         sim_session_secrets_free(known);
     }
     cred_text_wipe_free(text); /* the credential leaves memory with the run */
@@ -359,57 +383,49 @@ static int run_sim(const rs_run_args *args, const sim_run_req *sim, FILE *out)
     return code;
 }
 
-static bool env_set(const char *name)
-{
-    const char *v = getenv(name);
-    return v && v[0];
-}
-
-/* What a mode reads: --check-only talks to the registry alone; the lazy
- * repair reads the OpenBao seed directly (DESIGN §3.5); eager never does. */
-static void run_live_needs(const rs_run_args *args, bool *kube, bool *bao)
-{
-    const rs_strategy *st =
-        args->strategy_name ? rs_strategy_find(args->strategy_name) : rs_strategy_default();
-    *kube = args->opt.mode != RS_MODE_CHECK_ONLY;
-    *bao = args->opt.mode == RS_MODE_REPAIR && st && strcmp(st->name, "lazy") == 0;
-}
-
-/* The live root: kubeconfig, OpenBao, registry, talosctl; the credential
- * from the SOPS file; every check that can fail before the first write. */
+/* The live root: every input the mode uses checked first (cli_preflight.c;
+ * every problem reported together, before anything runs), then the
+ * credential from the SOPS file, the root, and the network checks that can
+ * fail before the first write. */
 static int run_live(const rs_run_args *args, FILE *out)
 {
     rs_err e;
     rs_err_clear(&e);
     rs_config cfg;
     rs_config_defaults(&cfg);
-    cli_live *live = NULL;
-    char *text = NULL, *ciphertext = NULL;
-    bool need_kube = false, need_bao = false;
-    run_live_needs(args, &need_kube, &need_bao);
-    int code = RS_OK;
+    cli_live_needs need;
+    cli_live_needs_of(args, &need);
+    cli_problems p = {.n = 0};
     if (args->config_path && live_config_load(args->config_path, &cfg, &e) != RS_OK)
+        cli_problem_err(&p, &e);
+    cli_live *live = cli_live_prepare(args, &need, &p);
+    /* Said at once, on stderr, as kubectl says it: the run may take long. */
+    const char *const *said = cli_live_warnings(live);
+    for (size_t i = 0; said[i]; i++) {
+        char *msg = out_escape(said[i], false);
+        fprintf(stderr, "::warning::%s\n", msg);
+        free(msg);
+    }
+    char *text = NULL, *ciphertext = NULL;
+    int code = RS_OK;
+    if (p.n)
+        code = p.worst;
+    else if (need.credential && cli_live_credential(args, live, &text, &ciphertext, &e) != RS_OK)
         code = e.code;
-    else if (need_bao && !env_set("BAO_ADDR") && !env_set("VAULT_ADDR"))
-        code = rs_fail(&e, RS_USAGE,
-                       "the lazy strategy reads the OpenBao seed directly: set "
-                       "BAO_ADDR (or VAULT_ADDR) and a token (--openbao-token-file, BAO_TOKEN)");
-    else if (args->opt.mode != RS_MODE_FENCES && args->opt.mode != RS_MODE_RECOVER_FENCES &&
-             cli_live_credential(args, &text, &ciphertext, &e) != RS_OK)
+    else if (cli_live_start(live, args, &cfg, &e) != RS_OK)
         code = e.code;
-    else if (cli_live_open(args, &cfg, need_kube, &live, &e) != RS_OK)
-        code = e.code;
-    else if (live_root_preflight(cli_live_transport(live), need_kube, need_bao, &e) != RS_OK)
+    else if (live_root_preflight(cli_live_transport(live), need.kube, need.bao, &e) != RS_OK)
         code = e.code;
     if (code != RS_OK) {
-        code = run_fail_early(args, NULL, out, &e);
+        if (!p.n) cli_problem_err(&p, &e);
+        code = run_fail_list(out, args->json_output, args->strategy_name, &p, said, true);
     } else {
         rs_desired d = {.dockerconfigjson = text ? text : "",
                         .len = text ? strlen(text) : 0,
                         .ciphertext = ciphertext};
         const char *known[8] = {NULL};
         live_root_secrets(cli_live_transport(live), known, RS_ARRAY_LEN(known) - 1);
-        code = run_txn(args, NULL, cli_live_transport(live), &cfg, &d, NULL, known, out);
+        code = run_txn(args, NULL, cli_live_transport(live), &cfg, &d, NULL, known, said, out);
     }
     if (text) cred_text_wipe_free(text);
     free(ciphertext);

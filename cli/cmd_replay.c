@@ -118,7 +118,28 @@ static int replay_list(const rec_tape *t, const char *glob)
 
 /* ---- --strict ---- */
 
-static void replay_print_json(const rec_tape *t, rec_replay *rp, cJSON *replayed)
+/* The last seq a cassette holds (0 for none). */
+static int64_t replay_last_seq(const rec_tape *t)
+{
+    return t->n_rows ? t->rows[t->n_rows - 1].seq : 0;
+}
+
+/* How the recording ends: with its end record (meta exit: the run
+ * finished, or the runner saw its crash fault end it), or without one — a
+ * run killed before it could write one, or a file copied before its end. */
+static bool replay_has_end(const rec_tape *t)
+{
+    return rec_tape_meta(t, "exit") != NULL;
+}
+
+/* A run its scenario's crash fault ended: exit 137 and no counters. */
+static bool replay_crash_end(const rec_tape *t)
+{
+    const char *x = rec_tape_meta(t, "exit");
+    return x && strcmp(x, "137") == 0 && !t->counters;
+}
+
+static void replay_print_json(const rec_tape *t, rec_replay *rp, cJSON *replayed, int exit_code)
 {
     cJSON *doc = cJSON_CreateObject();
     cJSON_AddItemToObject(doc, "recorded",
@@ -133,48 +154,90 @@ static void replay_print_json(const rec_tape *t, rec_replay *rp, cJSON *replayed
     } else {
         cJSON_AddNullToObject(doc, "diverged_at");
     }
+    /* Extensions of the DESIGN §8 document: where a recording without its
+     * end record stops (null when it has one), how many recorded rows the
+     * replay made, and the recorded and the replayed exit. */
+    if (replay_has_end(t))
+        cJSON_AddNullToObject(doc, "ended_at");
+    else
+        cJSON_AddNumberToObject(doc, "ended_at", (double)replay_last_seq(t));
+    cJSON_AddNumberToObject(doc, "matched", (double)rec_replay_matched(rp));
+    cJSON *ex = cJSON_AddObjectToObject(doc, "exit");
+    const char *re = rec_tape_meta(t, "exit");
+    cJSON_AddItemToObject(
+        ex, "recorded", re ? cJSON_CreateNumber((double)strtol(re, NULL, 10)) : cJSON_CreateNull());
+    cJSON_AddNumberToObject(ex, "replayed", exit_code);
     char *s = cJSON_PrintUnformatted(doc);
     printf("%s\n", s);
     free(s);
     cJSON_Delete(doc);
 }
 
-/* note: how the replay differs from the recording by request (another
- * strategy), said with the verdict; NULL for none. */
-static int replay_verdict(const rec_tape *t, rec_replay *rp, cJSON *replayed, bool json,
-                          const char *note)
+/* The verdict on a replay that made every recorded call: 0 only when the
+ * recording is whole (its end record) and its counters came out again. */
+static int replay_verdict_whole(const rec_tape *t, rec_replay *rp, cJSON *replayed, bool json,
+                                FILE *fp, const char *note)
 {
-    int64_t at = rec_replay_diverged_at(rp);
-    bool counters_equal = !t->counters || cJSON_Compare(t->counters, replayed, true);
-    if (json) replay_print_json(t, rp, replayed);
-    if (at >= 0) {
-        fprintf(json ? stderr : stdout,
-                "::error::strict replay of %s diverged at seq %" PRId64 "\n", t->path, at);
-        if (note) replay_say(json ? stderr : stdout, "  ", note);
-        replay_say(json ? stderr : stdout, "  recorded: ", rec_replay_recorded(rp));
-        replay_say(json ? stderr : stdout, "  replayed: ", rec_replay_replayed(rp));
+    if (!replay_has_end(t)) {
+        /* Killed before its end record, or copied before the end: what came
+         * after seq N is not in the file, so the replay proves nothing of
+         * it — never a success (issue 28). */
+        fprintf(fp,
+                "::error::strict replay of %s: recording ended at seq %" PRId64
+                " without its end record (the run was killed there, or the file was copied "
+                "before the run ended); the replay made each of its %zu recorded calls, and "
+                "what the run did after seq %" PRId64 " is not in the cassette\n",
+                t->path, replay_last_seq(t), rec_replay_matched(rp), replay_last_seq(t));
+        if (note) replay_say(fp, "  ", note);
         return RS_FAILED;
     }
-    if (!counters_equal) {
-        char *a = cJSON_PrintUnformatted(t->counters), *b = cJSON_PrintUnformatted(replayed);
-        fprintf(json ? stderr : stdout,
+    if (replay_crash_end(t)) {
+        if (json) return RS_OK;
+        fprintf(fp,
+                "strict replay of %s: %zu calls, each the recorded one; the recorded run was "
+                "ended by a crash fault after seq %" PRId64 " (exit 137): no counters to "
+                "compare\n",
+                t->path, rec_replay_matched(rp), replay_last_seq(t));
+        if (note) replay_say(fp, "  ", note);
+        return RS_OK;
+    }
+    if (!t->counters || !cJSON_Compare(t->counters, replayed, true)) {
+        char *a = t->counters ? cJSON_PrintUnformatted(t->counters) : rs_xstrdup("(none)");
+        char *b = cJSON_PrintUnformatted(replayed);
+        fprintf(fp,
                 "::error::strict replay of %s made every recorded call, but the counters differ\n",
                 t->path);
-        if (note) replay_say(json ? stderr : stdout, "  ", note);
-        replay_say(json ? stderr : stdout, "  recorded: ", a);
-        replay_say(json ? stderr : stdout, "  replayed: ", b);
+        if (note) replay_say(fp, "  ", note);
+        replay_say(fp, "  recorded: ", a);
+        replay_say(fp, "  replayed: ", b);
         free(a);
         free(b);
         return RS_FAILED;
     }
-    if (!json) {
-        printf("strict replay of %s: %zu calls, each the recorded one", t->path,
-               rec_replay_matched(rp));
-        printf(t->counters ? "; counters equal\n"
-                           : "; the recorded run never finished (no counters to compare)\n");
-        if (note) replay_say(stdout, "  ", note);
-    }
+    if (json) return RS_OK;
+    fprintf(fp, "strict replay of %s: %zu calls, each the recorded one; counters equal\n", t->path,
+            rec_replay_matched(rp));
+    if (note) replay_say(fp, "  ", note);
     return RS_OK;
+}
+
+/* note: how the replay differs from the recording by request (another
+ * strategy), said with the verdict; NULL for none. With --json the
+ * document is stdout's and a failure's sentences go to stderr. */
+static int replay_verdict(const rec_tape *t, rec_replay *rp, cJSON *replayed, int exit_code,
+                          bool json, const char *note)
+{
+    int64_t at = rec_replay_diverged_at(rp);
+    FILE *fp = json ? stderr : stdout;
+    if (json) replay_print_json(t, rp, replayed, exit_code);
+    if (at >= 0) {
+        fprintf(fp, "::error::strict replay of %s diverged at seq %" PRId64 "\n", t->path, at);
+        if (note) replay_say(fp, "  ", note);
+        replay_say(fp, "  recorded: ", rec_replay_recorded(rp));
+        replay_say(fp, "  replayed: ", rec_replay_replayed(rp));
+        return RS_FAILED;
+    }
+    return replay_verdict_whole(t, rp, replayed, json, fp, note);
 }
 
 /* --strict --strategy S: today's core under S against the recording. The
@@ -214,7 +277,7 @@ static int replay_strict(const rec_tape *t, const char *strategy_name, bool json
         txn_run(check, &cfg, &opt, &d, &o, &res);
         rec_replay_finish(rp);
         cJSON *replayed = tp_count_counters(count);
-        code = replay_verdict(t, rp, replayed, json, note);
+        code = replay_verdict(t, rp, replayed, res.exit, json, note);
         cJSON_Delete(replayed);
         rs_result_free(&res);
         out_free(&o);

@@ -111,6 +111,22 @@ static void tos_expect(FILE *fp, const char *strategy, const cJSON *run)
     }
 }
 
+static const char *const tos_strategies[2] = {"lazy", "eager"};
+
+/* When today's core, reseeded, exits otherwise than the recording did
+ * under strategy i: the sentence saying the scenario pins another exit
+ * (caller frees); NULL when it pins the recorded one or none was recorded. */
+static char *tos_exit_warning(const rec_tape *t, cJSON *const runs[2], size_t i)
+{
+    const char *rx = replay_recorded_exit(t);
+    const cJSON *ex = cJSON_GetObjectItemCaseSensitive(runs[i], "exit");
+    if (!rx || !cJSON_IsNumber(ex) || strtol(rx, NULL, 10) == ex->valueint) return NULL;
+    return rs_xasprintf("the scenario pins exit %d under %s where the recorded run exited %s: "
+                        "the reseeded world did not keep what the run decided on (see below), "
+                        "or today's core decides otherwise",
+                        ex->valueint, tos_strategies[i], rx);
+}
+
 static void tos_write(FILE *fp, const rec_tape *t, const sc_scenario *sc, const char *rel,
                       cJSON *const runs[2], const cJSON *warnings, const char *name)
 {
@@ -121,19 +137,25 @@ static void tos_write(FILE *fp, const rec_tape *t, const sc_scenario *sc, const 
     const char *slash = strrchr(t->path, '/');
     fputs("# Hazard: (fill in: the production hazard this incident shows, e.g. H42 — ...)\n", fp);
     fputs("# Incident: (fill in: what happened, when, and what it cost)\n", fp);
-    char *line = rs_xasprintf("%s (%s %s, run %s): strategy %s, exit %s, %zu calls",
-                              slash ? slash + 1 : t->path, scenario ? "scenario" : "transport",
-                              scenario    ? scenario
-                              : transport ? transport
-                                          : "?",
-                              sc->runs[0].name, strategy ? strategy : "?",
-                              exit_code ? exit_code : "none (the run never finished)", t->n_rows);
+    char *line = rs_xasprintf(
+        "%s (%s %s, run %s): strategy %s, exit %s, %zu calls", slash ? slash + 1 : t->path,
+        scenario ? "scenario" : "transport",
+        scenario    ? scenario
+        : transport ? transport
+                    : "?",
+        sc->runs[0].name, strategy ? strategy : "?",
+        exit_code ? exit_code : "none (the recording ended without its end record)", t->n_rows);
     tos_comment(fp, "# Recorded: ", line);
     free(line);
     fputs("# Written by `reassert replay CASSETTE --to-scenario`: the world is seeded from\n"
           "# the cassette's first observations, and the expectations pin what today's\n"
           "# core does there under each strategy. Edit them into the behaviour you want.\n",
           fp);
+    for (size_t i = 0; i < 2; i++) {
+        char *warn = tos_exit_warning(t, runs, i);
+        if (warn) tos_comment(fp, "# Warning: ", warn);
+        free(warn);
+    }
     const cJSON *w;
     if (cJSON_GetArraySize(warnings) > 0)
         fputs("# What the cassette could not show (the world holds the sim's own there):\n", fp);
@@ -161,8 +183,8 @@ static void tos_write(FILE *fp, const rec_tape *t, const sc_scenario *sc, const 
         fputs("]\n", fp);
     }
     fputs("    expect:\n      by-strategy:\n", fp);
-    tos_expect(fp, "lazy", runs[0]);
-    tos_expect(fp, "eager", runs[1]);
+    tos_expect(fp, tos_strategies[0], runs[0]);
+    tos_expect(fp, tos_strategies[1], runs[1]);
 }
 
 /* The scenario's name: OUT's file name without .yaml/.yml when it is a
@@ -242,6 +264,22 @@ static FILE *tos_create(const char *out_path, int *code)
     return NULL;
 }
 
+/* What the written scenario could not keep, on stderr as well as in its
+ * header: a person reads the command's output, not always the file. */
+static void tos_say_warnings(const rec_tape *t, cJSON *const runs[2], const cJSON *warnings)
+{
+    for (size_t i = 0; i < 2; i++) {
+        char *warn = tos_exit_warning(t, runs, i);
+        if (warn) replay_say(stderr, "::warning::", warn);
+        free(warn);
+    }
+    const cJSON *w;
+    cJSON_ArrayForEach(w, warnings)
+    {
+        replay_say(stderr, "::warning::", w->valuestring);
+    }
+}
+
 int replay_to_scenario_free(const char *out_path)
 {
     struct stat st;
@@ -286,6 +324,7 @@ int replay_to_scenario(const rec_tape *t, const char *out_path)
             unlink(out_path);
             code = RS_FAILED;
         } else {
+            tos_say_warnings(t, runs, warnings);
             replay_say(stdout, "wrote ", out_path);
         }
     }

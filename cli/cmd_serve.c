@@ -22,6 +22,7 @@
 typedef struct serve_args {
     const char *db, *scenario, *run, *listen;
     const char *tls_cert, *tls_key, *token_file, *bao_token_file, *bao_namespace;
+    const char *client_ca, *conns_per_client, *header_timeout, *idle_timeout, *call_log_max;
 } serve_args;
 
 static int serve_args_parse(int argc, char **argv, serve_args *a)
@@ -29,16 +30,21 @@ static int serve_args_parse(int argc, char **argv, serve_args *a)
     memset(a, 0, sizeof *a);
     for (int i = 0; i < argc; i++) {
         const char *f = argv[i];
-        const char **slot = strcmp(f, "--db") == 0                   ? &a->db
-                            : strcmp(f, "--scenario") == 0           ? &a->scenario
-                            : strcmp(f, "--run") == 0                ? &a->run
-                            : strcmp(f, "--listen") == 0             ? &a->listen
-                            : strcmp(f, "--tls-cert") == 0           ? &a->tls_cert
-                            : strcmp(f, "--tls-key") == 0            ? &a->tls_key
-                            : strcmp(f, "--token-file") == 0         ? &a->token_file
-                            : strcmp(f, "--openbao-token-file") == 0 ? &a->bao_token_file
-                            : strcmp(f, "--openbao-namespace") == 0  ? &a->bao_namespace
-                                                                     : NULL;
+        const char **slot = strcmp(f, "--db") == 0                           ? &a->db
+                            : strcmp(f, "--scenario") == 0                   ? &a->scenario
+                            : strcmp(f, "--run") == 0                        ? &a->run
+                            : strcmp(f, "--listen") == 0                     ? &a->listen
+                            : strcmp(f, "--tls-cert") == 0                   ? &a->tls_cert
+                            : strcmp(f, "--tls-key") == 0                    ? &a->tls_key
+                            : strcmp(f, "--token-file") == 0                 ? &a->token_file
+                            : strcmp(f, "--openbao-token-file") == 0         ? &a->bao_token_file
+                            : strcmp(f, "--openbao-namespace") == 0          ? &a->bao_namespace
+                            : strcmp(f, "--client-ca") == 0                  ? &a->client_ca
+                            : strcmp(f, "--max-connections-per-client") == 0 ? &a->conns_per_client
+                            : strcmp(f, "--header-timeout") == 0             ? &a->header_timeout
+                            : strcmp(f, "--idle-timeout") == 0               ? &a->idle_timeout
+                            : strcmp(f, "--call-log-max") == 0               ? &a->call_log_max
+                                                                             : NULL;
         if (!slot) {
             char *arg = out_escape(f, false);
             fprintf(stderr, "reassert sim serve: unknown argument '%s'\n%s", arg, cli_usage_serve);
@@ -59,7 +65,31 @@ static int serve_args_parse(int argc, char **argv, serve_args *a)
         fprintf(stderr, "reassert sim serve: --tls-cert and --tls-key go together\n");
         return RS_USAGE;
     }
+    if (a->client_ca && !a->tls_cert) {
+        fprintf(stderr, "reassert sim serve: --client-ca needs --tls-cert and --tls-key\n");
+        return RS_USAGE;
+    }
     return RS_OK;
+}
+
+/* A count flag: a whole number from 1 to max, else a usage error naming
+ * the flag. Absent: 0 (the default). */
+static bool serve_count(const char *flag, const char *text, long max, long *out)
+{
+    *out = 0;
+    if (!text) return true;
+    char *end = NULL;
+    errno = 0;
+    long v = strtol(text, &end, 10);
+    if (!text[0] || *end || errno || v < 1 || v > max) {
+        char *t = out_escape(text, false);
+        fprintf(stderr, "reassert sim serve: %s '%s': give a whole number from 1 to %ld\n", flag, t,
+                max);
+        free(t);
+        return false;
+    }
+    *out = v;
+    return true;
 }
 
 /* A whole small file (at most max bytes, no NUL). trim drops trailing
@@ -93,6 +123,14 @@ static char *serve_read_file(const char *flag, const char *path, size_t max, boo
         return NULL;
     }
     return buf;
+}
+
+static void serve_say(const char *sentence, void *arg)
+{
+    (void)arg;
+    char *text = out_escape(sentence, false);
+    fprintf(stderr, "reassert sim serve: %s\n", text);
+    free(text);
 }
 
 /* An entry of the run that never fired, or a `during:` check that failed. */
@@ -154,7 +192,18 @@ int cmd_serve(int argc, char **argv)
     serve_config cfg = {.db_path = a.db,
                         .scenario_path = a.scenario,
                         .run_name = a.run,
-                        .bao_namespace = a.bao_namespace};
+                        .bao_namespace = a.bao_namespace,
+                        .say = serve_say};
+    long conns = 0, header = 0, idle = 0, log_max = 0;
+    if (!serve_count("--max-connections-per-client", a.conns_per_client, SERVE_CONNS_MAX, &conns) ||
+        !serve_count("--header-timeout", a.header_timeout, 3600, &header) ||
+        !serve_count("--idle-timeout", a.idle_timeout, 3600, &idle) ||
+        !serve_count("--call-log-max", a.call_log_max, 100000000L, &log_max))
+        return RS_USAGE;
+    cfg.max_conns_per_client = (unsigned)conns;
+    cfg.header_timeout_s = (unsigned)header;
+    cfg.idle_timeout_s = (unsigned)idle;
+    cfg.call_log_max = log_max;
     char host[64];
     rs_err e;
     rs_err_clear(&e);
@@ -166,7 +215,7 @@ int cmd_serve(int argc, char **argv)
         return e.code;
     }
     cfg.host = host;
-    char *kube = NULL, *bao = NULL, *cert = NULL, *key = NULL;
+    char *kube = NULL, *bao = NULL, *cert = NULL, *key = NULL, *ca = NULL;
     code = RS_OK;
     if (a.token_file &&
         !(kube = serve_read_file("--token-file", a.token_file, SERVE_SECRET_MAX, true)))
@@ -178,17 +227,22 @@ int cmd_serve(int argc, char **argv)
         (!(cert = serve_read_file("--tls-cert", a.tls_cert, SERVE_PEM_MAX, false)) ||
          !(key = serve_read_file("--tls-key", a.tls_key, SERVE_PEM_MAX, false))))
         code = RS_DATAERR;
+    if (code == RS_OK && a.client_ca &&
+        !(ca = serve_read_file("--client-ca", a.client_ca, SERVE_PEM_MAX, false)))
+        code = RS_DATAERR;
     if (code == RS_OK) {
         cfg.kube_token = kube;
         cfg.kube_token_path = a.token_file;
         cfg.bao_token = bao;
         cfg.tls_cert_pem = cert;
         cfg.tls_key_pem = key;
+        cfg.client_ca_pem = ca;
         code = serve_run(&a, &cfg);
     }
     cred_text_wipe_free(kube);
     cred_text_wipe_free(bao);
     free(cert);
+    free(ca);
     cred_text_wipe_free(key);
     return code;
 }

@@ -61,10 +61,10 @@ if [ "${1:-}" = fuzz ]; then
   exit 0
 fi
 pkgs="build-essential cmake pkg-config libsqlite3-dev libcjson-dev libfyaml-dev \
-libssl-dev check libcurl4-openssl-dev libmicrohttpd-dev valgrind \
+libssl-dev check libcurl4-openssl-dev libmicrohttpd-dev libgnutls28-dev valgrind \
 libxml2-utils jq python3 sqlite3"
 missing=""
-for mod in sqlite3 libcjson libfyaml libcrypto check libcurl libmicrohttpd; do
+for mod in sqlite3 libcjson libfyaml libcrypto check libcurl libmicrohttpd gnutls; do
   pkg-config --exists "$mod" 2>/dev/null || missing="$missing $mod"
 done
 for tool in cmake cc pkg-config valgrind xmllint jq python3 sqlite3 mkfifo; do
@@ -73,6 +73,10 @@ done
 # sim serve's tests: kubectl as a real client, openssl for the TLS variant.
 command -v kubectl >/dev/null 2>&1 || { missing="$missing kubectl"; pkgs="$pkgs kubernetes-client"; }
 command -v openssl >/dev/null 2>&1 || { missing="$missing openssl"; pkgs="$pkgs openssl"; }
+# sim serve's second real client: the Kubernetes Python client
+# (tests/check_serve_python.sh lists, patches and watches with it). Debian's
+# package is for Debian's interpreter, whatever python3 is first on PATH.
+/usr/bin/python3 -c 'import kubernetes' >/dev/null 2>&1 || { missing="$missing python3-kubernetes"; pkgs="$pkgs python3-kubernetes"; }
 # tests/check_ci_yaml.sh parses the GitHub workflow and action.
 python3 -c 'import yaml' >/dev/null 2>&1 || { missing="$missing python3-yaml"; pkgs="$pkgs python3-yaml"; }
 # tests/check_install.sh renders the installed man page reassert(1).

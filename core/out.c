@@ -133,6 +133,16 @@ void out_warning(rs_out *o, const char *fmt, ...)
     va_end(ap);
 }
 
+void out_warning_said(rs_out *o, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *msg = vformat(o, fmt, ap);
+    va_end(ap);
+    cJSON_AddItemToArray(o->warnings, cJSON_CreateString(msg));
+    free(msg);
+}
+
 void out_error(rs_out *o, const char *fmt, ...)
 {
     va_list ap;

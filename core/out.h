@@ -65,6 +65,10 @@ void out_free(rs_out *o);
 void out_info(rs_out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void out_notice(rs_out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void out_warning(rs_out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A warning already said elsewhere (a live run's warnings about its inputs
+ * go to stderr before its output begins): collected for the result
+ * document and the job summary, not handed to the sink again. */
+void out_warning_said(rs_out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void out_error(rs_out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void out_group_begin(rs_out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void out_group_end(rs_out *o);

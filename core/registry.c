@@ -87,17 +87,32 @@ static tx_status reg_verdict(rs_txn *tx, reg_target *ts, size_t n)
     for (size_t i = 0; i < n; i++) {
         reg_target *t = &ts[i];
         if (!t->asked_token) break;
-        char why[256];
+        char why[RS_ANSWER_MAX];
         if (!reg_token(t)) {
             kobj_describe(&t->tr, why, sizeof why);
-            rs_fail(&tx->err, RS_FAILED,
-                    "registry proof: %s refused a pull token for %s: %s; nothing in the cluster "
-                    "was changed",
-                    tx->cfg->registry_host, t->repo, why);
+            /* Only a 401 or 403 is a refusal of the credential; a registry
+             * that could not be reached or trusted, or answered otherwise,
+             * is said as what it was. */
+            int st = t->tr.status;
+            if (st == 401 || st == 403)
+                rs_fail(&tx->err, RS_FAILED,
+                        "registry proof: %s refused a pull token for %s: %s; nothing in the "
+                        "cluster was changed",
+                        tx->cfg->registry_host, t->repo, why);
+            else if (st == 0)
+                rs_fail(&tx->err, RS_FAILED,
+                        "registry proof: no pull token for %s from %s: %s; nothing in the "
+                        "cluster was changed",
+                        t->repo, tx->cfg->registry_host, why);
+            else
+                rs_fail(&tx->err, RS_FAILED,
+                        "registry proof: %s answered the pull token request for %s with %s; "
+                        "nothing in the cluster was changed",
+                        tx->cfg->registry_host, t->repo, why);
             return TX_FAIL;
         }
         if (t->mr.status != 200) {
-            kobj_describe(&t->mr, why, sizeof why);
+            kobj_describe(&t->mr, why, sizeof why); /* the answer, or why there was none */
             rs_fail(&tx->err, RS_FAILED,
                     "registry proof: reading the manifest of %s/%s failed: %s; nothing in the "
                     "cluster was changed",

@@ -3,9 +3,18 @@
  * call (see the header; rec_tape.c reads it back).
  *
  * The one idea: a cassette is evidence from an incident, often the only
- * copy, so writing must survive the process dying between any two calls
- * (WAL, a commit per call, synchronous=NORMAL: durable across a crash of the
- * process, which is what a killed deploy job is).
+ * copy, and people copy it as one file (`cp inc.db elsewhere/`, `git add`).
+ * So writing must survive the process dying between any two calls (WAL, a
+ * commit per call: durable across a crash of the process, which is what a
+ * killed deploy job is), and the .db alone must be the whole cassette after
+ * every commit: each commit is checkpointed into the file at once, never
+ * left in the -wal, where a killed run's calls would sit out of a copy's
+ * reach. (A kill that lands inside a checkpoint's own page writes leaves
+ * the file torn and the -wal whole: the -wal beside it, when copied too,
+ * repairs it — a window of microseconds per call, against every call
+ * after the last automatic checkpoint before.) No sync per call
+ * (synchronous=OFF: the OS holds every write a killed process made); the
+ * end record is synced, so a finished cassette also survives the machine.
  */
 #define _XOPEN_SOURCE 700 /* realpath */
 #include "recorder/rec_cassette.h"
@@ -30,9 +39,12 @@ struct rec_cassette {
     char *path;
 };
 
-/* The empty file is made without a sync (it holds no call yet, and a rollback
- * journal's switch to WAL would cost four); every commit after the schema is
- * synchronous=NORMAL. */
+/* synchronous=OFF until the end record (see the file comment): a sync per
+ * call would cost milliseconds where the budget is 50 us (issue 29), and
+ * would buy survival of the machine, not of the process. The locking mode
+ * stays NORMAL: an exclusive writer keeps its WAL index in its own memory,
+ * and a reader opening a killed run's cassette must then rebuild it, which
+ * sqlite3 sometimes refuses ("database is locked") right after the kill. */
 static const char rec_schema[] =
     "PRAGMA secure_delete=ON;"
     "PRAGMA synchronous=OFF;"
@@ -41,13 +53,22 @@ static const char rec_schema[] =
     "CREATE TABLE calls(seq INTEGER PRIMARY KEY, op TEXT NOT NULL, target TEXT,"
     " request TEXT, status INTEGER, response TEXT, error TEXT, vt_ms INTEGER,"
     " wall_ms INTEGER, sent INTEGER, batch INTEGER);"
-    "CREATE TABLE counters(name TEXT PRIMARY KEY, value TEXT);"
-    "PRAGMA synchronous=NORMAL;";
+    "CREATE TABLE counters(name TEXT PRIMARY KEY, value TEXT);";
 
 static rs_code rec_sql_fail(rec_cassette *c, rs_err *e, const char *what)
 {
     return rs_fail(e, RS_FAILED, "recording into %s: %s failed (%s)", c->path, what,
                    sqlite3_errmsg(c->db));
+}
+
+/* After a commit: its pages into the .db at once (see the file comment). A
+ * reader holding an older snapshot can hold the checkpoint back; the next
+ * commit's takes it the rest of the way. */
+static rs_code rec_checkpoint(rec_cassette *c, rs_err *e, const char *what)
+{
+    if (sqlite3_wal_checkpoint_v2(c->db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL) != SQLITE_OK)
+        return rec_sql_fail(c, e, what);
+    return RS_OK;
 }
 
 void rec_cassette_remove(const char *path)
@@ -148,7 +169,8 @@ rs_code rec_cassette_meta(rec_cassette *c, const char *key, const char *value, r
         rc = sqlite3_step(st);
     }
     sqlite3_finalize(st);
-    return rc == SQLITE_DONE ? RS_OK : rec_sql_fail(c, e, "writing meta");
+    if (rc != SQLITE_DONE) return rec_sql_fail(c, e, "writing meta");
+    return rec_checkpoint(c, e, "writing meta");
 }
 
 static void rec_bind_text(sqlite3_stmt *st, int i, const char *s)
@@ -177,7 +199,8 @@ rs_code rec_cassette_call(rec_cassette *c, const rec_row *row, rs_err *e)
     sqlite3_bind_int64(st, 11, row->batch);
     int rc = sqlite3_step(st);
     sqlite3_reset(st);
-    return rc == SQLITE_DONE ? RS_OK : rec_sql_fail(c, e, "writing a call");
+    if (rc != SQLITE_DONE) return rec_sql_fail(c, e, "writing a call");
+    return rec_checkpoint(c, e, "writing a call");
 }
 
 rs_code rec_cassette_rewrite(rec_cassette *c, rec_text_fn fn, void *ctx, rs_err *e)
@@ -221,31 +244,78 @@ rs_code rec_cassette_rewrite(rec_cassette *c, rec_text_fn fn, void *ctx, rs_err 
     return RS_OK;
 }
 
-rs_code rec_cassette_counters(rec_cassette *c, const cJSON *counters, rs_err *e)
+/* Each (key, value) of obj through st, a statement of two parameters. */
+static int rec_put_pairs(sqlite3_stmt *st, const cJSON *obj, bool as_json)
 {
-    sqlite3_stmt *st = NULL;
-    if (sqlite3_exec(c->db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK ||
-        sqlite3_prepare_v2(c->db, "INSERT OR REPLACE INTO counters(name, value) VALUES (?, ?)", -1,
-                           &st, NULL) != SQLITE_OK) {
-        sqlite3_finalize(st);
-        return rec_sql_fail(c, e, "writing the counters");
-    }
-    int rc = SQLITE_DONE;
     const cJSON *it;
-    cJSON_ArrayForEach(it, counters)
+    cJSON_ArrayForEach(it, obj)
     {
-        char *v = cJSON_PrintUnformatted(it);
+        char *v = as_json ? cJSON_PrintUnformatted(it) : rs_xstrdup(it->valuestring);
         sqlite3_reset(st);
         sqlite3_bind_text(st, 1, it->string, -1, SQLITE_STATIC);
         sqlite3_bind_text(st, 2, v, -1, SQLITE_TRANSIENT);
-        rc = sqlite3_step(st);
+        int rc = sqlite3_step(st);
         free(v);
-        if (rc != SQLITE_DONE) break;
+        if (rc != SQLITE_DONE) return rc;
     }
+    return SQLITE_DONE;
+}
+
+rs_code rec_cassette_end(rec_cassette *c, const cJSON *meta, const cJSON *counters, rs_err *e)
+{
+    sqlite3_stmt *m = NULL, *k = NULL;
+    /* The end record's checkpoint syncs the -wal and the file (NORMAL):
+     * a finished cassette survives the machine too. */
+    if (sqlite3_exec(c->db, "PRAGMA synchronous=NORMAL", NULL, NULL, NULL) != SQLITE_OK ||
+        sqlite3_exec(c->db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(c->db, "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", -1, &m,
+                           NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(c->db, "INSERT OR REPLACE INTO counters(name, value) VALUES (?, ?)", -1,
+                           &k, NULL) != SQLITE_OK) {
+        rs_code bad = rec_sql_fail(c, e, "writing the end of the recording");
+        sqlite3_finalize(m);
+        sqlite3_finalize(k);
+        sqlite3_exec(c->db, "ROLLBACK", NULL, NULL, NULL);
+        return bad;
+    }
+    int rc = rec_put_pairs(m, meta, false);
+    if (rc == SQLITE_DONE) rc = rec_put_pairs(k, counters, true);
+    sqlite3_finalize(m);
+    sqlite3_finalize(k);
+    if (rc != SQLITE_DONE || sqlite3_exec(c->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
+        rs_code bad = rec_sql_fail(c, e, "writing the end of the recording");
+        sqlite3_exec(c->db, "ROLLBACK", NULL, NULL, NULL);
+        return bad;
+    }
+    return rec_checkpoint(c, e, "writing the end of the recording");
+}
+
+rs_code rec_cassette_end_killed(const char *path, int exit_code, rs_err *e)
+{
+    sqlite3 *db = NULL;
+    sqlite3_stmt *st = NULL;
+    /* The writer is dead: SQLite folds in whatever of its last commit the
+     * checkpoint had not copied yet, then this one row is added. */
+    int rc = sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW, NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_prepare_v2(db,
+                                "INSERT INTO meta(key, value) SELECT 'exit', ? WHERE NOT EXISTS "
+                                "(SELECT 1 FROM meta WHERE key = 'exit')",
+                                -1, &st, NULL);
+    if (rc == SQLITE_OK) {
+        char buf[16];
+        snprintf(buf, sizeof buf, "%d", exit_code);
+        sqlite3_bind_text(st, 1, buf, -1, SQLITE_TRANSIENT);
+        rc = sqlite3_step(st) == SQLITE_DONE ? SQLITE_OK : SQLITE_ERROR;
+    }
+    rs_code code = RS_OK;
+    if (rc != SQLITE_OK)
+        code =
+            rs_fail(e, RS_FAILED, "recording into %s: writing the end of a killed run failed (%s)",
+                    path, db ? sqlite3_errmsg(db) : "out of memory");
     sqlite3_finalize(st);
-    if (rc != SQLITE_DONE || sqlite3_exec(c->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
-        return rec_sql_fail(c, e, "writing the counters");
-    return RS_OK;
+    sqlite3_close(db); /* the last connection: checkpointed, the -wal removed */
+    return code;
 }
 
 void rec_cassette_close(rec_cassette *c)

@@ -5,10 +5,13 @@
  * value). `sent` and `batch` extend the contract's columns: whether a request
  * without an answer left the client, and which calls went as one batch.
  *
- * Written in WAL mode, one transaction per call, so a run killed mid-way
- * keeps every call up to its last. Read whole into memory and checked row by
- * row: a file that is not a cassette, or a row that cannot be replayed, is
- * RS_DATAERR with one sentence naming the file (and the seq).
+ * Written in WAL mode, one transaction per call, each checkpointed into the
+ * file at once: a run killed mid-way keeps every call up to its last, in
+ * the .db alone. The end record (meta exit and vt_end, the counters) is one
+ * transaction; a cassette without it is a run that never ended (killed, or
+ * copied before its end), and replay says so. Read whole into memory and
+ * checked row by row: a file that is not a cassette, or a row that cannot be
+ * replayed, is RS_DATAERR with one sentence naming the file (and the seq).
  */
 #ifndef REC_CASSETTE_H
 #define REC_CASSETTE_H
@@ -57,8 +60,15 @@ rs_code rec_cassette_call(rec_cassette *c, const rec_row *row, rs_err *e);
 enum { REC_COL_TARGET, REC_COL_REQUEST, REC_COL_RESPONSE, REC_COL_ERROR };
 typedef char *(*rec_text_fn)(void *ctx, int column, const char *text);
 rs_code rec_cassette_rewrite(rec_cassette *c, rec_text_fn fn, void *ctx, rs_err *e);
-/* The run's counters (an object of name -> JSON value). */
-rs_code rec_cassette_counters(rec_cassette *c, const cJSON *counters, rs_err *e);
+/* The end record: meta (an object of key -> string: the run's exit, its
+ * last clock read) and the run's counters (an object of name -> JSON value),
+ * in one transaction, so a cassette has all of its end or none of it. */
+rs_code rec_cassette_end(rec_cassette *c, const cJSON *meta, const cJSON *counters, rs_err *e);
+/* The end record of a run whose process died before it could write one,
+ * written by the process that saw it die and knows why: the scenario's own
+ * `crash` fault ended it (exit 137, DESIGN §5). meta exit alone (the
+ * counters died with the process); an end record already there is kept. */
+rs_code rec_cassette_end_killed(const char *path, int exit_code, rs_err *e);
 void rec_cassette_close(rec_cassette *c);
 /* Removes path and its -wal, -shm and -journal (a cassette made and not
  * started, a private read-only copy). */

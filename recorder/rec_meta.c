@@ -82,7 +82,8 @@ static rs_code rm_credential(const rec_tape *t, const rs_options *opt, const cha
 rs_code rec_meta_check(const rec_tape *t, rs_err *e)
 {
     if (rm_int(t, "exit", 0, 255, "an exit code (0 to 255)", e) != RS_OK ||
-        rm_int(t, "vt_start", 0, INT64_MAX / 4, "a virtual time in milliseconds", e) != RS_OK)
+        rm_int(t, "vt_start", 0, INT64_MAX / 4, "a virtual time in milliseconds", e) != RS_OK ||
+        rm_int(t, "vt_end", 0, INT64_MAX / 4, "a virtual time in milliseconds", e) != RS_OK)
         return e->code;
     rec_replay *rp = rec_replay_new(t);
     rs_config cfg;

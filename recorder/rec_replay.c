@@ -358,6 +358,11 @@ rs_code rec_replay_inputs(rec_replay *rp, rs_config *cfg, rs_options *opt, const
 void rec_replay_finish(rec_replay *rp)
 {
     if (!rp->stopped && rp->cursor < rp->tape->n_rows) rp_diverge(rp, "(the run ended)");
+    /* The counting shim's last clock read is the recorded one (meta vt_end,
+     * tp_count_stop's), not the last row's: on a real clock time passes
+     * between the two. */
+    const char *end = rec_tape_meta(rp->tape, "vt_end");
+    if (!rp->stopped && end) rp->vt_ms = strtoll(end, NULL, 10);
 }
 
 int64_t rec_replay_diverged_at(const rec_replay *rp)

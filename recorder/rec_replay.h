@@ -45,7 +45,9 @@ rs_transport *rec_replay_root(rec_replay *rp);
 /* The check shim over below (the counting shim); owned by rp. */
 rs_transport *rec_replay_check(rec_replay *rp, rs_transport *below);
 
-/* After the run: a recording with calls left over diverges at the first. */
+/* After the run: a recording with calls left over diverges at the first;
+ * one that the run followed to its end sets the root's clock to the
+ * recorded end (meta vt_end), which the counting shim reads last. */
 void rec_replay_finish(rec_replay *rp);
 /* The seq the replay diverged at, or -1. */
 int64_t rec_replay_diverged_at(const rec_replay *rp);

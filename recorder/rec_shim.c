@@ -244,7 +244,7 @@ static cJSON *rec_meta_build(rec_shim *s, const rec_run_info *info)
         rec_meta_redacted(s, m, "desired", info->desired->dockerconfigjson);
         rec_meta_redacted(s, m, "desired_ciphertext", info->desired->ciphertext);
     }
-    snprintf(buf, sizeof buf, "%" PRId64, s->inner->now_ms(s->inner));
+    snprintf(buf, sizeof buf, "%" PRId64, info->vt_start_ms);
     rec_meta_put(s, m, "vt_start", buf);
     cJSON *args = cJSON_CreateArray();
     for (int i = 0; i < info->argc; i++) {
@@ -301,15 +301,21 @@ rs_transport *rec_shim_open(rs_transport *inner, const char *cassette_path,
     return &s->t;
 }
 
-rs_code rec_shim_finish(rs_transport *t, const cJSON *counters, int exit_code, rs_err *e)
+rs_code rec_shim_finish(rs_transport *t, const cJSON *counters, int exit_code, int64_t vt_end_ms,
+                        rs_err *e)
 {
     rec_shim *s = rec_of(t);
     if (s->err.code != RS_OK) {
         *e = s->err;
         return e->code;
     }
-    char buf[16];
+    char buf[32];
+    cJSON *meta = cJSON_CreateObject();
     snprintf(buf, sizeof buf, "%d", exit_code);
-    if (rec_cassette_meta(s->cas, "exit", buf, e) != RS_OK) return e->code;
-    return rec_cassette_counters(s->cas, counters, e);
+    cJSON_AddStringToObject(meta, "exit", buf);
+    snprintf(buf, sizeof buf, "%" PRId64, vt_end_ms);
+    cJSON_AddStringToObject(meta, "vt_end", buf);
+    rs_code rc = rec_cassette_end(s->cas, meta, counters, e);
+    cJSON_Delete(meta);
+    return rc;
 }

@@ -19,6 +19,7 @@
 
 #include <cjson/cJSON.h>
 #include <stdbool.h>
+#include <stdint.h>
 
 /* What a replay needs to run the core as the recorded run ran it. */
 typedef struct rec_run_info {
@@ -29,6 +30,10 @@ typedef struct rec_run_info {
     const char *scenario, *run; /* the sim scenario and run; NULL live */
     int argc;                   /* the run's arguments */
     char **argv;
+    /* The clock read the run's counters start from (the counting shim's,
+     * tp_count_start_ms): meta vt_start, where a strict replay starts its
+     * clock, so virtual_seconds comes out of recorded reads only. */
+    int64_t vt_start_ms;
 } rec_run_info;
 
 /* Wraps inner (not owned: closing the shim leaves inner open); the returned
@@ -46,9 +51,11 @@ rs_transport *rec_shim_open(rs_transport *inner, const char *cassette_path,
 typedef size_t (*rec_secret_source)(void *ctx, const char **out, size_t max);
 void rec_shim_secret_source(rs_transport *t, rec_secret_source fn, void *ctx);
 
-/* The run's counters (the counting shim's) and its exit code (meta
- * `exit`), written when the run ends; a run killed before has neither, and
- * replay says so. */
-rs_code rec_shim_finish(rs_transport *t, const cJSON *counters, int exit_code, rs_err *e);
+/* The end record, written when the run ends: its counters (the counting
+ * shim's, once stopped), its exit code (meta `exit`) and the clock read its
+ * counters end at (meta `vt_end`: tp_count_stop's), in one transaction; a
+ * run killed before has none of them, and replay says so. */
+rs_code rec_shim_finish(rs_transport *t, const cJSON *counters, int exit_code, int64_t vt_end_ms,
+                        rs_err *e);
 
 #endif

@@ -70,6 +70,46 @@ cp "$good" "$out/op.db"
 sqlite3 "$out/op.db" "UPDATE calls SET op = 'kube.explode' WHERE seq = 9"
 expect_bad "an unknown operation" "$out/op.db" 9
 
+# A row that is valid JSON of a shape no transport gives is
+# bad input — 65 naming the seq, the column and the field, in every mode,
+# nothing written — never "diverged at seq N+1", which blames today's core
+# for a damaged file.
+# expect_shape NAME SQL SEQ FIELD
+expect_shape() {
+  cp "$good" "$out/$1.db"
+  sqlite3 "$out/$1.db" "$2" || fail "$1: the edit failed"
+  expect_bad "$1" "$out/$1.db" "$3"
+  grep -qF -- "$4" "$out/e" || fail "$1: the error does not name $4: $(cat "$out/e")"
+  grep -q diverged "$out/e" "$out/o" && fail "$1: called a divergence: $(cat "$out/e")"
+}
+first_get=$(sqlite3 "file:$good?immutable=1" "select min(seq) from calls where op = 'kube.get'")
+first_list=$(sqlite3 "file:$good?immutable=1" "select min(seq) from calls where op = 'kube.list'")
+[ "$(sqlite3 "file:$good?immutable=1" "select op from calls where seq = 1")" = registry.token ] ||
+  fail "the fixture's first call is no longer a registry.token"
+expect_shape shape-array "UPDATE calls SET response = '[1,2]' WHERE seq = 1" 1 "calls.response"
+expect_shape shape-null "UPDATE calls SET response = 'null' WHERE seq = 1" 1 "calls.response"
+expect_shape shape-token "UPDATE calls SET response = '{\"token\":5}' WHERE seq = 1" 1 \
+  "calls.response field token"
+expect_shape shape-target "UPDATE calls SET request = json_set(request, '\$.target', 5) WHERE seq = 2" \
+  2 "calls.request field target"
+expect_shape shape-no-target "UPDATE calls SET request = '{}' WHERE seq = 2" 2 \
+  "calls.request field target"
+expect_shape shape-unknown "UPDATE calls SET request = json_set(request, '\$.bogus', 1) WHERE seq = 3" \
+  3 "calls.request field bogus"
+expect_shape shape-metadata \
+  "UPDATE calls SET response = json_set(response, '\$.metadata', 5) WHERE seq = $first_get" \
+  "$first_get" "calls.response field metadata"
+expect_shape shape-items \
+  "UPDATE calls SET response = json_set(response, '\$.items', '{}') WHERE seq = $first_list" \
+  "$first_list" "calls.response field items"
+[ -e "$out/never.yaml" ] && fail "--to-scenario wrote a scenario from a cassette of the wrong shape"
+printf 'name: shape\ncluster: {cassette: "%s"}\ndesired: desired\nruns:\n  - name: r\n' \
+  "$out/shape-array.db" >"$out/shape.yaml"
+"$bin" sim "$out/shape.yaml" >/dev/null 2>"$out/e"
+rc=$?
+[ $rc -eq 65 ] && grep -q "seq 1: calls.response" "$out/e" ||
+  fail "cluster: {cassette:} of the wrong shape: exit $rc, not 65 naming it: $(cat "$out/e")"
+
 # The calls' seq column runs 1, 2, 3, ... in the order stored; a
 # duplicate, a gap, another start or another order is 65 naming the seq, in
 # every mode and for a scenario's `cluster: {cassette:}`.
@@ -191,6 +231,7 @@ expect_bad_meta exit-256 "$(meta exit 256)" "meta exit"
 expect_bad_meta exit-empty "$(meta exit '')" "meta exit"
 expect_bad_meta strategy-bogus "$(meta strategy bogus)" "meta strategy"
 expect_bad_meta vt-start-text "$(meta vt_start 12abc)" "meta vt_start"
+expect_bad_meta vt-end-text "$(meta vt_end 12abc)" "meta vt_end"
 expect_bad_meta args-fences "$(meta args '["--check-only","--fences"]')" "meta args"
 expect_bad_meta format-0 "$(meta format_version 0)" "meta format_version"
 grep -q "not a number" "$out/e" && fail "format_version 0 is called not a number: $(cat "$out/e")"

@@ -75,8 +75,12 @@ expect deep-json 65 "seq $SEQ" deep.db --strict
 mutate target-forge "update calls set target='Node/x'||char(10)||'::error::FORGED'||char(13)||char(10)||'::endgroup::FORGED' where seq=$SEQ"
 expect target-forge 1 "diverged at seq $SEQ" target-forge.db --strict
 expect target-forge-list 0 "" target-forge.db --list
-mutate request-edit "update calls set request=replace(request,'\"name\":','\"name\":\"x\",\"was\":') where seq=$SEQ"
+# The name edited, the request's shape kept (a field the recorder never
+# writes is bad input, 65: check_cassette_bad.sh).
+mutate request-edit "update calls set request=replace(request,'\"name\":\"','\"name\":\"x') where seq=$SEQ"
 expect request-edit 1 "diverged at seq $SEQ" request-edit.db --strict
+mutate request-field "update calls set request=replace(request,'\"name\":','\"name\":\"x\",\"was\":') where seq=$SEQ"
+expect request-field 65 "seq $SEQ: calls.request field was" request-field.db --strict
 printf 'SQLite format 3\000 truncated' > trunc.db
 expect truncated 65 "trunc.db" trunc.db --strict
 mkfifo fifo.db

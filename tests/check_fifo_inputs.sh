@@ -35,7 +35,7 @@ printf 'stringData:\n  ghcr_dockerconfigjson: ENC[AES256_GCM,data:eA==,type:str]
 printf '#!/bin/sh\necho "{\\"auths\\":{\\"ghcr.io\\":{\\"username\\":\\"u\\",\\"password\\":\\"p\\"}}}"\n' >d.sh
 chmod +x d.sh
 kc() { # kc FILE USER-YAML
-  printf 'apiVersion: v1\nkind: Config\nclusters:\n- name: s\n  cluster: {server: "http://127.0.0.1:1"}\nusers:\n- name: u\n  user: %s\ncontexts:\n- name: c\n  context: {cluster: s, user: u}\ncurrent-context: c\n' "$2" >"$1"
+  printf 'apiVersion: v1\nkind: Config\nclusters:\n- name: s\n  cluster: {server: "https://127.0.0.1:1"}\nusers:\n- name: u\n  user: %s\ncontexts:\n- name: c\n  context: {cluster: s, user: u}\ncurrent-context: c\n' "$2" >"$1"
 }
 kc kc.yaml '{token: t}'
 printf 'tok-fifo-serve\n' >ktok
@@ -61,7 +61,7 @@ refused() {
 for p in "$T/fifo" "$T/dir" /dev/null; do
   refused "run --reuse-runtime-proof $p" "$p" \
     "$BIN" run --transport sim:w.db --desired current --reuse-runtime-proof "$p"
-  refused "run --openbao-token-file $p" "$p" env BAO_ADDR=http://127.0.0.1:1 \
+  refused "run --openbao-token-file $p" "$p" env BAO_ADDR=https://127.0.0.1:1 \
     "$BIN" run --kubeconfig kc.yaml --secret-file s.yaml --decrypt-command ./d.sh --openbao-token-file "$p"
   kc kc-tf.yaml "{tokenFile: $p}"
   refused "kubeconfig tokenFile $p" "$p" "$BIN" run --kubeconfig kc-tf.yaml --fences
@@ -76,7 +76,7 @@ for p in "$T/fifo" "$T/dir" /dev/null; do
   # Guards: these refused a FIFO already.
   refused "run --config $p" "$p" "$BIN" run --transport sim:w.db --desired current --config "$p"
   refused "run --kubeconfig $p" "$p" "$BIN" run --kubeconfig "$p" --fences
-  refused "run --secret-file $p" "$p" env BAO_ADDR=http://127.0.0.1:1 BAO_TOKEN=t \
+  refused "run --secret-file $p" "$p" env BAO_ADDR=https://127.0.0.1:1 BAO_TOKEN=t \
     "$BIN" run --kubeconfig kc.yaml --secret-file "$p" --decrypt-command ./d.sh
   [ "$p" = "$T/dir" ] || refused "sim $p" "$p" "$BIN" sim "$p"
 done

@@ -4,7 +4,8 @@
 # from --help by cmake/manpage.sh, so it follows). The lists come from the
 # sources, so a flag or variable added without a line of --help fails here:
 #   - `reassert run --help`: each "--flag" literal of takes_value() and
-#     run_args_parse() in cli/cli_options.c; each variable cli/ (run) and
+#     run_args_parse() in cli/cli_options.c; each variable cli/ (run, its
+#     preflight) and
 #     core/live/ read (getenv, env_first, env_set) and each name of the
 #     children's allow-lists (talosctl, exec plugins, the decrypt and
 #     liveness commands: what they may see is part of the contract);
@@ -41,7 +42,8 @@ while read -r f; do documented "$tmp/serve.help" "$f" "sim serve flag"; done <"$
 
 # Variables read by a live run: cli/'s run files and core/live/.
 grep -ohE '(getenv|env_first|env_set)\("[A-Z_]+"(, *"[A-Z_]+")?\)' \
-  "$src/cli/cli_live.c" "$src/cli/cli_run.c" "$src/cli/cli_options.c" "$src"/core/live/*.c |
+  "$src/cli/cli_live.c" "$src/cli/cli_preflight.c" "$src/cli/cli_run.c" "$src/cli/cli_options.c" \
+  "$src"/core/live/*.c |
   grep -oE '"[A-Z_]+"' | tr -d '"' | sort -u >"$tmp/env.read"
 at_least "$tmp/env.read" 15 "variables read"
 # The children's allow-lists (an array of names up to its closing brace,

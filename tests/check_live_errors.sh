@@ -28,31 +28,29 @@ lacks() { grep -qF -- "$2" "$1" && fail "$3: $(basename "$1") holds '$2'" || ok;
 
 w=$tmp/world.db
 "$bin" sim init --scenario "$src/scenarios/two-run-stage-reassert.yaml" --db "$w" >/dev/null || fail "sim init"
-pass=$(sqlite3 "$w" "select password from catalogue where name='current'")
-sqlite3 "$w" "select dockerconfigjson from catalogue where name='current'" >"$tmp/cred.json"
-printf 'stringData:\n  ghcr_dockerconfigjson: "%s"\n' \
-  "$(sqlite3 "$w" "select ciphertext from catalogue where name='current'")" >"$tmp/secret.enc.yaml"
-printf '#!/bin/sh\nexec cat %s/cred.json\n' "$tmp" >"$tmp/decrypt.sh"
-printf '#!/bin/sh\necho "::error::FORGED %s" >&2\nexit 3\n' "$pass" >"$tmp/decrypt-bad.sh"
-chmod 700 "$tmp/decrypt.sh" "$tmp/decrypt-bad.sh"
-printf 'kube-token-err-1\n' >"$tmp/kube.token"
-printf 'bao-token-err-2\n' >"$tmp/bao.token"
+printf '#!/bin/sh\necho "::error::FORGED %s" >&2\nexit 3\n' \
+  "$(sqlite3 "$w" "select password from catalogue where name='current'")" >"$tmp/decrypt-bad.sh"
+chmod 700 "$tmp/decrypt-bad.sh"
 calls() { sqlite3 "$w" "select coalesce((select value from counters where name='api_calls'),0)"; }
 
-mkfifo "$tmp/fifo"
-"$bin" sim serve --db "$w" --listen 127.0.0.1:0 --token-file "$tmp/kube.token" \
-  --openbao-token-file "$tmp/bao.token" >"$tmp/fifo" 2>"$tmp/serve.err" &
-spid=$!
-read -r url <"$tmp/fifo" || true
+# sim serve over TLS, with the façade's kube and OpenBao tokens, and every
+# input a live run takes (tests/lib_live.sh): no credential ever goes over
+# plain http (check_live_plain_http.sh).
+. "$src/tests/lib_serve.sh"
+. "$src/tests/lib_live.sh"
+live_setup "$bin" "$src" "$tmp" "$w" || exit 1
+spid=$SERVE_PID
+url=$SERVE_URL
+pass=$LIVE_PASS
 
-kubeconfig() { # kubeconfig FILE SERVER USER-YAML
+kubeconfig() { # kubeconfig FILE SERVER USER-YAML: trusting the test CA
   cat >"$1" <<EOF
 apiVersion: v1
 kind: Config
 current-context: sim
 clusters:
 - name: sim
-  cluster: {server: "$2"}
+  cluster: {server: "$2", certificate-authority: $tmp/tls.pem}
 users:
 - name: bot
   user: $3
@@ -67,16 +65,15 @@ kubeconfig "$tmp/good" "$url" "{tokenFile: $tmp/kube.token}"
 live() {
   want=$1; what=$2; shift 3
   before=$(calls)
-  BAO_ADDR=${BAO_ADDR_T:-$url} BAO_TOKEN=${BAO_TOKEN_T:-bao-token-err-2} REASSERT_REGISTRY_URL=$url \
-    "$bin" run --transport live --secret-file "$tmp/secret.enc.yaml" \
-    --decrypt-command "$tmp/decrypt.sh" --test-facade-clock "$@" >"$tmp/out" 2>"$tmp/err" </dev/null
+  LIVE_BAO_TOKEN=${BAO_TOKEN_T:-bao-token-live-7e2a94} live_run --test-facade-clock "$@" \
+    >"$tmp/out" 2>"$tmp/err" </dev/null
   got=$?
   [ "$got" -eq "$want" ] || fail "$what: expected exit $want, got $got: $(head -c 400 "$tmp/out")"
   [ "$want" -eq 0 ] || [ "$(calls)" = "$before" ] || fail "$what: a call reached the world before the error"
   cat "$tmp/out" "$tmp/err" >"$tmp/all"
   lacks "$tmp/all" "$pass" "$what"
-  lacks "$tmp/all" "kube-token-err-1" "$what"
-  lacks "$tmp/all" "bao-token-err-2" "$what"
+  lacks "$tmp/all" "kube-token-live-5d0b1c" "$what"
+  lacks "$tmp/all" "bao-token-live-7e2a94" "$what"
 }
 
 printf 'clusters: [\n' >"$tmp/malformed"
@@ -87,32 +84,33 @@ live 65 "unknown context" -- --kubeconfig "$tmp/good" --context nope
 has "$tmp/all" 'context "nope" is not defined' "the error names the context"
 has "$tmp/all" "$tmp/good" "the error names the file"
 
-kubeconfig "$tmp/down" "http://127.0.0.1:1" "{token: x}"
+kubeconfig "$tmp/down" "https://127.0.0.1:1" "{tokenFile: $tmp/kube.token}"
 live 1 "unreachable server" -- --kubeconfig "$tmp/down"
 has "$tmp/all" "cannot be reached" "unreachable is said"
-has "$tmp/all" "http://127.0.0.1:1" "the error names the server"
+has "$tmp/all" "https://127.0.0.1:1" "the error names the server"
 has "$tmp/all" "context sim" "the error names the context"
 has "$tmp/all" "kubeconfig $tmp/down" "the unreachable error names the kubeconfig file"
 # proxy-url is honoured: a reachable server behind a proxy that is not there.
 cat >"$tmp/proxied" <<EOF
 current-context: p
-clusters: [{name: p, cluster: {server: "$url", proxy-url: "http://127.0.0.1:1"}}]
+clusters: [{name: p, cluster: {server: "$url", certificate-authority: tls.pem, proxy-url: "http://127.0.0.1:1"}}]
 users: [{name: bot, user: {tokenFile: $tmp/kube.token}}]
 contexts: [{name: p, context: {cluster: p, user: bot}}]
 EOF
 live 1 "proxy-url" -- --kubeconfig "$tmp/proxied" --fences
 has "$tmp/all" "proxy http://127.0.0.1:1" "the error names the proxy"
 
-# TLS: a server whose certificate no CA of the kubeconfig vouches for.
-(cd "$tmp" && openssl req -x509 -newkey rsa:2048 -nodes -keyout tls.key -out tls.pem -days 2 \
+# TLS: a server whose certificate no CA of the kubeconfig vouches for (its
+# own, made here; the kubeconfig trusts the first server's).
+(cd "$tmp" && openssl req -x509 -newkey rsa:2048 -nodes -keyout tls2.key -out tls2.pem -days 2 \
   -subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 >/dev/null 2>&1) || fail "openssl"
 mkfifo "$tmp/fifo2"
-"$bin" sim serve --db "$tmp/world2.db" --listen 127.0.0.1:0 --tls-cert "$tmp/tls.pem" \
-  --tls-key "$tmp/tls.key" >"$tmp/fifo2" 2>/dev/null &
+"$bin" sim serve --db "$tmp/world2.db" --listen 127.0.0.1:0 --tls-cert "$tmp/tls2.pem" \
+  --tls-key "$tmp/tls2.key" >"$tmp/fifo2" 2>/dev/null &
 tpid=$!
 cp "$w" "$tmp/world2.db"
 read -r turl <"$tmp/fifo2" || true
-kubeconfig "$tmp/tls" "$turl" "{token: x}"
+kubeconfig "$tmp/tls" "$turl" "{tokenFile: $tmp/kube.token}"
 live 1 "TLS mismatch" -- --kubeconfig "$tmp/tls"
 has "$tmp/all" "TLS cannot be trusted" "a TLS mismatch is said"
 has "$tmp/all" "$turl" "the TLS error names the server"
@@ -123,22 +121,22 @@ has "$tmp/all" "kubeconfig $tmp/tls" "the TLS error names the kubeconfig file"
 # insecure-skip-tls-verify — which only the kubeconfig can ask for.
 cat >"$tmp/tls-ca" <<EOF
 current-context: t
-clusters: [{name: t, cluster: {server: "$turl", certificate-authority: tls.pem}}]
-users: [{name: bot, user: {token: x}}]
+clusters: [{name: t, cluster: {server: "$turl", certificate-authority: tls2.pem}}]
+users: [{name: bot, user: {tokenFile: kube.token}}]
 contexts: [{name: t, context: {cluster: t, user: bot}}]
 EOF
 live 0 "certificate-authority file" -- --kubeconfig "$tmp/tls-ca" --fences
 cat >"$tmp/tls-insecure" <<EOF
 current-context: t
 clusters: [{name: t, cluster: {server: "$turl", insecure-skip-tls-verify: true}}]
-users: [{name: bot, user: {token: x}}]
+users: [{name: bot, user: {tokenFile: kube.token}}]
 contexts: [{name: t, context: {cluster: t, user: bot}}]
 EOF
 live 0 "insecure-skip-tls-verify" -- --kubeconfig "$tmp/tls-insecure" --fences
 kill "$tpid" 2>/dev/null
 wait "$tpid" 2>/dev/null
 
-printf '#!/bin/sh\nprintf %s\n' "'{\"apiVersion\":\"client.authentication.k8s.io/v1\",\"kind\":\"ExecCredential\",\"status\":{\"token\":\"kube-token-err-1\",\"expirationTimestamp\":\"2001-01-01T00:00:00Z\"}}'" >"$tmp/expired.sh"
+printf '#!/bin/sh\nprintf %s\n' "'{\"apiVersion\":\"client.authentication.k8s.io/v1\",\"kind\":\"ExecCredential\",\"status\":{\"token\":\"kube-token-live-5d0b1c\",\"expirationTimestamp\":\"2001-01-01T00:00:00Z\"}}'" >"$tmp/expired.sh"
 chmod 700 "$tmp/expired.sh"
 kubeconfig "$tmp/expired" "$url" "{exec: {apiVersion: client.authentication.k8s.io/v1, command: $tmp/expired.sh, interactiveMode: Never}}"
 live 1 "expired exec credential" -- --kubeconfig "$tmp/expired"
@@ -151,7 +149,7 @@ has "$tmp/all" "kubeconfig $tmp/expired" "the expired credential's error names t
 # again, as client-go asks it; its second credential works.
 cat >"$tmp/rotating.sh" <<EOF
 #!/bin/sh
-if [ -e "$tmp/rotated" ]; then tok=kube-token-err-1; else tok=stale-token; : >"$tmp/rotated"; fi
+if [ -e "$tmp/rotated" ]; then tok=kube-token-live-5d0b1c; else tok=stale-token; : >"$tmp/rotated"; fi
 printf '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"%s"}}' "\$tok"
 EOF
 chmod 700 "$tmp/rotating.sh"
@@ -187,7 +185,7 @@ live 65 "a plaintext secret file" -- --kubeconfig "$tmp/good" --secret-file "$tm
 live 65 "a secret file without the key" -- --kubeconfig "$tmp/good" --secret-file "$tmp/kube.token"
 
 # Usage errors (64), before anything is read.
-BAO_ADDR= VAULT_ADDR= "$bin" run --transport live --kubeconfig "$tmp/good" >"$tmp/out" 2>&1
+LIVE_BAO_ADDR='' VAULT_ADDR='' live_run --kubeconfig "$tmp/good" >"$tmp/out" 2>&1
 [ $? -eq 64 ] || fail "lazy repair without BAO_ADDR is not 64"
 has "$tmp/out" "BAO_ADDR" "the missing OpenBao address is named"
 "$bin" run --transport "sim:$w" --desired current --test-facade-clock >"$tmp/out" 2>&1

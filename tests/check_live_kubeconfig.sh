@@ -56,9 +56,16 @@ start_serve() { # db outfile extra-args...
     exit 1
   pid=$SERVE_PID
 }
-start_serve w.db serve.out --openbao-token-file btok --openbao-namespace kcfgns
+# Every server over TLS, as a cluster is (no token goes over plain http):
+# the main one with a certificate for 127.0.0.1 (main.crt, its own CA).
+openssl req -x509 -newkey rsa:2048 -nodes -keyout main.key -out main.crt -days 2 \
+  -subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 >/dev/null 2>&1
+start_serve w.db serve.out --openbao-token-file btok --openbao-namespace kcfgns \
+  --tls-cert main.crt --tls-key main.key
 SPID=$pid
 U=$(head -n 1 serve.out)
+printf '{"context":"s","contexts":{"s":{"endpoints":["%s"],"ca":"%s","reassert-stub":{"token-file":"%s/ktok"}}}}\n' \
+  "$U" "$(base64 -w0 main.crt)" "$T" > talosconfig
 openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.crt -days 2 -subj /CN=kcfg-ca >/dev/null 2>&1
 openssl req -newkey rsa:2048 -nodes -keyout srv.key -out srv.csr -subj /CN=wrong.example >/dev/null 2>&1
 printf 'subjectAltName=DNS:wrong.example\n' > ext
@@ -68,11 +75,13 @@ TPID=$pid
 TU=$(head -n 1 tserve.out)
 CAD=$(base64 < ca.crt | tr -d '\n')
 
-export BAO_ADDR="$U" REASSERT_REGISTRY_URL="$U" BAO_NAMESPACE=kcfgns
+export BAO_ADDR="$U" REASSERT_REGISTRY_URL="$U" BAO_NAMESPACE=kcfgns BAO_CACERT="$T/main.crt" \
+  REASSERT_REGISTRY_CACERT="$T/main.crt"
 unset KUBECONFIG BAO_TOKEN VAULT_TOKEN VAULT_ADDR GITHUB_STEP_SUMMARY
 
-leaserv() { curl -s -H "Authorization: Bearer $KTOK" "$U/apis/coordination.k8s.io/v1/namespaces/flux-system/leases/ghcr-auth-refresh" | tr ',' '\n' | grep '"resourceVersion"' | head -n 1; }
-kc() { # file server user-yaml [cluster-extra]
+leaserv() { curl -s --cacert main.crt -H "Authorization: Bearer $KTOK" "$U/apis/coordination.k8s.io/v1/namespaces/flux-system/leases/ghcr-auth-refresh" | tr ',' '\n' | grep '"resourceVersion"' | head -n 1; }
+kc() { # file server user-yaml [cluster-extra: default, main.crt as the CA]
+  set -- "$1" "$2" "$3" "${4:-certificate-authority: $T/main.crt}"
   cat > "$1" <<K
 apiVersion: v1
 kind: Config
@@ -92,7 +101,8 @@ K
 case_() {
   name=$1; want=$2; needle=$3; shift 3
   before=$(leaserv)
-  "$BIN" run --secret-file secret.enc.yaml --decrypt-command ./dec.sh --openbao-token-file btok --test-facade-clock "$@" >"$name.out" 2>&1
+  "$BIN" run --secret-file secret.enc.yaml --decrypt-command ./dec.sh --openbao-token-file btok \
+    --talosctl "$SRC/tests/talosctl" --talosconfig talosconfig --test-facade-clock "$@" >"$name.out" 2>&1
   rc=$?
   after=$(leaserv)
   [ "$rc" -eq "$want" ] || { fail "$name: exit $rc, want $want"; sed 's/^/    /' "$name.out" | head -n 5 >&2; }
@@ -103,9 +113,9 @@ case_() {
 }
 UTOK="{token: $KTOK}"
 kc ok.yaml "$U" "$UTOK"
-kc dead.yaml http://127.0.0.1:1 "$UTOK"
+kc dead.yaml https://127.0.0.1:1 "$UTOK"
 [ -n "$(leaserv)" ] || { echo "FAIL: cannot read the Lease from sim serve" >&2; exit 1; }
-case_ unreachable 1 "server http://127.0.0.1:1" --kubeconfig dead.yaml
+case_ unreachable 1 "server https://127.0.0.1:1" --kubeconfig dead.yaml
 KUBECONFIG="dead.yaml:ok.yaml" case_ merge-first-file-wins 1 "kubeconfig dead.yaml"
 KUBECONFIG="/nonexistent-kcfg:ok.yaml" case_ merge-missing-file-skipped 0 "" --fences
 KUBECONFIG=dead.yaml case_ flag-beats-env 0 "" --kubeconfig ok.yaml --fences
@@ -143,7 +153,7 @@ kc tls-mismatch.yaml "$TU" "$UTOK" "certificate-authority-data: $CAD"
 case_ tls-name-mismatch 1 "server $TU" --kubeconfig tls-mismatch.yaml
 kc tls-sni.yaml "$TU" "$UTOK" "certificate-authority-data: $CAD, tls-server-name: wrong.example"
 case_ tls-server-name 0 "" --kubeconfig tls-sni.yaml --fences
-kc tls-untrusted.yaml "$TU" "$UTOK"
+kc tls-untrusted.yaml "$TU" "$UTOK" "certificate-authority: $T/main.crt"
 case_ tls-untrusted 1 "server $TU" --kubeconfig tls-untrusted.yaml
 kc tls-badca.yaml "$TU" "$UTOK" "certificate-authority-data: '!!not-base64!!'"
 case_ tls-ca-not-base64 65 "tls-badca.yaml" --kubeconfig tls-badca.yaml
@@ -151,7 +161,7 @@ case_ tls-ca-not-base64 65 "tls-badca.yaml" --kubeconfig tls-badca.yaml
 printf 'wrong-bao-kcfg' > badbao
 case_ openbao-403 1 "$U" --kubeconfig ok.yaml --openbao-token-file badbao
 BAO_NAMESPACE=otherns case_ openbao-wrong-namespace 1 "otherns" --kubeconfig ok.yaml
-BAO_ADDR=http://127.0.0.1:1 case_ openbao-unreachable 1 "http://127.0.0.1:1" --kubeconfig ok.yaml
+BAO_ADDR=https://127.0.0.1:1 case_ openbao-unreachable 1 "https://127.0.0.1:1" --kubeconfig ok.yaml
 # Last: the same inputs done right repair the drift (the cases above could write).
 case_ repair 0 "" --kubeconfig ok.yaml
 [ "$FAILS" -eq 0 ] || { echo "$FAILS case(s) failed" >&2; exit 1; }

@@ -58,6 +58,11 @@ exit 1
 EOF
 chmod +x "$d/decrypt.sh" "$d/talosctl"
 K="kubectl --kubeconfig $d/kc.yaml"
+# Over TLS, as against a cluster (no token goes over plain http); the
+# talosconfig the wrapper above is handed (it reads none) must exist.
+(cd "$d" && openssl req -x509 -newkey rsa:2048 -nodes -keyout tls.key -out tls.pem -days 2 \
+  -subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 >/dev/null 2>&1) || fail "openssl"
+printf '{}\n' >"$d/talosconfig"
 
 # run_case NAME HOOK [run args...]: fresh world, serve it, run once.
 run_case() {
@@ -65,7 +70,8 @@ run_case() {
   rm -rf "$d/w.db" "$d/hook.done" "$d/hook.log" "$d/talos.log" "$d/talos.env"
   "$B" sim init --scenario "$d/w.yaml" --db "$d/w.db" >/dev/null || { fail "$name: sim init"; return; }
   : >"$d/serve.out"
-  "$B" sim serve --db "$d/w.db" --openbao-token-file "$d/bao.tok" >"$d/serve.out" 2>"$d/serve.err" &
+  "$B" sim serve --db "$d/w.db" --openbao-token-file "$d/bao.tok" --tls-cert "$d/tls.pem" \
+    --tls-key "$d/tls.key" >"$d/serve.out" 2>"$d/serve.err" &
   sp=$!
   i=0
   while [ ! -s "$d/serve.out" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
@@ -74,15 +80,16 @@ run_case() {
   cat >"$d/kc.yaml" <<EOF
 apiVersion: v1
 kind: Config
-clusters: [{name: sim, cluster: {server: "$url"}}]
-users: [{name: u, user: {}}]
+clusters: [{name: sim, cluster: {server: "$url", certificate-authority: $d/tls.pem}}]
+users: [{name: u, user: {token: kube-token-adv6-4e9d}}]
 contexts: [{name: sim, context: {cluster: sim, user: u}}]
 current-context: sim
 EOF
   printf '%s\n' "$hook" >"$d/hook"
-  BAO_ADDR=$url BAO_TOKEN=$BAO_SECRET REASSERT_REGISTRY_URL=$url \
+  BAO_ADDR=$url BAO_CACERT=$d/tls.pem BAO_TOKEN=$BAO_SECRET REASSERT_REGISTRY_URL=$url \
+    REASSERT_REGISTRY_CACERT=$d/tls.pem \
     "$B" run --kubeconfig "$d/kc.yaml" --secret-file "$d/secret.enc.yaml" \
-    --decrypt-command "$d/decrypt.sh" --talosctl "$d/talosctl" \
+    --decrypt-command "$d/decrypt.sh" --talosctl "$d/talosctl" --talosconfig "$d/talosconfig" \
     --test-facade-clock "$@" >"$d/$name.out" 2>"$d/$name.err"
   rc=$?
   [ -d "$d/hook.done" ] || fail "$name: the run never called talosctl, so kubectl never acted"
@@ -90,7 +97,7 @@ EOF
   # No credential or token anywhere: run output, talosctl argv and env.
   for f in "$d/$name.out" "$d/$name.err" "$d/talos.log" "$d/talos.env"; do
     [ -f "$f" ] || continue
-    for s in "$PASS_WORD" "$USERPASS_B64" "$BAO_SECRET"; do
+    for s in "$PASS_WORD" "$USERPASS_B64" "$BAO_SECRET" kube-token-adv6-4e9d; do
       grep -qF "$s" "$f" && fail "$name: a secret appears in $(basename "$f")"
     done
   done

@@ -43,9 +43,15 @@ printf 'bao-token-rec-93e0\n' >"$tmp/bao.token"
 mkdir "$tmp/bin"
 cp "$src/tests/talosctl" "$tmp/bin/talosctl"
 
+# Over TLS (a self-signed certificate made here): no credential goes over
+# plain http (tests/check_live_plain_http.sh).
+(cd "$tmp" && openssl req -x509 -newkey rsa:2048 -nodes -keyout tls.key -out tls.pem -days 2 \
+  -subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 >/dev/null 2>&1) || fail "openssl"
+ca64=$(base64 -w0 "$tmp/tls.pem")
 mkfifo "$tmp/fifo"
 "$bin" sim serve --db "$w" --listen 127.0.0.1:0 --token-file "$tmp/kube.token" \
-  --openbao-token-file "$tmp/bao.token" >"$tmp/fifo" 2>"$tmp/serve.err" &
+  --openbao-token-file "$tmp/bao.token" --tls-cert "$tmp/tls.pem" --tls-key "$tmp/tls.key" \
+  >"$tmp/fifo" 2>"$tmp/serve.err" &
 spid=$!
 read -r url <"$tmp/fifo" || true
 [ -n "$url" ] || { echo "FAIL: sim serve did not start: $(cat "$tmp/serve.err")"; exit 1; }
@@ -55,7 +61,7 @@ kind: Config
 current-context: sim
 clusters:
 - name: sim
-  cluster: {server: "$url"}
+  cluster: {server: "$url", certificate-authority: $tmp/tls.pem}
 users:
 - name: bot
   user: {tokenFile: $tmp/kube.token}
@@ -65,13 +71,14 @@ contexts:
 EOF
 # The stub talosctl reads the façade's bearer from its talosconfig's
 # token-file (/talos/ needs it when sim serve has --token-file).
-printf '{"context":"sim","contexts":{"sim":{"endpoints":["%s"],"reassert-stub":{"record":"%s/talos.rec","token-file":"%s/kube.token"}}}}\n' \
-  "$url" "$tmp" "$tmp" >"$tmp/talosconfig"
+printf '{"context":"sim","contexts":{"sim":{"endpoints":["%s"],"ca":"%s","reassert-stub":{"record":"%s/talos.rec","token-file":"%s/kube.token"}}}}\n' \
+  "$url" "$ca64" "$tmp" "$tmp" >"$tmp/talosconfig"
 
 # --config is a file on the recording machine: its values go in meta config.
 printf 'lease:\n  heartbeat-s: 30\n' >"$tmp/config.yaml"
-PATH="$tmp/bin:$PATH" HOME="$tmp" BAO_ADDR="$url" BAO_TOKEN=bao-token-rec-93e0 \
-  REASSERT_REGISTRY_URL="$url" "$bin" run --transport live --kubeconfig "$tmp/kubeconfig" \
+PATH="$tmp/bin:$PATH" HOME="$tmp" BAO_ADDR="$url" BAO_CACERT="$tmp/tls.pem" \
+  BAO_TOKEN=bao-token-rec-93e0 REASSERT_REGISTRY_URL="$url" \
+  REASSERT_REGISTRY_CACERT="$tmp/tls.pem" "$bin" run --transport live --kubeconfig "$tmp/kubeconfig" \
   --secret-file "$tmp/secret.enc.yaml" --decrypt-command "$tmp/decrypt.sh" \
   --talosconfig "$tmp/talosconfig" --test-facade-clock --output json --strategy lazy \
   --openbao-token-file "$tmp/bao.token" --config "$tmp/config.yaml" \
@@ -152,7 +159,8 @@ EOF_H2
 # shellcheck source=tests/lib_serve.sh
 . "$src/tests/lib_serve.sh"
 if serve_start "$bin" "$tmp/h2.url" "$tmp/h2.serve.err" --db "$tmp/h2.db" \
-  --listen 127.0.0.1:0 --token-file "$tmp/kube.token"; then
+  --listen 127.0.0.1:0 --token-file "$tmp/kube.token" --tls-cert "$tmp/tls.pem" \
+  --tls-key "$tmp/tls.key"; then
   spid=$SERVE_PID
   sed "s|$url|$SERVE_URL|" "$tmp/kubeconfig" >"$tmp/h2.kc"
   printf '#!/bin/sh\necho %s\n' \
@@ -163,9 +171,11 @@ if serve_start "$bin" "$tmp/h2.url" "$tmp/h2.serve.err" --db "$tmp/h2.db" \
     >"$tmp/h2.sec"
   # The repair that follows waits on the façade's (wall) clock: killed
   # mid-way, as a cancelled deploy job is, its -wal is checked too.
-  BAO_ADDR=$SERVE_URL REASSERT_REGISTRY_URL=$SERVE_URL timeout -s KILL 8 "$bin" run \
+  BAO_ADDR=$SERVE_URL BAO_CACERT="$tmp/tls.pem" BAO_TOKEN=bao-token-rec-93e0 \
+    REASSERT_REGISTRY_URL=$SERVE_URL REASSERT_REGISTRY_CACERT="$tmp/tls.pem" \
+    timeout -s KILL 8 "$bin" run \
     --kubeconfig "$tmp/h2.kc" --secret-file "$tmp/h2.sec" --decrypt-command "$tmp/h2.dec {file}" \
-    --talosctl /bin/false --record "$tmp/h2.cas.db" >"$tmp/h2.out" 2>&1
+    --talosctl /bin/false --talosconfig "$tmp/talosconfig" --record "$tmp/h2.cas.db" >"$tmp/h2.out" 2>&1
   [ -f "$tmp/h2.cas.db" ] || fail "H2: no cassette: $(tail -3 "$tmp/h2.out")"
   fp=$(sqlite3 "file:$tmp/h2.cas.db?mode=ro" \
     "select count(*) from calls where response like '%note fp:%'" 2>/dev/null)

@@ -32,15 +32,20 @@ catalogue:
 runs: [{name: r}]
 Y
 "$BIN" sim init --scenario s.yaml --db w.db >/dev/null || { echo "FAIL: sim init"; exit 1; }
-serve_start "$BIN" url serve.err --db w.db || exit 1
-printf 'apiVersion: v1\nkind: Config\nclusters: [{name: s, cluster: {server: "%s"}}]\nusers: [{name: u, user: {token: mode-bearer-token-x}}]\ncontexts: [{name: c, context: {cluster: s, user: u}}]\ncurrent-context: c\n' "$SERVE_URL" >kc
+# over TLS, as against a cluster (no token goes over plain http)
+openssl req -x509 -newkey rsa:2048 -nodes -keyout tls.key -out tls.pem -days 2 \
+  -subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 >/dev/null 2>&1 || { echo "FAIL: openssl"; exit 1; }
+printf '{}\n' >talosconfig
+serve_start "$BIN" url serve.err --db w.db --tls-cert tls.pem --tls-key tls.key || exit 1
+printf 'apiVersion: v1\nkind: Config\nclusters: [{name: s, cluster: {server: "%s", certificate-authority: %s/tls.pem}}]\nusers: [{name: u, user: {token: mode-bearer-token-x}}]\ncontexts: [{name: c, context: {cluster: s, user: u}}]\ncurrent-context: c\n' "$SERVE_URL" "$T" >kc
 printf '#!/bin/sh\necho %s\n' "'{\"auths\":{\"ghcr.io\":{\"username\":\"mode-bot\",\"password\":\"mode-pass-9x\"}}}'" >dec
 chmod +x dec
 printf 'stringData:\n  ghcr_dockerconfigjson: ENC[AES256_GCM,data:x,iv:1,tag:x,type:str]\n' >sec
 # Without --test-facade-clock the repair waits its rollout budget in wall
 # time (README), so the run is reliably still going when it is killed.
-BAO_ADDR=$SERVE_URL REASSERT_REGISTRY_URL=$SERVE_URL "$BIN" run --kubeconfig kc --secret-file sec \
-  --decrypt-command "$T/dec {file}" --talosctl /bin/false --record c.db >out 2>&1 &
+BAO_ADDR=$SERVE_URL BAO_CACERT=$T/tls.pem BAO_TOKEN=mode-bao-token-3f1e REASSERT_REGISTRY_URL=$SERVE_URL \
+  REASSERT_REGISTRY_CACERT=$T/tls.pem "$BIN" run --kubeconfig kc --secret-file sec \
+  --decrypt-command "$T/dec {file}" --talosctl /bin/false --talosconfig talosconfig --record c.db >out 2>&1 &
 RUN_PID=$!
 i=0
 while [ $i -lt 150 ] && ! grep -q 'waiting for every pre-restart pod' out 2>/dev/null; do

@@ -64,14 +64,20 @@ chmod 700 "$tmp/exec.sh"
 printf 'bao-token-rot-41c7\n' >"$tmp/bao.token"
 printf 'transport.parallelism: 1\n' >"$tmp/config.yaml" # one talosctl at a time
 
+# Over TLS (a self-signed certificate made here): no credential goes over
+# plain http (tests/check_live_plain_http.sh).
+(cd "$tmp" && openssl req -x509 -newkey rsa:2048 -nodes -keyout tls.key -out tls.pem -days 2 \
+  -subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 >/dev/null 2>&1) || fail "openssl"
+ca64=$(base64 -w0 "$tmp/tls.pem")
 mkfifo "$tmp/fifo"
 "$bin" sim serve --db "$w" --listen 127.0.0.1:0 --token-file "$tmp/serve.tokens" \
-  --openbao-token-file "$tmp/bao.token" >"$tmp/fifo" 2>"$tmp/serve.err" &
+  --openbao-token-file "$tmp/bao.token" --tls-cert "$tmp/tls.pem" --tls-key "$tmp/tls.key" \
+  >"$tmp/fifo" 2>"$tmp/serve.err" &
 spid=$!
 read -r url <"$tmp/fifo" || true
 [ -n "$url" ] || { echo "FAIL: sim serve did not start: $(cat "$tmp/serve.err")"; exit 1; }
 nodes=$(sqlite3 "$w" "select name from objects where kind='Node'" 2>/dev/null)
-[ -n "$nodes" ] || nodes=$(curl -s -H "Authorization: Bearer $OLD" "$url/api/v1/nodes" |
+[ -n "$nodes" ] || nodes=$(curl -s --cacert "$tmp/tls.pem" -H "Authorization: Bearer $OLD" "$url/api/v1/nodes" |
   python3 -c 'import json,sys; print("\n".join(i["metadata"]["name"] for i in json.load(sys.stdin)["items"]))')
 [ -n "$nodes" ] || { echo "FAIL: no nodes"; exit 1; }
 
@@ -83,7 +89,7 @@ cp "$src/tests/talosctl" "$tmp/bin/talosctl.stub"
   echo '#!/bin/sh'
   echo "if mkdir '$tmp/rotated' 2>/dev/null; then"
   for n in $nodes; do
-    echo "  curl -s -o /dev/null -X PATCH -H 'Authorization: Bearer $NEW' -H 'Content-Type: application/merge-patch+json' --data '{\"metadata\":{\"annotations\":{\"example.com/note\":\"$NEW\"}}}' '$url/api/v1/nodes/$n'"
+    echo "  curl -s -o /dev/null --cacert '$tmp/tls.pem' -X PATCH -H 'Authorization: Bearer $NEW' -H 'Content-Type: application/merge-patch+json' --data '{\"metadata\":{\"annotations\":{\"example.com/note\":\"$NEW\"}}}' '$url/api/v1/nodes/$n'"
   done
   echo "  sleep 2"
   echo "fi"
@@ -91,12 +97,13 @@ cp "$src/tests/talosctl" "$tmp/bin/talosctl.stub"
 } >"$tmp/bin/talosctl"
 chmod 700 "$tmp/bin/talosctl"
 
-printf 'apiVersion: v1\nkind: Config\ncurrent-context: sim\nclusters:\n- name: sim\n  cluster: {server: "%s"}\nusers:\n- name: bot\n  user: {exec: {apiVersion: client.authentication.k8s.io/v1, command: %s/exec.sh, interactiveMode: Never}}\ncontexts:\n- name: sim\n  context: {cluster: sim, user: bot}\n' "$url" "$tmp" >"$tmp/kubeconfig"
-printf '{"context":"sim","contexts":{"sim":{"endpoints":["%s"],"reassert-stub":{"token-file":"%s/stub.token"}}}}\n' \
-  "$url" "$tmp" >"$tmp/talosconfig"
+printf 'apiVersion: v1\nkind: Config\ncurrent-context: sim\nclusters:\n- name: sim\n  cluster: {server: "%s", certificate-authority: %s/tls.pem}\nusers:\n- name: bot\n  user: {exec: {apiVersion: client.authentication.k8s.io/v1, command: %s/exec.sh, interactiveMode: Never}}\ncontexts:\n- name: sim\n  context: {cluster: sim, user: bot}\n' "$url" "$tmp" "$tmp" >"$tmp/kubeconfig"
+printf '{"context":"sim","contexts":{"sim":{"endpoints":["%s"],"ca":"%s","reassert-stub":{"token-file":"%s/stub.token"}}}}\n' \
+  "$url" "$ca64" "$tmp" >"$tmp/talosconfig"
 
-PATH="$tmp/bin:$PATH" HOME="$tmp" BAO_ADDR="$url" BAO_TOKEN=bao-token-rot-41c7 \
-  REASSERT_REGISTRY_URL="$url" "$bin" run --transport live --kubeconfig "$tmp/kubeconfig" \
+PATH="$tmp/bin:$PATH" HOME="$tmp" BAO_ADDR="$url" BAO_CACERT="$tmp/tls.pem" \
+  BAO_TOKEN=bao-token-rot-41c7 REASSERT_REGISTRY_URL="$url" \
+  REASSERT_REGISTRY_CACERT="$tmp/tls.pem" "$bin" run --transport live --kubeconfig "$tmp/kubeconfig" \
   --config "$tmp/config.yaml" --secret-file "$tmp/secret.enc.yaml" --decrypt-command "$tmp/decrypt.sh" \
   --talosconfig "$tmp/talosconfig" --test-facade-clock --output json \
   --record "$tmp/live.db" >"$tmp/run.json" 2>"$tmp/run.err" </dev/null

@@ -2,10 +2,11 @@
 # Record and replay over the whole suite (issue 11, DESIGN.md §8):
 #  1. every scenario in scenarios/ is run with `sim --record DIR` under both
 #     strategies, and every cassette strict-replays with exit 0, no
-#     divergence and counters equal to the recorded ones (a run killed by a
-#     `crash` fault has none: every call it made must still match);
-#  2. every byte of every cassette the suite writes, its -wal and -shm
-#     included (a crashed run leaves its -wal behind), and every replay's
+#     divergence and counters equal to the recorded ones (a run ended by its
+#     `crash` fault has none: its end record, written by the runner, says
+#     exit 137, and every call it made must still match);
+#  2. every byte of every cassette the suite writes, any -wal and -shm
+#     included, and every replay's
 #     output, holds no catalogue password in plaintext or base64 (at each
 #     alignment), nor the base64 of user:password — the failing
 #     tests/harness/inputs/secret-* scenarios recorded too;
@@ -40,10 +41,18 @@ nfiles=$#
 "$bin" sim --record "$out/bad" "$src"/tests/harness/inputs/secret-*.yaml >"$out/bad.txt" 2>&1
 [ $? -eq 1 ] || fail "tests/harness/inputs/secret-*.yaml must fail while recording (exit 1)"
 
-# A run killed by a `crash` fault leaves its -wal behind (replays below
-# make their own, so they are counted first).
-crash_wals=$(find "$out/suite" "$out/bad" -name '*-wal' | wc -l)
-[ "$crash_wals" -ge 1 ] || fail "no run left a -wal file to scan (a crashed run leaves one)"
+# A run its `crash` fault ended gets its end record from the runner (exit
+# 137), and the cassette is closed: no -wal is left beside any cassette.
+# (A run killed by a signal keeps its -wal: tests/check_cassette_db_alone.sh
+# scans that one.)
+crashed=0
+for f in $(find "$out/suite" -name '*.db' | sort); do
+  [ "$(sqlite3 "file:$f?immutable=1" "select value from meta where key='exit'")" = 137 ] &&
+    crashed=$((crashed + 1))
+done
+[ "$crashed" -ge 1 ] || fail "no cassette records a run ended by its crash fault (exit 137)"
+left=$(find "$out/suite" "$out/bad" -name '*-wal' | sed "s|$out/||")
+[ -z "$left" ] || fail "a -wal was left beside a cassette: $left"
 
 # 1. Every cassette strict-replays to the recorded counters.
 n=0
@@ -56,7 +65,8 @@ for f in $(find "$out/suite" "$out/bad" -name '*.db' | sort); do
     fail "strict replay of ${f#"$out"/} exited $rc: $(head -c 600 "$out/replay.$n.err")"
     continue
   fi
-  jq -e '.diverged_at == null and (.recorded == null or .recorded == .replayed)' \
+  jq -e '.diverged_at == null and .ended_at == null and
+    (.recorded == .replayed or (.recorded == null and .exit.recorded == 137))' \
     "$out/replay.$n.json" >/dev/null || fail "strict replay of ${f#"$out"/}: counters differ"
   jq -e '.recorded == null' "$out/replay.$n.json" >/dev/null && unfinished=$((unfinished + 1))
 done
@@ -142,6 +152,6 @@ for f in 'P4ss%2Bm2%2Fq9z%3Dx%40y' 'P4ss%2bm2%2fq9z%3dx%40y' 'P4ss+m2%2Fq9z=x%40
   fi
 done
 
-[ $status -eq 0 ] && echo "record/replay: $n cassettes replayed strictly ($unfinished of killed runs);" \
-  "$files files ($wals -wal, $crash_wals left by killed runs) free of $(wc -l <"$out/secrets") catalogue secrets"
+[ $status -eq 0 ] && echo "record/replay: $n cassettes replayed strictly ($unfinished of runs" \
+  "their crash fault ended); $files files ($wals -wal) free of $(wc -l <"$out/secrets") catalogue secrets"
 exit $status

@@ -6,7 +6,8 @@
 #     of base64) reaches no cassette, -wal, stdout, stderr, --json, --junit
 #     or --report (DESIGN §8 redaction, §5.1, §6.6; H59);
 #   - a run killed with SIGKILL mid-way leaves a readable cassette holding
-#     every call up to its last (issue item 1);
+#     every call up to its last (issue item 1), whose strict replay says
+#     where the recording ends and exits 1 (no end record: issue 28);
 #   - strict replay: an edited request fails at that seq (exit 1, both
 #     versions shown); counters that lie fail (exit 1); --json shape;
 #   - hostile cassettes (truncated, not SQLite, empty, no schema, a directory,
@@ -127,7 +128,10 @@ sqlite3 "crec/lazy/rrc7-cred.node-raw.db" \
 # ------------------------------------------------------------ strict replay
 "$B" replay $L --strict > s.out 2>&1 || fail "strict replay of a fresh cassette: $(head -3 s.out)"
 "$B" replay $L --strict --json > s.json 2>&1
-jq -e '(keys == ["diverged_at","recorded","replayed"]) and .diverged_at == null
+# DESIGN §8's three keys, and the extensions (where a recording without its
+# end record stops, the rows matched, the recorded and replayed exit).
+jq -e '(keys == ["diverged_at","ended_at","exit","matched","recorded","replayed"])
+       and .diverged_at == null and .ended_at == null and .exit.recorded == .exit.replayed
        and .recorded.writes == .replayed.writes and (.recorded.writes_by_kind|type) == "object"' \
     s.json > /dev/null || fail "--strict --json shape: $(head -c 300 s.json)"
 
@@ -241,14 +245,19 @@ n=$("$B" replay $L --list --op 'nomatch*' | wc -l)
 # ----------------------------------- a run killed mid-way keeps its calls
 "$B" sim init --scenario base.yaml --db w.db --run stage > /dev/null 2>&1 || fail "sim init"
 echo 'rrc7-bearer-S3cr3t' > tokens
-"$B" sim serve --db w.db --token-file tokens > serve.out 2> serve.err &
+# over TLS, as against a cluster (no token goes over plain http)
+openssl req -x509 -newkey rsa:2048 -nodes -keyout tls.key -out tls.pem -days 2 \
+    -subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 > /dev/null 2>&1 || fail "openssl"
+printf '{}\n' > talosconfig
+"$B" sim serve --db w.db --token-file tokens --tls-cert tls.pem --tls-key tls.key \
+    > serve.out 2> serve.err &
 SERVE_PID=$!
 for _ in $(seq 100); do [ -s serve.out ] && break; sleep 0.1; done
 URL=$(head -1 serve.out)
 cat > kc.yaml <<EOF
 apiVersion: v1
 kind: Config
-clusters: [{name: sim, cluster: {server: "$URL"}}]
+clusters: [{name: sim, cluster: {server: "$URL", certificate-authority: $T/tls.pem}}]
 users: [{name: u, user: {token: rrc7-bearer-S3cr3t}}]
 contexts: [{name: c, context: {cluster: sim, user: u}}]
 current-context: c
@@ -258,9 +267,10 @@ chmod +x dec.sh
 printf 'stringData:\n  ghcr_dockerconfigjson: ENC[AES256_GCM,data:rrc7,iv:1,tag:x,type:str]\n' > secret.enc.yaml
 # without --test-facade-clock the repair waits its rollout budget in wall
 # time (README), so the run is reliably still going when it is killed
-BAO_ADDR=$URL REASSERT_REGISTRY_URL=$URL "$B" run --kubeconfig kc.yaml \
+BAO_ADDR=$URL BAO_CACERT=$T/tls.pem BAO_TOKEN=rrc7-bao-token-8c2f REASSERT_REGISTRY_URL=$URL \
+    REASSERT_REGISTRY_CACERT=$T/tls.pem "$B" run --kubeconfig kc.yaml \
     --secret-file secret.enc.yaml --decrypt-command "$T/dec.sh {file}" \
-    --talosctl /bin/false --record killed.db > killed.out 2>&1 &
+    --talosctl /bin/false --talosconfig talosconfig --record killed.db > killed.out 2>&1 &
 RUN_PID=$!
 for _ in $(seq 150); do
     grep -q 'waiting for every pre-restart pod' killed.out 2>/dev/null && break
@@ -279,8 +289,12 @@ if [ -n "$n" ] && [ "$n" -ge 40 ] && [ "$listed" = "$n" ] &&
 else
     fail "killed run: $n calls in the file, $listed listed (last '$last'): $(head -c 300 kl.err)"
 fi
-"$B" replay killed.db --strict > ks.out 2>&1 || fail "strict replay of the killed run: $(head -3 ks.out)"
-grep -q 'never finished' ks.out || fail "strict replay of the killed run does not say it never finished"
+"$B" replay killed.db --strict > ks.out 2>&1
+rc=$?
+# A recording without its end record proves nothing of what came after it:
+# exit 1, saying where it ends (issue 28), never a success.
+[ $rc -eq 1 ] || fail "strict replay of the killed run exited $rc, expected 1: $(head -3 ks.out)"
+grep -q "recording ended at seq $n " ks.out || fail "strict replay of the killed run does not say where the recording ends"
 scan killed.db* killed.out ks.out || fail "the killed run's files hold the credential"
 grep -q 'rrc7-bearer-S3cr3t' killed.db* && fail "the killed run's cassette holds the bearer token"
 

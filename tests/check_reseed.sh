@@ -6,8 +6,10 @@
 #     does its 6 reboots when the world holds the recorded (stale)
 #     credential, not the preset's;
 #  2. `--reseed` (lazy) on the no-drift run shows 0 controller restarts and
-#     0 Lease writes where the recording has them; the side-by-side names
-#     both columns and is the same bytes twice;
+#     0 Lease writes where the recording has them when the OpenBao seed the
+#     eager recording never read equals what its consumers show (its first
+#     reading, the what-if of check_reseed_what_if.sh); the side-by-side
+#     names every column and is the same bytes twice;
 #  3. `--to-scenario` writes a scenario (cassette path relative to it) that
 #     loads and passes in `reassert sim`, pins those counters, starts with a
 #     header to fill in, and is the same bytes twice;
@@ -76,10 +78,11 @@ jq -e '.strategy == {"recorded": "eager", "replayed": "lazy"}
 "$bin" replay "$noop" --reseed >"$out/table.txt" 2>&1 || fail "--reseed (text) exited $?"
 "$bin" replay "$noop" --reseed >"$out/table2.txt" 2>&1
 cmp -s "$out/table.txt" "$out/table2.txt" || fail "--reseed printed different bytes twice"
-grep -Eq '^ +recorded +replayed$' "$out/table.txt" || fail "the side-by-side has no columns"
-grep -Eq '^controller_restarts +1 +0$' "$out/table.txt" ||
+grep -Eq '^ +recorded +seed=consumers +seed-stale$' "$out/table.txt" ||
+  fail "the side-by-side has no columns: $(sed -n 2p "$out/table.txt")"
+grep -Eq '^controller_restarts +1 +0 +[0-9]+$' "$out/table.txt" ||
   fail "the side-by-side does not show 1 restart recorded, 0 replayed: $(cat "$out/table.txt")"
-grep -Eq '^lease_writes +[1-9][0-9]* +0$' "$out/table.txt" ||
+grep -Eq '^lease_writes +[1-9][0-9]* +0 +[0-9]+$' "$out/table.txt" ||
   fail "the side-by-side does not show Lease writes recorded, none replayed"
 grep -q '^::' "$out/table.txt" && fail "--reseed printed a workflow command"
 cat "$out/lazy.json" "$out/table.txt" >>"$out/all-output"

@@ -43,6 +43,11 @@
 #define THEFT                                                                                      \
     "{\"ref\":\"" LEASE "\",\"merge-patch\":{\"spec\":{\"holderIdentity\":\"" THIEF_HOLDER "\"}}}"
 #define DELETION "{\"ref\":\"" LEASE "\"}"
+#define UNSUSPEND_PARENT                                                                           \
+    "{\"ref\":\"Kustomization/flux-system/flux-system\",\"merge-patch\":{\"metadata\":{"           \
+    "\"annotations\":{\"platform.devantler.tech/ghcr-policy-parent-owner\":null}},"                \
+    "\"spec\":{\"suspend\":false}}}"
+#define EMPTYING "{\"ref\":\"" LEASE "\",\"merge-patch\":{\"spec\":{\"holderIdentity\":\"\"}}}"
 
 static sc_cred t_creds[2];
 static sc_scenario t_sc;
@@ -292,6 +297,82 @@ START_TEST(test_one_write_after_a_proof_raced_by_a_deletion_is_excused_not_two)
 }
 END_TEST
 
+/* Another actor that EMPTIES the Lease's holder (neither takes it nor
+ * deletes it, scenario lease/emptied-before-secret-patch) takes it from this
+ * run as surely: the CAS releases of this run's policy fences that follow
+ * are excused, a fence taken afterwards is not. Its neighbour — the run
+ * emptying the Lease itself before its releases — is
+ * test_release_after_freeing_the_lease_itself_is_invariant_1. */
+START_TEST(test_release_after_the_lease_was_emptied_is_judged_as_after_theft)
+{
+    sim_world *w = t_world();
+    inv_mark m;
+    inv_mark_take(w, &m);
+    /* The holder emptied just before the first release (the third
+     * Kustomization patch), recorded as another actor's write. */
+    sc_run *run = t_actor_run("kube.patch Kustomization/*", 3, "kube.patch", EMPTYING);
+    rs_transport *t = sim_transport_open(w, ROGUE, run);
+    t_lease(t, ROGUE_HOLDER);
+    t_fences(t, true);
+    t_fences(t, false);
+    t_expect(w, &m, 1, 0, "invariant 1");
+    t_fences(t, true); /* a fence taken is no release */
+    t_expect(w, &m, 1, 2, "while this run did not hold the Lease");
+    t->close(t);
+    cJSON_Delete(run->during[0].action.args);
+    run->during[0].action.args = NULL;
+    inv_mark_free(&m);
+    sim_world_close(w);
+}
+END_TEST
+
+/* (b) for the root write's invariants 3 and 5: another actor unsuspends the
+ * parent between this run's proof of it and the root write (scenario
+ * policy-fence/parent-unsuspended-before-root-write). No client sees that
+ * race: the one root write is judged as made under the fence; a second root
+ * write after it is invariant 3 (and 1). */
+static void t_root_write(rs_transport *t, const char *value)
+{
+    char *json = rs_xasprintf("{\"metadata\":{\"labels\":{\"touched\":\"%s\"}}}", value);
+    ck_assert_int_eq(tc_merge(t, "Secret", "flux-system", "ksail-registry-credentials", json), 200);
+    free(json);
+}
+
+START_TEST(test_one_root_write_after_a_raced_policy_proof_is_excused_not_two)
+{
+    sim_world *w = t_world();
+    inv_mark m;
+    inv_mark_take(w, &m);
+    sc_run *run = t_actor_run("kube.patch Secret/flux-system/ksail-registry-credentials", 1,
+                              "kube.patch", UNSUSPEND_PARENT);
+    rs_transport *t = sim_transport_open(w, ROGUE, run);
+    t_lease(t, ROGUE_HOLDER);
+    t_fences(t, true);
+    ck_assert_int_eq(tc_kube(t, RS_OP_KUBE_GET, "Secret", "flux-system", "variables-base"), 200);
+    ck_assert_int_eq(tc_kube(t, RS_OP_KUBE_LIST, "Node", NULL, NULL), 200);
+    ck_assert_int_eq(tc_kube(t, RS_OP_KUBE_LIST, "Node", NULL, NULL), 200);
+    ck_assert_int_eq(tc_kube(t, RS_OP_KUBE_GET, "Kustomization", "flux-system", "flux-system"),
+                     200); /* the proof */
+    t_root_write(t, "1");  /* the parent unsuspended just before it */
+    cJSON *failures = t_check(w, &m, 1);
+    ck_assert_int_eq(cJSON_GetArraySize(failures), 0);
+    cJSON_Delete(failures);
+    t_root_write(t, "2"); /* a second root write after the race */
+    failures = t_check(w, &m, 1);
+    char *all = cJSON_Print(failures);
+    ck_assert_msg(t_count(failures, "invariant 3") == 1 &&
+                      t_count(failures, "wrote the root secret outside a clean round") == 1,
+                  "%s", all);
+    free(all);
+    cJSON_Delete(failures);
+    t->close(t);
+    cJSON_Delete(run->during[0].action.args);
+    run->during[0].action.args = NULL;
+    inv_mark_free(&m);
+    sim_world_close(w);
+}
+END_TEST
+
 /* (c): a consumer reverted to the previous credential by another actor. */
 static char *t_revert_json(sim_world *w)
 {
@@ -422,6 +503,8 @@ int main(void)
     tcase_add_test(tc, test_a_write_after_reading_the_thief_is_invariant_1);
     tcase_add_test(tc, test_release_after_the_lease_was_deleted_is_judged_as_after_theft);
     tcase_add_test(tc, test_one_write_after_a_proof_raced_by_a_deletion_is_excused_not_two);
+    tcase_add_test(tc, test_release_after_the_lease_was_emptied_is_judged_as_after_theft);
+    tcase_add_test(tc, test_one_root_write_after_a_raced_policy_proof_is_excused_not_two);
     tcase_add_test(tc, test_a_change_after_the_last_look_is_excused_not_one_read_back);
     tcase_add_test(tc, test_refused_before_any_cluster_call_only);
     suite_add_tcase(s, tc);

@@ -61,7 +61,7 @@ static const char *const FULL =
     "clusters:\n- name: ca\n  cluster:\n    server: https://10.0.0.1:6443/\n"
     "    certificate-authority: certs/ca.pem\n    tls-server-name: kube.internal\n"
     "    proxy-url: http://proxy:3128\n"
-    "- name: cb\n  cluster: {server: 'http://127.0.0.1:8080', certificate-authority-data: " CA_B64
+    "- name: cb\n  cluster: {server: 'https://127.0.0.1:8080', certificate-authority-data: " CA_B64
     "}\n"
     "- name: cc\n  cluster: {server: 'https://127.0.0.1:6443', insecure-skip-tls-verify: true}\n"
     "users:\n- name: ua\n  user: {token: 12345, client-certificate: c.pem, client-key: "

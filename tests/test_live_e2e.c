@@ -6,9 +6,11 @@
  * virtual_seconds included — and the two worlds with the same objects,
  * OpenBao, Talos nodes and world counters.
  *
- * The live run goes the whole way: a kubeconfig resolved as kubectl does
- * (a bearer token from a tokenFile through KUBECONFIG's merge of two files;
- * a self-signed CA over TLS made with openssl here; an exec credential
+ * The live run goes the whole way, over TLS (a CA and a server certificate
+ * made with openssl here: no credential ever goes over plain http): a
+ * kubeconfig resolved as kubectl does (a bearer token from a tokenFile
+ * through KUBECONFIG's merge of two files; a client certificate the CA
+ * signs as the only identity, sim serve --client-ca; an exec credential
  * plugin), the desired credential from a SOPS-shaped file through
  * --decrypt-command, OpenBao at BAO_ADDR/VAULT_ADDR, the registry's token
  * exchange, the stub talosctl on PATH, and the façade's clock
@@ -115,11 +117,12 @@ static int spawn(char *const argv[], char *const envp[], const char *out, const 
  * per run and node) by that name. */
 static void serve_start(e2e *x)
 {
-    char tok[256], bao[256], cert[256], key[256];
+    char tok[256], bao[256], cert[256], key[256], ca[256];
     snprintf(tok, sizeof tok, "%s/kube.token", x->dir);
     snprintf(bao, sizeof bao, "%s/bao.token", x->dir);
     snprintf(cert, sizeof cert, "%s/server.pem", x->dir);
     snprintf(key, sizeof key, "%s/server.key", x->dir);
+    snprintf(ca, sizeof ca, "%s/ca.pem", x->dir);
     int p[2];
     ck_assert_int_eq(pipe(p), 0);
     x->serve = fork();
@@ -128,13 +131,9 @@ static void serve_start(e2e *x)
         dup2(p[1], 1);
         close(p[0]);
         close(p[1]);
-        if (x->v == V_TLS)
-            execl(x->bin, x->bin, "sim", "serve", "--db", x->world, "--listen", "127.0.0.1:0",
-                  "--token-file", tok, "--openbao-token-file", bao, "--tls-cert", cert, "--tls-key",
-                  key, "--run", "cli", (char *)NULL);
-        else
-            execl(x->bin, x->bin, "sim", "serve", "--db", x->world, "--listen", "127.0.0.1:0",
-                  "--token-file", tok, "--openbao-token-file", bao, "--run", "cli", (char *)NULL);
+        execl(x->bin, x->bin, "sim", "serve", "--db", x->world, "--listen", "127.0.0.1:0",
+              "--token-file", tok, "--openbao-token-file", bao, "--tls-cert", cert, "--tls-key",
+              key, "--run", "cli", x->v == V_TLS ? "--client-ca" : (char *)NULL, ca, (char *)NULL);
         _exit(127);
     }
     close(p[1]);
@@ -153,7 +152,7 @@ static void serve_stop(e2e *x)
     x->serve = 0;
 }
 
-/* A CA and a server certificate for 127.0.0.1, made here with openssl. */
+/* A CA, a server and a client certificate it signs, made with openssl. */
 static void make_tls(e2e *x)
 {
     char *cmd = rs_xasprintf(
@@ -164,8 +163,9 @@ static void make_tls(e2e *x)
         "printf 'subjectAltName=IP:127.0.0.1,DNS:kube.e2e.test\\n' > san.ext && "
         "openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial "
         "-out server.pem -days 2 -extfile san.ext 2>/dev/null >/dev/null && "
-        "openssl req -x509 -newkey rsa:2048 -nodes -keyout client.key -out client.pem "
-        "-days 2 -subj /CN=deploy-bot 2>/dev/null >/dev/null",
+        "openssl req -x509 -newkey rsa:2048 -nodes -keyout client.key -out client.pem -days 2 "
+        "-subj /CN=deploy-bot -CA ca.pem -CAkey ca.key -addext extendedKeyUsage=clientAuth "
+        "2>/dev/null >/dev/null",
         x->dir);
     ck_assert_msg(system(cmd) == 0, "openssl could not make the test CA");
     free(cmd);
@@ -198,7 +198,8 @@ static void live_files(e2e *x)
                    0600);
         snprintf(p, sizeof p, "%s/b.yaml", x->dir);
         t = rs_xasprintf("current-context: other\nclusters:\n- name: sim\n  cluster: {server: "
-                         "\"%s\"}\nusers:\n- name: bot\n  user: {tokenFile: kube.token}\n",
+                         "\"%s\", certificate-authority: ca.pem}\nusers:\n- name: bot\n  user: "
+                         "{tokenFile: kube.token}\n",
                          x->url);
         write_file(p, t, 0600);
         free(t);
@@ -207,8 +208,6 @@ static void live_files(e2e *x)
         snprintf(ca, sizeof ca, "%s/ca.pem", x->dir);
         char *pem = read_file(ca);
         char *b64 = base64_encode(pem, strlen(pem));
-        /* A client certificate too (the façade does not ask for one, but
-         * libcurl must load the pair from memory and find them matching). */
         snprintf(ca, sizeof ca, "%s/client.pem", x->dir);
         char *cpem = read_file(ca);
         char *c64 = base64_encode(cpem, strlen(cpem));
@@ -219,10 +218,10 @@ static void live_files(e2e *x)
         t = rs_xasprintf(
             "apiVersion: v1\nkind: Config\ncurrent-context: tls\nclusters:\n"
             "- name: tls\n  cluster:\n    server: %s\n    tls-server-name: kube.e2e.test\n    "
-            "certificate-authority-data: %s\nusers:\n- name: bot\n  user: {token: "
-            "%s, client-certificate-data: %s, client-key-data: %s}\ncontexts:\n- name: tls\n"
+            "certificate-authority-data: %s\nusers:\n- name: bot\n  user: {"
+            "client-certificate-data: %s, client-key-data: %s}\ncontexts:\n- name: tls\n"
             "  context: {cluster: tls, user: bot}\n",
-            x->url, b64, KUBE_TOKEN, c64, k64);
+            x->url, b64, c64, k64);
         write_file(p, t, 0600);
         free(t);
         free(b64);
@@ -243,7 +242,8 @@ static void live_files(e2e *x)
         free(t);
         snprintf(p, sizeof p, "%s/kubeconfig", x->dir);
         t = rs_xasprintf("apiVersion: v1\nkind: Config\ncurrent-context: ex\nclusters:\n"
-                         "- name: ex\n  cluster: {server: \"%s\"}\nusers:\n- name: plugin\n"
+                         "- name: ex\n  cluster: {server: \"%s\", certificate-authority: ca.pem}\n"
+                         "users:\n- name: plugin\n"
                          "  user:\n    exec:\n      apiVersion: client.authentication.k8s.io/v1\n"
                          "      command: ./plugin.sh\n      interactiveMode: Never\n"
                          "      env:\n      - {name: E2E_PLUGIN_MODE, value: ok}\n"
@@ -307,7 +307,7 @@ static void e2e_start(e2e *x, const char *scenario, variant v)
     write_file(path, KUBE_TOKEN "\n", 0600);
     snprintf(path, sizeof path, "%s/bao.token", x->dir);
     write_file(path, BAO_TOKEN "\n", 0600);
-    if (v == V_TLS) make_tls(x);
+    make_tls(x);
 }
 
 static void e2e_end(e2e *x)
@@ -398,21 +398,23 @@ static cJSON *run_live(e2e *x, const sc_run *run, int *code)
     env[n++] = rs_xasprintf("PATH=%s/bin:%s", x->dir, getenv("PATH") ? getenv("PATH") : "/bin");
     env[n++] = rs_xasprintf("HOME=%s", x->dir);
     env[n++] = rs_xasprintf("REASSERT_REGISTRY_URL=%s", x->url);
+    env[n++] = rs_xasprintf("REASSERT_REGISTRY_CACERT=%s/ca.pem", x->dir);
+    /* the stub talosctl (Python) trusts the test CA through OpenSSL's own
+     * variable, which the driver's allow-list passes on */
+    env[n++] = rs_xasprintf("SSL_CERT_FILE=%s/ca.pem", x->dir);
     if (x->v == V_BEARER) {
         env[n++] =
             rs_xasprintf("KUBECONFIG=%s/a.yaml:%s/missing.yaml:%s/b.yaml", x->dir, x->dir, x->dir);
         env[n++] = rs_xasprintf("BAO_ADDR=%s", x->url);
+        env[n++] = rs_xasprintf("BAO_CACERT=%s/ca.pem", x->dir);
     } else if (x->v == V_TLS) {
         env[n++] = rs_xasprintf("BAO_ADDR=%s", x->url);
         env[n++] = rs_xasprintf("BAO_TOKEN=%s", BAO_TOKEN);
         env[n++] = rs_xasprintf("BAO_CACERT=%s/ca.pem", x->dir);
-        env[n++] = rs_xasprintf("REASSERT_REGISTRY_CACERT=%s/ca.pem", x->dir);
-        /* the stub talosctl (Python) trusts the test CA through OpenSSL's
-         * own variable, which the driver's allow-list passes on */
-        env[n++] = rs_xasprintf("SSL_CERT_FILE=%s/ca.pem", x->dir);
     } else {
         env[n++] = rs_xasprintf("VAULT_ADDR=%s", x->url);
         env[n++] = rs_xasprintf("VAULT_TOKEN=%s", BAO_TOKEN);
+        env[n++] = rs_xasprintf("VAULT_CACERT=%s/ca.pem", x->dir);
     }
     env[n] = NULL;
     snprintf(out, sizeof out, "%s/live.out", x->dir);

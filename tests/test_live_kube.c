@@ -315,14 +315,18 @@ START_TEST(test_root_routes_batches_and_clocks)
     rs_resp r[5];
     t->call_batch(t, reqs, r, 5, 4);
     ck_assert_int_eq(r[0].status, 200);
-    ck_assert_int_eq(r[1].status, 401); /* a wrong password: refused */
+    /* the registry client answered (sim serve is plain http, so the
+     * credential is never sent: the token endpoint is http) */
+    ck_assert(rs_resp_not_sent(&r[1]));
+    ck_assert_ptr_nonnull(strstr(r[1].error, "plain http"));
     ck_assert(rs_resp_not_sent(&r[2])); /* talosctl could not start */
     ck_assert_int_eq(r[3].status, 200);
     ck_assert_int_ne(r[4].status, 200); /* no liveness command: refuses */
     for (int i = 0; i < 5; i++)
         rs_resp_free(&r[i]);
     rs_resp one;
-    ck_assert_int_eq(t->call(t, &reqs[1], &one), 401);
+    ck_assert_int_eq(t->call(t, &reqs[1], &one), 0);
+    ck_assert(rs_resp_not_sent(&one));
     rs_resp_free(&one);
     rs_req unknown = {.op = RS_OP_COUNT};
     ck_assert_int_eq(t->call(t, &unknown, &one), 0);

@@ -6,15 +6,26 @@
  * as the real one did, and a replayed request redacts to the recorded text.
  * The whole-suite checks (every cassette strict-replayed, every byte of
  * every cassette scanned) are tests/check_record_replay.sh.
+ *
+ * Then the clock: a recording on a clock that moves between any two reads
+ * (a live run's) strict-replays to the very counters it recorded — the
+ * counting shim's first and last reads are recorded ones (meta vt_start,
+ * vt_end), never reads a replay makes of its own.
  */
 #include "core/cred/cred.h"
 #include "core/cred/cred_redact.h"
+#include "core/transport/transport_count.h"
 #include "recorder/rec_call.h"
+#include "recorder/rec_cassette.h"
 #include "recorder/rec_redact.h"
+#include "recorder/rec_replay.h"
+#include "recorder/recorder.h"
 
 #include <check.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define USER "leak-bot"
 #define PASS "PwCurr-Zq71-LEAKCANARY-b2"
@@ -201,6 +212,124 @@ START_TEST(test_an_answer_teaches_its_token_before_it_is_redacted)
 }
 END_TEST
 
+/* ---- the clock ---- */
+
+/* A root on a clock that moves 3 ms at every read and by each sleep, as a
+ * real one does between two reads; every call answers 200 with {}. */
+typedef struct tick_root {
+    rs_transport t;
+    int64_t now_ms;
+} tick_root;
+
+static int tick_call(rs_transport *t, const rs_req *req, rs_resp *resp)
+{
+    (void)t;
+    (void)req;
+    rs_resp_init(resp);
+    resp->status = 200;
+    resp->sent = RS_SENT_YES;
+    resp->body = cJSON_CreateObject();
+    return 200;
+}
+
+static int64_t tick_now(rs_transport *t)
+{
+    tick_root *r = t->ctx;
+    return r->now_ms += 3;
+}
+
+static void tick_sleep(rs_transport *t, int64_t ms)
+{
+    ((tick_root *)t->ctx)->now_ms += ms;
+}
+
+static uint64_t tick_entropy(rs_transport *t)
+{
+    (void)t;
+    return 7;
+}
+
+/* What a core does, in small: calls, a clock read, a sleep, a batch. */
+static void tick_procedure(rs_transport *t)
+{
+    rs_req get = {.op = RS_OP_KUBE_GET, .kind = "Secret", .ns = "a", .name = "b"};
+    rs_req reqs[2] = {get, {.op = RS_OP_KUBE_GET, .kind = "Secret", .ns = "a", .name = "c"}};
+    rs_resp resp, resps[2];
+    t->call(t, &get, &resp);
+    rs_resp_free(&resp);
+    (void)t->now_ms(t);
+    t->sleep_ms(t, 2000);
+    tp_call_batch(t, reqs, resps, 2, 16);
+    rs_resp_free(&resps[0]);
+    rs_resp_free(&resps[1]);
+    (void)t->entropy(t);
+    t->call(t, &get, &resp);
+    rs_resp_free(&resp);
+}
+
+START_TEST(test_a_recording_on_a_moving_clock_replays_to_its_counters)
+{
+    char path[] = "/tmp/reassert-rec-clock-XXXXXX";
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    unlink(path); /* the recorder makes it, exclusively */
+    tick_root root = {.t = {.version = RS_TRANSPORT_VERSION,
+                            .name = "tick",
+                            .call = tick_call,
+                            .now_ms = tick_now,
+                            .sleep_ms = tick_sleep,
+                            .entropy = tick_entropy},
+                      .now_ms = 1700000000000};
+    root.t.ctx = &root;
+    rs_config cfg;
+    rs_config_defaults(&cfg);
+    rs_options opt = {.strategy = rs_strategy_find("lazy"), .run_ref = "local"};
+    char *dc = cred_dockerconfig_build("ghcr.io", USER, PASS);
+    rs_desired d = {.dockerconfigjson = dc,
+                    .len = strlen(dc),
+                    .ciphertext = "ENC[AES256_GCM,data:x,iv:1,tag:x,type:str]"};
+    rs_transport *count = tp_count_open(&root.t, &cfg);
+    rec_run_info info = {.transport = "live",
+                         .cfg = &cfg,
+                         .opt = &opt,
+                         .desired = &d,
+                         .vt_start_ms = tp_count_start_ms(count)};
+    rs_err e;
+    rs_err_clear(&e);
+    rs_transport *rec = rec_shim_open(count, path, &info, NULL, &e);
+    ck_assert_msg(rec != NULL, "%s", e.msg);
+    tick_procedure(rec);
+    int64_t end = tp_count_stop(count);
+    cJSON *counters = tp_count_counters(count);
+    ck_assert_int_eq(rec_shim_finish(rec, counters, 0, end, &e), RS_OK);
+    cJSON_Delete(counters);
+    rec->close(rec);
+    count->close(count);
+
+    rec_tape *tape = NULL;
+    ck_assert_msg(rec_tape_load(path, &tape, &e) == RS_OK, "%s", e.msg);
+    rec_replay *rp = rec_replay_new(tape);
+    rs_transport *rcount = tp_count_open(rec_replay_root(rp), &cfg);
+    rs_transport *check = rec_replay_check(rp, rcount);
+    tick_procedure(check);
+    rec_replay_finish(rp);
+    ck_assert_int_eq(rec_replay_diverged_at(rp), -1);
+    cJSON *replayed = tp_count_counters(rcount);
+    char *a = cJSON_PrintUnformatted(tape->counters), *b = cJSON_PrintUnformatted(replayed);
+    ck_assert_msg(cJSON_Compare(tape->counters, replayed, true), "recorded %s, replayed %s", a, b);
+    free(a);
+    free(b);
+    cJSON_Delete(replayed);
+    rcount->close(rcount);
+    rec_replay_free(rp);
+    rec_tape_free(tape);
+    rec_cassette_remove(path);
+    free(dc);
+    rs_config_free(&cfg);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("recorder");
@@ -212,6 +341,9 @@ int main(void)
     tcase_add_test(tc, test_a_marked_value_never_reaches_the_cassette_as_it_was);
     tcase_add_test(tc, test_an_answer_teaches_its_token_before_it_is_redacted);
     suite_add_tcase(s, tc);
+    TCase *clock = tcase_create("clock");
+    tcase_add_test(clock, test_a_recording_on_a_moving_clock_replays_to_its_counters);
+    suite_add_tcase(s, clock);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
     int failed = srunner_ntests_failed(sr);

@@ -351,10 +351,11 @@ START_TEST(test_catalogue_entries_override_presets_wholesale_and_extend)
                                  "    ciphertext: ENC[AES256_GCM,data:abc]\n"
                                  "    pulls: [devantler-tech/ksail:v7.178.30]\n"
                                  "  none: {username: u, password: p, pulls: [], revoked: true}\n"
+                                 "  ghcr: {username: g, password: p, manifest-denial: 403}\n"
                                  "cluster: {preset: prod, credential: extra}\n"
                                  "desired: revoked\n"
                                  "runs: [{name: a}]\n");
-    ck_assert_uint_eq(sc->n_catalogue, 5);
+    ck_assert_uint_eq(sc->n_catalogue, 6);
     ck_assert_str_eq(sc->catalogue[2].name, "revoked");
     ck_assert(!sc->catalogue[2].revoked);
     ck_assert_ptr_null(sc->catalogue[2].username);
@@ -371,6 +372,8 @@ START_TEST(test_catalogue_entries_override_presets_wholesale_and_extend)
     ck_assert_ptr_nonnull(none->pulls); /* an empty list, not "all required" */
     ck_assert_uint_eq(none->n_pulls, 0);
     ck_assert(none->revoked);
+    ck_assert_int_eq(none->manifest_denial, 0);
+    ck_assert_int_eq(sc_catalogue_find(sc, "ghcr")->manifest_denial, 403);
     ck_assert_str_eq(sc->cluster.credential, "extra");
     sc_free(sc);
 }
@@ -610,6 +613,13 @@ START_TEST(test_catalogue_entry_errors)
            "3:6: catalogue.x: give username and password, or dockerconfigjson");
     ts_err("name: t\ncatalogue:\n  x: {username: u, password: p, pulls: [ksail]}\n",
            "3:41: catalogue.x.pulls[0]: malformed pull target \"ksail\" (want repo:ref)");
+    /* H136's registry model: GHCR answers a denied manifest 401, 403 or 404. */
+    ts_err("name: t\ncatalogue:\n  x: {username: u, password: p, manifest-denial: 402}\n",
+           "3:50: catalogue.x.manifest-denial: must be 401, 403 or 404, not 402");
+    ts_err("name: t\ncatalogue:\n  x: {username: u, password: p, manifest-denial: 500}\n",
+           "3:50: catalogue.x.manifest-denial: must be an integer from 401 to 404");
+    ts_err("name: t\ncatalogue:\n  x: {username: u, password: p, manifest-denial: yes}\n",
+           "3:50: catalogue.x.manifest-denial: expected an integer");
 }
 END_TEST
 

@@ -169,11 +169,13 @@ rs_code live_bao_probe(live_bao *b, rs_err *e)
 
 typedef struct reg_host {
     char *host, *base, *realm, *service;
+    char *err;      /* why no token exchange can start on this host, or NULL */
+    bool unreached; /* ... because /v2/ gave no answer (the call's status is 0) */
 } reg_host;
 
 struct live_registry {
     live_http *http;
-    char *url;
+    char *url, *ca_file;
     reg_host hosts[REG_HOSTS_MAX];
     size_t n_hosts;
 };
@@ -188,6 +190,7 @@ rs_code live_registry_open(const live_registry_opts *o, live_registry **out, rs_
         free(r);
         return c;
     }
+    if (o->ca_file && o->ca_file[0]) r->ca_file = rs_xstrdup(o->ca_file);
     if (o->url && o->url[0]) {
         r->url = rs_xstrdup(o->url);
         size_t n = strlen(r->url);
@@ -203,7 +206,9 @@ void live_registry_close(live_registry *r)
     if (!r) return;
     live_http_close(r->http);
     free(r->url);
+    free(r->ca_file);
     for (size_t i = 0; i < r->n_hosts; i++) {
+        free(r->hosts[i].err);
         free(r->hosts[i].host);
         free(r->hosts[i].base);
         free(r->hosts[i].realm);
@@ -240,6 +245,23 @@ bool live_registry_challenge(const char *header, char **realm, char **service)
     return false;
 }
 
+/* What happened to a call that got no answer, in the words of the other
+ * live errors: the server could not be reached, or its TLS could not be
+ * trusted — then which certificate it presented and which CAs were asked
+ * (a registry that cannot be reached is not one that refused a token). */
+static char *reg_unreachable(live_registry *r, const char *what, const char *where, const char *url,
+                             const live_http_call *c)
+{
+    if (!c->tls_failed) return rs_xasprintf("%s %s cannot be reached: %s", what, where, c->error);
+    char cert[448];
+    live_http_peer_cert(r->http, url, cert, sizeof cert);
+    return rs_xasprintf("%s %s cannot be trusted: TLS verification failed: %s; %s, which %s%s "
+                        "does not vouch for",
+                        what, where, c->error, cert,
+                        r->ca_file ? "REASSERT_REGISTRY_CACERT " : "the system's CA bundle",
+                        r->ca_file ? r->ca_file : "");
+}
+
 /* The host's entry; its challenge read once (GET /v2/). */
 static reg_host *reg_host_of(live_registry *r, const char *host)
 {
@@ -253,6 +275,13 @@ static reg_host *reg_host_of(live_registry *r, const char *host)
     live_http_call c = {.method = "GET", .url = url};
     live_http_run(r->http, &c);
     if (c.status == 401) live_registry_challenge(c.www_auth, &h->realm, &h->service);
+    h->unreached = c.status == 0;
+    if (c.status == 0)
+        h->err = reg_unreachable(r, "the registry at", h->base, url, &c);
+    else if (!h->realm)
+        h->err = rs_xasprintf("the registry at %s answered GET /v2/ with HTTP %ld, not a bearer "
+                              "challenge (401 with WWW-Authenticate: Bearer realm=...)",
+                              h->base, c.status);
     live_http_call_free(&c);
     free(url);
     return h;
@@ -261,6 +290,7 @@ static reg_host *reg_host_of(live_registry *r, const char *host)
 typedef struct reg_prep {
     char *url, *auth;
     const char *err;
+    bool unsent; /* err says why nothing was sent: a transport error (status 0), no answer */
 } reg_prep;
 
 static const char *body_str(const cJSON *b, const char *k)
@@ -278,9 +308,19 @@ static void reg_prepare(live_registry *r, const rs_req *req, reg_prep *p, live_h
         p->err = "no registry host";
         return;
     }
+    if (h->err) {
+        p->err = h->err;
+        p->unsent = h->unreached;
+        return;
+    }
     if (req->op == RS_OP_REGISTRY_TOKEN) {
-        if (!h->realm) {
-            p->err = "the registry offered no bearer challenge at /v2/";
+        /* The challenge names the token endpoint; the credential goes there
+         * as basic auth, so never over plain http, whatever the registry
+         * itself is reached by. */
+        if (strncasecmp(h->realm, "http://", 7) == 0) {
+            p->err = "the registry's challenge names a plain http token endpoint: the credential "
+                     "would cross the network in clear; refused";
+            p->unsent = true;
             return;
         }
         char *scope = live_http_escape(target);
@@ -303,6 +343,12 @@ static void reg_prepare(live_registry *r, const rs_req *req, reg_prep *p, live_h
         }
         p->url =
             rs_xasprintf("%s/v2/%.*s/manifests/%s", h->base, (int)(sep - target), target, sep + 1);
+        if (strncasecmp(h->base, "http://", 7) == 0) {
+            p->err = "the registry is plain http: its pull token would cross the network in "
+                     "clear; refused";
+            p->unsent = true;
+            return;
+        }
         const char *tok = body_str(req->body, "token");
         p->auth = rs_xasprintf("Authorization: Bearer %s", tok ? tok : "");
         c->headers[0] = "Accept: application/vnd.oci.image.index.v1+json, "
@@ -315,12 +361,21 @@ static void reg_prepare(live_registry *r, const rs_req *req, reg_prep *p, live_h
     c->url = p->url;
 }
 
-static void reg_answer(const rs_req *req, live_http_call *c, rs_resp *resp)
+static void reg_answer(live_registry *r, const rs_req *req, live_http_call *c, rs_resp *resp)
 {
     resp->sent = c->sent;
     resp->status = (int)c->status;
     if (c->status == 0) {
-        snprintf(resp->error, sizeof resp->error, "registry: %.*s", 200, c->error);
+        /* The token endpoint (the challenge's realm) may be another host. */
+        bool token = req->op == RS_OP_REGISTRY_TOKEN;
+        const char *rest = strstr(c->url, "://");
+        int origin = rest ? (int)(rest + 3 - c->url) + (int)strcspn(rest + 3, "/?") : 0;
+        char *where = rs_xasprintf("%.*s", origin, c->url); /* no path, no query */
+        char *why = reg_unreachable(r, token ? "the registry's token endpoint" : "the registry at",
+                                    where, c->url, c);
+        snprintf(resp->error, sizeof resp->error, "%s", why);
+        free(why);
+        free(where);
         return;
     }
     cJSON *doc = c->resp_len ? cJSON_ParseWithLength(c->resp, c->resp_len) : NULL;
@@ -355,9 +410,10 @@ void live_registry_call_batch(live_registry *r, const rs_req *reqs, rs_resp *res
         live_http_call c;
         reg_prepare(r, &reqs[i], &ps[i], &c);
         if (ps[i].err) {
-            resps[i].status = 400;
+            resps[i].status = ps[i].unsent ? 0 : 400;
             resps[i].sent = RS_SENT_NO;
-            snprintf(resps[i].error, sizeof resps[i].error, "registry: %s", ps[i].err);
+            snprintf(resps[i].error, sizeof resps[i].error, "%s%s",
+                     ps[i].unsent ? "" : "registry: ", ps[i].err);
             continue;
         }
         run[m] = c;
@@ -365,7 +421,7 @@ void live_registry_call_batch(live_registry *r, const rs_req *reqs, rs_resp *res
     }
     if (m) live_http_run_many(r->http, run, m, parallelism);
     for (size_t j = 0; j < m; j++) {
-        reg_answer(&reqs[idx[j]], &run[j], &resps[idx[j]]);
+        reg_answer(r, &reqs[idx[j]], &run[j], &resps[idx[j]]);
         live_http_call_free(&run[j]);
     }
     for (size_t i = 0; i < n; i++) {

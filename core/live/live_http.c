@@ -300,9 +300,15 @@ static void io_finish(CURL *c, call_io *io, CURLcode rc)
             k->sent = RS_SENT_NO;
         else
             k->sent = rc == CURLE_OPERATION_TIMEDOUT ? RS_SENT_UNKNOWN : RS_SENT_YES;
-        snprintf(k->error, sizeof k->error, "%.60s%s%.180s",
+        /* Which way a connection failed (refused, unreachable, timed out)
+         * is the system's errno, which libcurl's text may leave out. */
+        long os_errno = 0;
+        if (rc == CURLE_COULDNT_CONNECT) curl_easy_getinfo(c, CURLINFO_OS_ERRNO, &os_errno);
+        snprintf(k->error, sizeof k->error, "%.60s%s%.180s%s%s%s",
                  io->overflow ? "the answer passed the size bound" : curl_easy_strerror(rc),
-                 io->errbuf[0] && !io->overflow ? ": " : "", io->overflow ? "" : io->errbuf);
+                 io->errbuf[0] && !io->overflow ? ": " : "", io->overflow ? "" : io->errbuf,
+                 os_errno ? " (" : "", os_errno ? strerror((int)os_errno) : "",
+                 os_errno ? ")" : "");
     }
     slist_wipe_free(io->hdrs);
     curl_slist_free_all(io->connect_list);
@@ -406,4 +412,35 @@ char *live_http_escape(const char *s)
     char *r = rs_xstrdup(e ? e : "");
     curl_free(e);
     return r;
+}
+
+void live_http_peer_cert(live_http *h, const char *url, char *buf, size_t len)
+{
+    snprintf(buf, len, "its certificate could not be read");
+    if (strncmp(url, "https://", 8) != 0) return;
+    CURL *c = curl_easy_init();
+    if (!c) return;
+    /* The handshake alone (CONNECT_ONLY): not one byte of a request, so no
+     * credential, goes to the server that could not be trusted. */
+    curl_easy_setopt(c, CURLOPT_URL, url);
+    curl_easy_setopt(c, CURLOPT_CONNECT_ONLY, 1L);
+    curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 0L);
+    curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 0L);
+    curl_easy_setopt(c, CURLOPT_CERTINFO, 1L);
+    curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, h->connect_ms);
+    curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, h->connect_ms);
+    if (h->proxy) curl_easy_setopt(c, CURLOPT_PROXY, h->proxy);
+    struct curl_certinfo *ci = NULL;
+    if (curl_easy_perform(c) == CURLE_OK &&
+        curl_easy_getinfo(c, CURLINFO_CERTINFO, &ci) == CURLE_OK && ci && ci->num_of_certs > 0) {
+        const char *subject = "", *issuer = "";
+        for (struct curl_slist *s = ci->certinfo[0]; s; s = s->next) {
+            if (strncmp(s->data, "Subject:", 8) == 0) subject = s->data + 8;
+            if (strncmp(s->data, "Issuer:", 7) == 0) issuer = s->data + 7;
+        }
+        snprintf(buf, len, "it presented subject %.200s, issued by %.200s%s", subject, issuer,
+                 strcmp(subject, issuer) == 0 ? " (self-signed)" : "");
+    }
+    curl_easy_cleanup(c);
 }

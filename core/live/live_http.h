@@ -80,6 +80,12 @@ void live_http_run(live_http *h, live_http_call *c);
 void live_http_run_many(live_http *h, live_http_call *cs, size_t n, int parallelism);
 void live_http_call_free(live_http_call *c);
 
+/* For an error that must say which certificate could not be trusted:
+ * "it presented subject S, issued by I" of the server behind an https url,
+ * read by a TLS handshake that verifies nothing and sends no request (so
+ * no credential); a fixed sentence when it cannot be read. */
+void live_http_peer_cert(live_http *h, const char *url, char *buf, size_t len);
+
 /* The URL-encoded form of s (caller frees). */
 char *live_http_escape(const char *s);
 

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 
 #define SA_DIR_DEFAULT "/var/run/secrets/kubernetes.io/serviceaccount"
@@ -343,6 +344,30 @@ static rs_code kc_client_file_check(const kc_file *f, const cJSON *u, const live
     return kc_bad_tls(f, cJSON_GetObjectItemCaseSensitive(u, field), k, field, what, e);
 }
 
+/* A bearer credential (token, tokenFile, an exec plugin's token) for a
+ * server without TLS would cross the network in clear with every request.
+ * kubectl never sends one there (clientcmd gives a user's credentials only
+ * to a TLS server, so its requests go anonymous); reassert refuses the
+ * kubeconfig instead, naming the field, so the run does not fail later as
+ * an anonymous caller with a reason that hides this one. */
+static rs_code kc_plain_http_check(const kc_file *f, const cJSON *u, const live_kubeconfig *k,
+                                   rs_err *e)
+{
+    if (!k->server || strncasecmp(k->server, "http://", 7) != 0) return RS_OK;
+    const char *field = k->token_file ? "tokenFile"
+                        : k->token    ? "token"
+                        : k->has_exec ? "exec"
+                                      : NULL;
+    if (!field) return RS_OK;
+    live_yaml_pos p = live_yaml_pos_of(f->doc, cJSON_GetObjectItemCaseSensitive(u, field));
+    return rs_fail(e, RS_DATAERR,
+                   "%s:%d:%d: kubeconfig: context %s, user %s: %s: cluster %s's server %s is "
+                   "plain http, so this bearer credential would cross the network in clear with "
+                   "every request; refused (kubectl sends no credential without TLS): give the "
+                   "cluster an https:// server and its certificate-authority",
+                   f->path, p.line, p.col, k->context, k->user, field, k->cluster, k->server);
+}
+
 static rs_code kc_user(const kc_file *f, const cJSON *u, live_kubeconfig *k, rs_err *e)
 {
     const char *cert = NULL, *key = NULL, *token = NULL, *tfile = NULL;
@@ -363,8 +388,8 @@ static rs_code kc_user(const kc_file *f, const cJSON *u, live_kubeconfig *k, rs_
         return c;
     const cJSON *ex = kc_map(f, u, "exec", "exec", e, &c);
     if (c != RS_OK) return c;
-    if (ex) return kc_exec(f, ex, k, e);
-    return RS_OK;
+    if (ex && (c = kc_exec(f, ex, k, e)) != RS_OK) return c;
+    return kc_plain_http_check(f, u, k, e);
 }
 
 /* The service account a pod runs as, when no kubeconfig exists. */

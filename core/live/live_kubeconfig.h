@@ -18,7 +18,10 @@
  * Errors name the file (file:line:col where the YAML reader knows it), the
  * context and the field: RS_DATAERR (exit 65) for a malformed file, an
  * unknown context, a context naming a cluster or user that no file defines,
- * a server that is not an http(s) URL, base64 that does not decode.
+ * a server that is not an http(s) URL, base64 that does not decode, and a
+ * bearer credential (token, tokenFile, exec) for a plain http server —
+ * kubectl never sends one without TLS, and reassert refuses the kubeconfig
+ * rather than send it or go anonymous.
  */
 #ifndef CORE_LIVE_KUBECONFIG_H
 #define CORE_LIVE_KUBECONFIG_H

@@ -43,7 +43,7 @@ rs_code live_talos_open(const live_talos_opts *o, live_talos **out, rs_err *e)
     if (o->timeout_ms < 0) return rs_fail(e, RS_USAGE, "the talosctl timeout must be positive");
     /* talosctl would wait on a FIFO until its timeout, on every call: a path
      * that is there but is not a regular file is bad input (DESIGN §5.1). A
-     * missing one is talosctl's to report. */
+     * missing one `reassert run` refuses in its preflight (cli_preflight.c). */
     struct stat tc;
     if (o->talosconfig && stat(o->talosconfig, &tc) == 0 && !S_ISREG(tc.st_mode))
         return rs_fail(e, RS_DATAERR, "--talosconfig %s: it is not a regular file", o->talosconfig);

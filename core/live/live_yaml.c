@@ -526,6 +526,16 @@ rs_code live_yaml_load(const char *path, const char *what, live_yaml_doc **out, 
     size_t len = 0;
     rs_code rc = live_text_read(path, what, &text, &len, e);
     if (rc != RS_OK) return rc;
+    rc = live_yaml_load_text(text, len, path, what, out, e);
+    OPENSSL_cleanse(text, len);
+    free(text);
+    return rc;
+}
+
+rs_code live_yaml_load_text(const char *text, size_t len, const char *path, const char *what,
+                            live_yaml_doc **out, rs_err *e)
+{
+    *out = NULL;
     struct fy_diag_cfg dcfg;
     fy_diag_cfg_default(&dcfg);
     dcfg.fp = NULL;
@@ -547,8 +557,6 @@ rs_code live_yaml_load(const char *path, const char *what, live_yaml_doc **out, 
                   : ly_fail(b, (live_yaml_pos){1, 1}, "", "libfyaml refused the input");
     fy_parser_destroy(p);
     fy_diag_destroy(diag);
-    OPENSSL_cleanse(text, len);
-    free(text);
     ly_builder_release(b);
     if (ok)
         *out = b->doc;

@@ -38,6 +38,10 @@ typedef struct live_yaml_doc live_yaml_doc;
  * "<path>:<line>:<col>: <field>: <problem>" and RS_DATAERR; libfyaml's own
  * diagnostics are captured, never printed. */
 rs_code live_yaml_load(const char *path, const char *what, live_yaml_doc **out, rs_err *e);
+/* The same from text in memory (len bytes; path only names it in errors).
+ * The text is the caller's: it is neither changed nor freed. */
+rs_code live_yaml_load_text(const char *text, size_t len, const char *path, const char *what,
+                            live_yaml_doc **out, rs_err *e);
 void live_yaml_free(live_yaml_doc *d);
 
 const cJSON *live_yaml_root(const live_yaml_doc *d);

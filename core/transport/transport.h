@@ -111,7 +111,7 @@ typedef struct rs_req {
     rs_secret_marks secret; /* which body values carry a secret */
 } rs_req;
 
-#define RS_RESP_ERROR_MAX 256
+#define RS_RESP_ERROR_MAX 512
 
 /* Whether a request left the client. Any status other than 0 means yes. */
 typedef enum rs_sent {

@@ -54,7 +54,8 @@ typedef struct tpc_ctx {
     const rs_config *cfg;
     int64_t n[TPC_N];
     cJSON *by_kind;
-    int64_t start_ms;
+    int64_t start_ms, end_ms;
+    bool stopped; /* end_ms is the run's last clock read */
     char *lease_rv_first, *lease_rv_last;
     char *restarted_at; /* last restartedAt an answer showed */
     bool suspended[2];  /* parent, child: as last shown */
@@ -383,7 +384,22 @@ cJSON *tp_count_counters(rs_transport *t)
     bool moved = c->lease_rv_first && !tpc_eq(c->lease_rv_first, c->lease_rv_last);
     cJSON_AddBoolToObject(doc, "lease_rv_moved", moved);
     cJSON_AddItemToObject(doc, "writes_by_kind", tpc_kinds_sorted(c->by_kind));
-    int64_t ms = c->inner->now_ms(c->inner) - c->start_ms;
+    int64_t ms = (c->stopped ? c->end_ms : c->inner->now_ms(c->inner)) - c->start_ms;
     cJSON_AddNumberToObject(doc, "virtual_seconds", (double)ms / 1000.0);
     return doc;
+}
+
+int64_t tp_count_start_ms(rs_transport *t)
+{
+    return tpc_of(t)->start_ms;
+}
+
+int64_t tp_count_stop(rs_transport *t)
+{
+    tpc_ctx *c = tpc_of(t);
+    if (!c->stopped) {
+        c->end_ms = c->inner->now_ms(c->inner);
+        c->stopped = true;
+    }
+    return c->end_ms;
 }

@@ -17,6 +17,7 @@
 #include "core/transport/transport.h"
 
 #include <cjson/cJSON.h>
+#include <stdint.h>
 
 /* Wraps inner (not owned: closing the shim leaves inner open). cfg names
  * the Lease, the policy objects and the controller the counters single out;
@@ -24,7 +25,17 @@
 rs_transport *tp_count_open(rs_transport *inner, const rs_config *cfg);
 /* The counters of every call since tp_count_open, in the §4 delta shape
  * (`lease_rv_moved`, `writes_by_kind`, `virtual_seconds`, ...). Caller
- * frees. t must come from tp_count_open. */
+ * frees. t must come from tp_count_open. `virtual_seconds` runs from the
+ * clock read tp_count_open made to the one tp_count_stop made, or to a read
+ * made now when the shim was not stopped. */
 cJSON *tp_count_counters(rs_transport *t);
+/* The clock read virtual_seconds starts from (made by tp_count_open). */
+int64_t tp_count_start_ms(rs_transport *t);
+/* The run is over: reads the clock one last time and keeps that reading as
+ * the end of virtual_seconds, so every later tp_count_counters gives the
+ * same document (a recording's counters, its end record and `--output json`
+ * agree on a clock that moves between two reads). Returns that reading; a
+ * second stop returns the first one's. */
+int64_t tp_count_stop(rs_transport *t);
 
 #endif

@@ -251,12 +251,25 @@ static bool is_talos_mutation(const inv_call *k)
     return k->applied && has_prefix(k->op, "talos.") && k->write;
 }
 
-/* Whether the root write at index r passed cutover; *why (static text) says
- * what was missing when not. */
-static bool root_write_ok(sim_world *w, const inv_log *log, size_t r, const char **why)
+/* Whether another actor released a policy fence between this run's last
+ * proof of it and the write at seq (narrowing (b)): no client can see that
+ * race, so the one raced write is judged as made under the fence — for the
+ * root write's invariants 3 and 5 as for invariant 1. */
+static bool policy_fence_raced(sim_world *w, const char *run, long long seq)
 {
     const rs_config *c = &w->cfg;
-    if (!log->v[r].fences_held) return *why = "this run did not hold both policy fences", false;
+    return inv_raced(w, run, "Kustomization", c->parent_ns, c->parent_name, seq) ||
+           inv_raced(w, run, "Kustomization", c->child_ns, c->child_name, seq);
+}
+
+/* Whether the root write at index r passed cutover; *why (static text) says
+ * what was missing when not. */
+static bool root_write_ok(sim_world *w, const char *run, const inv_log *log, size_t r,
+                          const char **why)
+{
+    const rs_config *c = &w->cfg;
+    if (!log->v[r].fences_held && !policy_fence_raced(w, run, log->v[r].seq))
+        return *why = "this run did not hold both policy fences", false;
     size_t vb = r;
     for (size_t i = r; i-- > 0;) {
         const inv_call *k = &log->v[i];
@@ -293,7 +306,7 @@ static void check_cutover(sim_world *w, const inv_mark *m, const inv_log *log, i
     for (size_t i = 0; i < log->n; i++) {
         if (!is_applied_root_write(&log->v[i])) continue;
         const char *why = NULL;
-        if (root_write_ok(w, log, i, &why)) continue;
+        if (root_write_ok(w, rep->run->name, log, i, &why)) continue;
         char *d = call_desc(m, &log->v[i]);
         inv_report_add(rep, 3, "%s wrote the root secret outside a clean round under the fence: %s",
                        d, why);
@@ -303,12 +316,12 @@ static void check_cutover(sim_world *w, const inv_mark *m, const inv_log *log, i
 
 /* ---- invariant 5: a failed run leaves the root unchanged unless it passed cutover ---- */
 
-static bool passed_cutover(sim_world *w, const inv_log *log)
+static bool passed_cutover(sim_world *w, const char *run, const inv_log *log)
 {
     for (size_t i = 0; i < log->n; i++) {
         const char *why = NULL;
         if (is_applied_root_write(&log->v[i]) &&
-            (!log->normal_path || root_write_ok(w, log, i, &why)))
+            (!log->normal_path || root_write_ok(w, run, log, i, &why)))
             return true;
     }
     return false;
@@ -320,7 +333,7 @@ static void check_failed_root(sim_world *w, const inv_mark *m, const inv_log *lo
     bool same =
         (!now && !m->root_data) || (now && m->root_data && cJSON_Compare(now, m->root_data, true));
     cJSON_Delete(now);
-    if (same || passed_cutover(w, log)) return;
+    if (same || passed_cutover(w, rep->run->name, log)) return;
     inv_report_add(rep, 5,
                    "the run exited %d but the root secret %s/%s changed without passing cutover",
                    rep->run->exit_code, w->cfg.root_ns, w->cfg.root_name);

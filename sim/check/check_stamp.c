@@ -222,6 +222,29 @@ static const char *owner_key(sim_world *w, const char *kind, const cJSON *obj, c
     return w->cfg.ann.parent_owner;
 }
 
+/* Whether the Lease's empty holder is another actor's doing: its last
+ * change is a recorded foreign write after this run's last applied write of
+ * the Lease. Emptied by another actor, the Lease is lost to this run exactly
+ * as a taken one (the core refuses at its next proof and releases what it
+ * holds, H8/H10); emptied by this run itself, before releasing its policy
+ * fences, it is the §3.4 order reversed and gets no waiver. */
+static bool lease_emptied_by_another(sim_world *w, const char *run_name)
+{
+    const rs_config *c = &w->cfg;
+    char *ref = rs_xasprintf("Lease/%s/%s", c->lease_ns, c->lease_name);
+    sqlite3_stmt *st =
+        simw_stmt(w, "SELECT 1 FROM foreign_writes f WHERE f.run = ?1 AND f.ref = ?2"
+                     " AND f.after_call >= (SELECT coalesce(max(seq), 0) FROM call_log"
+                     "  WHERE run = ?1 AND target = ?2 AND applied = 1 AND op NOT IN ('kube.get', "
+                     "'kube.list'))");
+    sqlite3_bind_text(st, 1, run_name, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, ref, -1, SQLITE_STATIC);
+    bool hit = simw_step_row(w, st);
+    sqlite3_reset(st);
+    free(ref);
+    return hit;
+}
+
 void inv_at_kube_write(sim_world *w, const char *run_name, const char *kind, const cJSON *before,
                        const cJSON *after)
 {
@@ -236,8 +259,9 @@ void inv_at_kube_write(sim_world *w, const char *run_name, const char *kind, con
             released = true;
     if (!released) return;
     /* Only cleanup racing a theft: the Lease names another holder, or
-     * another actor deleted it (the core never deletes the Lease: a
-     * deleted Lease is lost exactly as a taken one). A run that freed
+     * another actor deleted it or emptied its holder (the core never
+     * deletes the Lease: a deleted or emptied Lease is lost exactly as a
+     * taken one). A run that freed
      * the Lease itself before releasing its fences (the §3.4 order
      * reversed) gets no waiver: the next run could take the Lease while
      * this one's fences still stand. */
@@ -245,7 +269,8 @@ void inv_at_kube_write(sim_world *w, const char *run_name, const char *kind, con
     cJSON *lease = simw_get(w, "Lease", c->lease_ns, c->lease_name);
     const char *path[] = {"spec", "holderIdentity"};
     const char *holder = simw_json_str(lease, path, 2);
-    bool stolen = !lease || (holder && holder[0] && !inv_holder_of_run(holder, run_name));
+    bool stolen = !lease || (holder && holder[0] && !inv_holder_of_run(holder, run_name)) ||
+                  ((!holder || !holder[0]) && lease_emptied_by_another(w, run_name));
     cJSON_Delete(lease);
     if (!stolen) return;
     /* The call being performed is logged right after this, as max(seq)+1. */

@@ -156,6 +156,29 @@ static cJSON *eviction_status(int code, const char *status, const char *reason, 
     return s;
 }
 
+/* The kubelet registers a deleted mirror pod again at once, under a new UID:
+ * the preset's own come back through simw_node_pods_ensure, any other (a
+ * scenario's `kube.apply`, e.g. one marked only by the mirror annotation, as
+ * some kubelets publish them) from the object that was deleted. */
+static void ctl_mirror_register_again(sim_world *w, const char *ns, const char *name,
+                                      const cJSON *pod)
+{
+    cJSON *again = simw_get(w, "Pod", ns, name);
+    if (!again) {
+        cJSON *copy = cJSON_Duplicate(pod, 1);
+        cJSON *meta = cJSON_GetObjectItemCaseSensitive(copy, "metadata");
+        static const char *const drop[] = {"uid", "resourceVersion", "generation",
+                                           "creationTimestamp", "deletionTimestamp"};
+        for (size_t i = 0; i < RS_ARRAY_LEN(drop); i++)
+            cJSON_DeleteItemFromObjectCaseSensitive(meta, drop[i]);
+        cJSON *out = NULL;
+        store_create(w->db, "Pod", ns, copy, &out);
+        cJSON_Delete(out);
+        cJSON_Delete(copy);
+    }
+    cJSON_Delete(again);
+}
+
 int ctl_evict(sim_world *w, const char *ns, const char *name, char **node_out, cJSON **body)
 {
     *node_out = NULL;
@@ -185,6 +208,7 @@ int ctl_evict(sim_world *w, const char *ns, const char *name, char **node_out, c
          * drain that evicts it and waits for it to be gone never finishes. */
         ctl_pod_delete(w, ns, name);
         simw_node_pods_ensure(w, node);
+        ctl_mirror_register_again(w, ns, name, pod);
     } else if (!ctl_pod_terminating(pod)) {
         ctl_pod_terminate(w, ns, name, SIM_EVICT_MS);
     }

@@ -13,6 +13,7 @@
 #include "sim/runner/runner.h"
 #include "sim/runner/runner_int.h"
 
+#include "recorder/rec_cassette.h"
 #include "sim/check/check_expect.h"
 #include "sim/check/check_invariants.h"
 #include "sim/runner/runner_junit.h"
@@ -200,6 +201,21 @@ static void fail_if_killed(int sig, cJSON *failures)
     free(msg);
 }
 
+/* A run its own `crash` fault ended could not write its cassette's end
+ * record: the runner, which saw it end and knows why, writes it (exit 137),
+ * so a strict replay knows the recording is whole, not cut short. A run
+ * killed by a signal gets none: nobody knows where it would have gone. */
+static void record_crash_end(const char *record, int code, int sig, cJSON *failures)
+{
+    if (!record || sig || code != SIM_CRASH_EXIT) return;
+    struct stat st;
+    if (lstat(record, &st) != 0) return; /* the run ended before its recorder started */
+    rs_err e;
+    rs_err_clear(&e);
+    if (rec_cassette_end_killed(record, SIM_CRASH_EXIT, &e) != RS_OK)
+        cJSON_AddItemToArray(failures, cJSON_CreateString(e.msg));
+}
+
 static bool strategy_applies(const sc_scenario *sc, const char *s)
 {
     for (size_t i = 0; i < sc->n_strategies; i++)
@@ -261,6 +277,7 @@ static cJSON *run_checked(const sc_scenario *sc, const sc_run *run, const rs_str
     char *record = record_dir ? runner_record_path(record_dir, sc, run) : NULL;
     int code = run_child(db, sc, run, strategy, tmp, out_path, unfired_path, result_path, record,
                          run_fn, &sig);
+    record_crash_end(record, code, sig, failures);
     free(record);
     cJSON *annotation_only = run_annotation_only(result_path, failures);
     fail_if_killed(sig, failures);

@@ -38,6 +38,11 @@ typedef struct sc_cred {
     bool revoked;
     char **pulls; /* targets this credential can pull; NULL = all required */
     size_t n_pulls;
+    /* `manifest-denial: 401|403|404`: the token exchange grants every
+     * package (as GHCR's does) and a manifest read of a package `pulls`
+     * does not cover answers this status (H136); 0: the token exchange
+     * refuses such a package. */
+    int manifest_denial;
     sc_pos pos;
 } sc_cred;
 

@@ -83,17 +83,15 @@ const rec_row *sc_cassette_node_list(const sc_cassette *c)
 
 /* ---- the catalogue ---- */
 
-/* The docker config text the first read of the variables Secret held, or
- * NULL (never read, absent, or not base64). Caller frees. */
-static char *scc_variables_text(sc_cassette *c)
+char *sc_cassette_secret_text(sc_cassette *c, const char *ns, const char *name, const char *key)
 {
-    char *target = rs_xasprintf("Secret/%s/%s", c->cfg.variables_ns, c->cfg.variables_name);
+    char *target = rs_xasprintf("Secret/%s/%s", ns, name);
     const rec_row *r = sc_cassette_first(c, "kube.get", target);
     free(target);
     if (!r || r->status != 200) return NULL;
     cJSON *obj = sc_cassette_response(c, r);
-    const char *b64 = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
-        cJSON_GetObjectItemCaseSensitive(obj, "data"), c->cfg.variables_key));
+    const char *b64 = cJSON_GetStringValue(
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(obj, "data"), key));
     size_t len = 0;
     unsigned char *raw = b64 ? base64_decode(b64, &len) : NULL;
     cJSON_Delete(obj);
@@ -256,7 +254,8 @@ void sc_cassette_catalogue(sc_cassette *c, sc_cred *creds, size_t *n, const char
     const char *d = rec_tape_meta(c->tape, "desired");
     char *desired = rec_unredact_string(c->red, d ? d : "");
     scc_add_text(creds, n, "desired", desired, rec_tape_meta(c->tape, "desired_ciphertext"));
-    char *held = scc_variables_text(c);
+    char *held = sc_cassette_secret_text(c, c->cfg.variables_ns, c->cfg.variables_name,
+                                         c->cfg.variables_key);
     *cluster_cred = "desired";
     if (held && strcmp(held, desired) != 0) {
         scc_add_text(creds, n, "cluster", held, NULL);

@@ -45,7 +45,7 @@ static const char *const sc_default_fanout[] = {"wedding-app", "ascoachingogvane
 /* "ENC[AES256_GCM,data:<32 hex>,iv:<16 hex>,tag:sim,type:str]" from
  * SHA-256("reassert-sim:" + name): stable across runs, distinct per name, and
  * shaped like SOPS output so the revision code path is the production one. */
-static char *sc_default_ciphertext(const char *name)
+char *sc_default_ciphertext(const char *name)
 {
     char *seed = rs_xasprintf("reassert-sim:%s", name);
     char hex[65];
@@ -77,6 +77,17 @@ static bool scl_pulls(sc_ld *ld, const cJSON *n, const char *path, sc_cred *c)
         return scl_fail_at(ld, cJSON_GetArrayItem(n, (int)i), ip,
                            "malformed pull target \"%s\" (want repo:ref)", c->pulls[i]);
     }
+    return true;
+}
+
+/* GHCR's answers to a manifest read its token does not cover: 401
+ * UNAUTHORIZED, 403 DENIED, 404 MANIFEST_UNKNOWN (H136). */
+static bool scl_manifest_denial(sc_ld *ld, const cJSON *n, const char *path, sc_cred *c)
+{
+    long long status = 0;
+    if (!scl_int(ld, n, path, 401, 404, &status)) return false;
+    if (status == 402) return scl_fail_at(ld, n, path, "must be 401, 403 or 404, not 402");
+    c->manifest_denial = (int)status;
     return true;
 }
 
@@ -113,8 +124,8 @@ static bool scl_cred_form(sc_ld *ld, const cJSON *v, const char *path, sc_cred *
 
 static bool scl_cred_entry(sc_ld *ld, const cJSON *v, const char *path, sc_cred *c)
 {
-    static const char *const keys[] = {
-        "username", "password", "dockerconfigjson", "ciphertext", "revoked", "pulls", NULL};
+    static const char *const keys[] = {"username", "password", "dockerconfigjson", "ciphertext",
+                                       "revoked",  "pulls",    "manifest-denial",  NULL};
     char kp[SC_PATH_MAX];
     const cJSON *f;
     const char *s;
@@ -133,6 +144,10 @@ static bool scl_cred_entry(sc_ld *ld, const cJSON *v, const char *path, sc_cred 
     }
     scl_path_key(kp, path, "revoked");
     if ((f = cJSON_GetObjectItemCaseSensitive(v, "revoked")) && !scl_bool(ld, f, kp, &c->revoked))
+        return false;
+    scl_path_key(kp, path, "manifest-denial");
+    if ((f = cJSON_GetObjectItemCaseSensitive(v, "manifest-denial")) &&
+        !scl_manifest_denial(ld, f, kp, c))
         return false;
     scl_path_key(kp, path, "pulls");
     return !(f = cJSON_GetObjectItemCaseSensitive(v, "pulls")) || scl_pulls(ld, f, kp, c);

@@ -94,6 +94,9 @@ void scl_cred_free(sc_cred *c);
  * entries and fills the cluster here). */
 bool scl_catalogue(sc_ld *ld, const cJSON *cat, const cJSON *cluster);
 bool scl_cluster(sc_ld *ld, const cJSON *v);
+/* A catalogue entry's ciphertext when the file gives none:
+ * "ENC[AES256_GCM,...]" derived from the name. Caller frees. */
+char *sc_default_ciphertext(const char *name);
 
 /* Events, faults and `during:` entries (scenario_events.c). */
 bool scl_event(sc_ld *ld, const cJSON *item, const char *path, sc_event *out);

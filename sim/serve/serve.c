@@ -12,6 +12,7 @@
 #include "core/config.h"
 #include "core/cred/cred.h"
 #include "sim/check/check_expect.h"
+#include "sim/store/store.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -19,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -105,6 +107,8 @@ static rs_code serve_open_run(serve_server *s, const serve_config *cfg, rs_err *
 static void serve_free(serve_server *s)
 {
     if (!s) return;
+    pthread_mutex_destroy(&s->lock);
+    pthread_cond_destroy(&s->changed);
     if (s->sim && s->sim->close) s->sim->close(s->sim);
     sim_world_close(s->w);
     sc_free(s->sc);
@@ -142,7 +146,7 @@ static int serve_listen(const char *host, int port, int *bound, rs_err *e)
     int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
     int one = 1;
     if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0 ||
-        bind(fd, (struct sockaddr *)&ss, len) != 0 || listen(fd, 64) != 0 ||
+        bind(fd, (struct sockaddr *)&ss, len) != 0 || listen(fd, 1024) != 0 ||
         getsockname(fd, (struct sockaddr *)&ss, &len) != 0) {
         int err = errno;
         if (fd >= 0) close(fd);
@@ -154,12 +158,36 @@ static int serve_listen(const char *host, int port, int *bound, rs_err *e)
     return fd;
 }
 
+/* Room for SERVE_CONNS_MAX connections: the soft limit on descriptors
+ * raised towards the hard one (a shell's default 1024 would refuse the
+ * 1021st connection before any limit of ours applies). */
+static void serve_raise_fd_limit(void)
+{
+    struct rlimit rl;
+    rlim_t want = SERVE_CONNS_MAX + 64;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur >= want) return;
+    rl.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max > want ? want : rl.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &rl);
+}
+
 rs_code serve_start(const serve_config *cfg, serve_server **out, rs_err *e)
 {
     *out = NULL;
     if (!cfg->tls_cert_pem != !cfg->tls_key_pem)
         return rs_fail(e, RS_USAGE, "--tls-cert and --tls-key go together");
+    if (cfg->client_ca_pem && !cfg->tls_cert_pem)
+        return rs_fail(e, RS_USAGE, "--client-ca needs --tls-cert and --tls-key (HTTPS)");
     serve_server *s = rs_xcalloc(1, sizeof *s);
+    pthread_mutex_init(&s->lock, NULL);
+    pthread_cond_init(&s->changed, NULL);
+    s->header_timeout_s = cfg->header_timeout_s ? cfg->header_timeout_s : SERVE_HEADER_TIMEOUT_S;
+    s->idle_timeout_s = cfg->idle_timeout_s ? cfg->idle_timeout_s : SERVE_IDLE_TIMEOUT_S;
+    s->conns_per_client =
+        cfg->max_conns_per_client ? cfg->max_conns_per_client : SERVE_CONNS_PER_CLIENT;
+    s->call_log_max = cfg->call_log_max > 0 ? cfg->call_log_max : SERVE_CALL_LOG_MAX;
+    s->client_ca = cfg->client_ca_pem != NULL;
+    s->say = cfg->say;
+    s->say_arg = cfg->say_arg;
     s->kube_token = cfg->kube_token ? rs_xstrdup(cfg->kube_token) : NULL;
     s->kube_token_path = cfg->kube_token_path ? rs_xstrdup(cfg->kube_token_path) : NULL;
     s->bao_token = cfg->bao_token ? rs_xstrdup(cfg->bao_token) : NULL;
@@ -169,6 +197,7 @@ rs_code serve_start(const serve_config *cfg, serve_server **out, rs_err *e)
         serve_free(s);
         return e->code;
     }
+    serve_raise_fd_limit();
     int port = 0;
     int fd = serve_listen(cfg->host, cfg->port, &port, e);
     if (fd < 0) {
@@ -178,12 +207,18 @@ rs_code serve_start(const serve_config *cfg, serve_server **out, rs_err *e)
     bool ipv6 = strchr(cfg->host, ':') != NULL;
     s->url = ipv6 ? rs_xasprintf("%s://[%s]:%d", tls ? "https" : "http", cfg->host, port)
                   : rs_xasprintf("%s://%s:%d", tls ? "https" : "http", cfg->host, port);
-    s->daemon = serve_http_start(s, fd, cfg->tls_cert_pem, cfg->tls_key_pem);
+    s->rev_seen = store_revision(sim_world_db(s->w));
+    if (store_watch_enable(sim_world_db(s->w)) != 0) {
+        close(fd);
+        serve_free(s);
+        return rs_fail(e, RS_FAILED, "the world refused the watch log");
+    }
+    s->daemon = serve_http_start(s, fd, cfg->tls_cert_pem, cfg->tls_key_pem, cfg->client_ca_pem);
     if (!s->daemon) {
         close(fd);
         serve_free(s);
         return rs_fail(e, tls ? RS_DATAERR : RS_FAILED, "cannot serve on %s port %d%s", cfg->host,
-                       port, tls ? ": the TLS certificate or key was refused" : "");
+                       port, tls ? ": the TLS certificate, key or client CA was refused" : "");
     }
     *out = s;
     return RS_OK;
@@ -197,8 +232,21 @@ const char *serve_url(const serve_server *s)
 size_t serve_stop(serve_server *s, void (*say)(const char *sentence, void *arg), void *arg)
 {
     if (!s) return 0;
-    serve_http_stop(s->daemon);
-    s->daemon = NULL;
+    serve_http_stop(s);
+    char msg[256];
+    long long dropped = sim_transport_log_dropped(s->sim);
+    if (dropped > 0 && s->say) {
+        snprintf(msg, sizeof msg, "the call log dropped its %lld oldest calls (it keeps %ld)",
+                 dropped, s->call_log_max);
+        s->say(msg, s->say_arg);
+    }
+    if (s->tls_failures > 0 && s->say) {
+        snprintf(msg, sizeof msg,
+                 "%lu TLS handshakes failed (a client refused the server's certificate, sent "
+                 "one that does not verify, or spoke plain HTTP)",
+                 s->tls_failures);
+        s->say(msg, s->say_arg);
+    }
     size_t n = 0;
     char **v = sim_transport_unfired(s->sim, &n);
     for (size_t i = 0; say && i < n; i++)

@@ -31,6 +31,10 @@ typedef struct serve_config {
     int port;                  /* 0: any free port */
     const char *tls_cert_pem;  /* both or neither: HTTPS */
     const char *tls_key_pem;
+    /* NULL: no client certificates. Else PEM CA certificates: a client
+     * certificate they sign (for client authentication) is an identity, its
+     * subject's CN the user, as the API server's --client-ca-file. */
+    const char *client_ca_pem;
     const char *kube_token; /* NULL: the Kubernetes API takes any bearer */
     /* The file kube_token came from (NULL: none). Each non-blank line is a
      * token the server takes, and the file is read again at each bearer
@@ -42,7 +46,28 @@ typedef struct serve_config {
      * this namespace in X-Vault-Namespace (403 otherwise), as a token
      * issued in a namespace is valid only there. */
     const char *bao_namespace;
+    /* Connections: at most max_conns_per_client open from one address (0:
+     * SERVE_CONNS_PER_CLIENT); a connection that sends no complete request
+     * header for header_timeout_s seconds of silence, or stays idle between
+     * requests for idle_timeout_s, is closed (0: the API server's 32 s and
+     * 90 s). */
+    unsigned max_conns_per_client;
+    unsigned header_timeout_s, idle_timeout_s;
+    /* The call log keeps this many rows of the serve run (0:
+     * SERVE_CALL_LOG_MAX); the oldest are dropped past it, and counted. */
+    long call_log_max;
+    /* Told, one sentence each, when the call log first drops rows and, at
+     * stop, how many it dropped and how many TLS handshakes failed (may be
+     * NULL). */
+    void (*say)(const char *sentence, void *arg);
+    void *say_arg;
 } serve_config;
+
+#define SERVE_CONNS_PER_CLIENT 320 /* above the live transport's pool of 256 */
+#define SERVE_CONNS_MAX 4096
+#define SERVE_HEADER_TIMEOUT_S 32 /* the API server's ReadHeaderTimeout */
+#define SERVE_IDLE_TIMEOUT_S 90   /* the API server's IdleTimeout */
+#define SERVE_CALL_LOG_MAX 100000L
 
 typedef struct serve_server serve_server;
 
@@ -59,9 +84,11 @@ rs_code serve_parse_listen(const char *text, char *host, size_t hostlen, int *po
 rs_code serve_start(const serve_config *cfg, serve_server **out, rs_err *e);
 /* "http://127.0.0.1:PORT" or "https://...", the port the kernel chose. */
 const char *serve_url(const serve_server *s);
-/* Stops answering, closes the world. Returns how many of the scenario run's
- * faults and during: entries never fired, plus how many of its during:
- * checks failed, after handing say (may be NULL) one sentence for each. */
+/* Stops answering (open watches end), closes the world. Returns how many
+ * of the scenario run's faults and during: entries never fired, plus how
+ * many of its during: checks failed, after handing say (may be NULL) one
+ * sentence for each. What the server dropped (call log rows) or refused
+ * (TLS handshakes) goes to cfg->say. */
 size_t serve_stop(serve_server *s, void (*say)(const char *sentence, void *arg), void *arg);
 
 #endif

@@ -23,6 +23,8 @@
 #include "sim/serve/serve_talos.h"
 #include "sim/store/store.h"
 
+#include <gnutls/gnutls.h>
+#include <gnutls/x509.h>
 #include <microhttpd.h>
 #include <openssl/crypto.h>
 #include <stdarg.h>
@@ -42,9 +44,26 @@ const char *serve_arg(const serve_http *h, const char *name)
     return MHD_lookup_connection_value(h->conn, MHD_GET_ARGUMENT_KIND, name);
 }
 
+bool serve_arg_true(const serve_http *h, const char *name)
+{
+    static const char *const yes[] = {"1", "t", "T", "TRUE", "true", "True"};
+    const char *v = serve_arg(h, name);
+    for (size_t i = 0; v && i < sizeof yes / sizeof *yes; i++)
+        if (strcmp(v, yes[i]) == 0) return true;
+    return false;
+}
+
 bool serve_method_is(const serve_http *h, const char *method)
 {
     return strcmp(h->method, method) == 0;
+}
+
+void serve_answer_text(serve_answer *a, int status, const char *text)
+{
+    free(a->body);
+    a->status = status;
+    a->body = rs_xstrdup(text);
+    a->ctype = "text/plain; charset=utf-8";
 }
 
 void serve_answer_json(serve_answer *a, int status, cJSON *body)
@@ -174,13 +193,54 @@ static void token_reread(serve_server *s)
     cred_bytes_wipe_free(buf, SERVE_SECRET_MAX + 2);
 }
 
+/* A verified client certificate is an identity (--client-ca), as on the API
+ * server, whether or not a token file is given; without either, any
+ * request is taken. */
 bool serve_bearer_ok(serve_server *s, const serve_http *h)
 {
-    if (!s->kube_token) return true;
+    if (h->cert_user) return true;
+    if (!s->kube_token) return !s->client_ca;
     if (s->kube_token_path) token_reread(s); /* a rotation, or a revocation, at once */
     const char *auth = serve_header(h, "Authorization");
     return auth && strncmp(auth, "Bearer ", 7) == 0 && auth[7] &&
            token_listed(s->kube_token, auth + 7);
+}
+
+const char *serve_user(serve_server *s, const serve_http *h)
+{
+    if (h->cert_user) return h->cert_user;
+    const char *auth = serve_header(h, "Authorization");
+    if (s->kube_token && auth && strncmp(auth, "Bearer ", 7) == 0) return "reassert-sim-token";
+    return s->kube_token || s->client_ca ? "system:anonymous" : "reassert-sim-anyone";
+}
+
+/* The client certificate of a TLS connection, verified against --client-ca
+ * for client authentication: true with its subject's CN in user (as the API
+ * server's x509 authenticator names the user), false when the client sent
+ * none, or one that does not verify (the request is then as anonymous as
+ * one without a certificate; the bearer check decides). */
+static bool serve_tls_client(struct MHD_Connection *conn, char *user, size_t len)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+    if (!ci || !ci->tls_session) return false;
+    gnutls_session_t tls = (gnutls_session_t)ci->tls_session;
+    unsigned n = 0, status = 1;
+    const gnutls_datum_t *peers = gnutls_certificate_get_peers(tls, &n);
+    if (!peers || n == 0) return false;
+    gnutls_typed_vdata_st purpose = {.type = GNUTLS_DT_KEY_PURPOSE_OID,
+                                     .data = (unsigned char *)GNUTLS_KP_TLS_WWW_CLIENT};
+    if (gnutls_certificate_verify_peers(tls, &purpose, 1, &status) != 0 || status != 0)
+        return false;
+    gnutls_x509_crt_t crt;
+    if (gnutls_x509_crt_init(&crt) != 0) return false;
+    size_t got = len;
+    bool ok =
+        gnutls_x509_crt_import(crt, &peers[0], GNUTLS_X509_FMT_DER) == 0 &&
+        gnutls_x509_crt_get_dn_by_oid(crt, GNUTLS_OID_X520_COMMON_NAME, 0, 0, user, &got) == 0 &&
+        got > 0 && got < len && strlen(user) == got;
+    gnutls_x509_crt_deinit(crt);
+    return ok;
 }
 
 /* ---- routing ------------------------------------------------------------ */
@@ -230,11 +290,50 @@ static void serve_nul_path(serve_server *s, const serve_http *h, serve_answer *a
         serve_answer_errors(a, 404, "no such endpoint: the path holds U+0000");
 }
 
+/* /healthz, /livez, /readyz (and each one's single check, /livez/ping), as
+ * the API server answers them: to anyone, "ok", or with ?verbose the
+ * checks one per line. The world is the one thing that can be unhealthy:
+ * its revision must be readable. */
+static bool serve_health(serve_server *s, const serve_http *h, serve_answer *a)
+{
+    static const char *const names[] = {"healthz", "livez", "readyz"};
+    const char *p = h->path + 1;
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+        size_t n = strlen(names[i]);
+        if (strncmp(p, names[i], n) != 0) continue;
+        const char *check = p[n] == '/' ? p + n + 1 : NULL;
+        if (p[n] && !check) continue;
+        if (check && strcmp(check, "ping") != 0 && strcmp(check, "world") != 0) {
+            serve_answer_text(a, 404, "404 page not found\n");
+            return true;
+        }
+        bool world = store_revision(sim_world_db(s->w)) >= 0;
+        if (!serve_method_is(h, "GET") && !serve_method_is(h, "HEAD")) {
+            serve_answer_status(a, 405, "MethodNotAllowed",
+                                "the server does not allow this method on the requested resource");
+        } else if (MHD_lookup_connection_value_n(h->conn, MHD_GET_ARGUMENT_KIND, "verbose", 7, NULL,
+                                                 NULL) == MHD_YES) {
+            char text[256];
+            snprintf(text, sizeof text, "[+]ping ok\n[%c]world %s\n%s check %s\n",
+                     world ? '+' : '-', world ? "ok" : "failed: the world cannot be read", names[i],
+                     world ? "passed" : "failed");
+            serve_answer_text(a, world ? 200 : 500, text);
+        } else {
+            serve_answer_text(a, world ? 200 : 500,
+                              world ? "ok" : "[-]world failed: the world cannot be read\n");
+        }
+        return true;
+    }
+    return false;
+}
+
 static void serve_route(serve_server *s, const serve_http *h, serve_answer *a)
 {
     const char *p = h->path, *rest = NULL;
+    if (!h->path_nul && serve_health(s, h, a)) return;
     if (strcmp(p, "/version") == 0 || strcmp(p, "/api") == 0 || strcmp(p, "/apis") == 0 ||
-        path_under(p, "/api/", NULL) || path_under(p, "/apis/", NULL))
+        path_under(p, "/api/", NULL) || path_under(p, "/apis/", NULL) ||
+        path_under(p, "/openapi/", NULL))
         serve_kube(s, h, a);
     else if (path_under(p, "/v1/", &rest))
         serve_openbao(s, h, rest, a);
@@ -262,10 +361,13 @@ typedef struct serve_conn {
 
 /* Called with the request target as the client sent it, before decoding:
  * the one place a %00 in the path can still be seen. Its return value is
- * the request's serve_conn. */
+ * the request's serve_conn. A request has begun: its header must now
+ * arrive within the header timeout (the idle timeout applied between
+ * requests). */
 static void *serve_on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
 {
-    (void)cls, (void)conn;
+    serve_server *s = cls;
+    MHD_set_connection_option(conn, MHD_CONNECTION_OPTION_TIMEOUT, s->header_timeout_s);
     serve_conn *c = rs_xcalloc(1, sizeof *c);
     size_t path_len = strcspn(uri, "?");
     for (size_t i = 0; i + 3 <= path_len; i++)
@@ -300,11 +402,13 @@ static void serve_body_wipe(void *body)
 
 static enum MHD_Result serve_queue(struct MHD_Connection *conn, serve_answer *a)
 {
-    const char *body = a->body ? a->body : "";
-    size_t len = strlen(body);
     struct MHD_Response *r;
-    if (a->body) {
-        r = MHD_create_response_from_buffer_with_free_callback(len, a->body, serve_body_wipe);
+    if (a->watch) {
+        r = serve_watch_response(a->watch);
+        a->watch = NULL;
+    } else if (a->body) {
+        r = MHD_create_response_from_buffer_with_free_callback(strlen(a->body), a->body,
+                                                               serve_body_wipe);
         a->body = NULL;
     } else {
         r = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
@@ -316,6 +420,32 @@ static enum MHD_Result serve_queue(struct MHD_Connection *conn, serve_answer *a)
     enum MHD_Result ok = MHD_queue_response(conn, (unsigned)a->status, r);
     MHD_destroy_response(r);
     return ok;
+}
+
+/* After each request, under the lock: wakes the watches when the world's
+ * revision moved, keeps the watch log to its last SERVE_WATCH_LOG_MAX
+ * changes (a watch from before them is 410, as after etcd's compaction)
+ * and the call log within its bound. */
+static void serve_after(serve_server *s)
+{
+    sqlite3 *db = sim_world_db(s->w);
+    long long rev = store_revision(db);
+    if (rev != s->rev_seen) {
+        if (rev / SERVE_WATCH_COMPACT_EVERY != s->rev_seen / SERVE_WATCH_COMPACT_EVERY)
+            store_watch_compact(db, SERVE_WATCH_LOG_MAX);
+        s->rev_seen = rev;
+        pthread_cond_broadcast(&s->changed);
+    }
+    long long dropped = sim_transport_log_trim(s->sim, s->call_log_max);
+    if (dropped > 0 && !s->call_log_told && s->say) {
+        s->call_log_told = true;
+        char msg[256];
+        snprintf(msg, sizeof msg,
+                 "the call log keeps the last %ld calls of this run; older calls are dropped "
+                 "from the world file from now on (counted in world_meta call_log.dropped)",
+                 s->call_log_max);
+        s->say(msg, s->say_arg);
+    }
 }
 
 static enum MHD_Result serve_on_request(void *cls, struct MHD_Connection *conn, const char *url,
@@ -341,19 +471,30 @@ static enum MHD_Result serve_on_request(void *cls, struct MHD_Connection *conn, 
         *upload_size = 0;
         return MHD_YES;
     }
+    char cert_user[256];
     serve_http h = {.conn = conn,
                     .method = method,
                     .path = url,
                     .path_nul = c->path_nul,
                     .body = c->body,
-                    .body_len = c->len};
+                    .body_len = c->len,
+                    .cert_user = s->client_ca && serve_tls_client(conn, cert_user, sizeof cert_user)
+                                     ? cert_user
+                                     : NULL};
     serve_answer a = {.status = 500};
-    if (c->too_large)
+    if (c->too_large) {
         serve_answer_status(&a, 413, "RequestEntityTooLarge",
                             "Request entity too large: limit is %u", SERVE_BODY_MAX);
-    else
+    } else {
+        pthread_mutex_lock(&s->lock);
         serve_route(s, &h, &a);
+        serve_after(s);
+        pthread_mutex_unlock(&s->lock);
+    }
     enum MHD_Result ok = a.status == 0 ? MHD_NO : serve_queue(conn, &a);
+    /* The answer is on its way: from now on the connection may idle. */
+    MHD_set_connection_option(conn, MHD_CONNECTION_OPTION_TIMEOUT, s->idle_timeout_s);
+    serve_watch_free(a.watch);
     if (a.body) cred_text_wipe_free(a.body);
     free(a.www_auth);
     free(a.digest);
@@ -371,25 +512,62 @@ static void serve_on_done(void *cls, struct MHD_Connection *conn, void **con_cls
     *con_cls = NULL;
 }
 
-/* One polling thread answers every request in turn: the world is one SQLite
- * connection and one virtual clock, so requests are serialised as the
- * in-process root serialises calls. */
-void *serve_http_start(serve_server *s, int listen_fd, const char *cert, const char *key)
+/* libmicrohttpd's own messages. A TLS handshake a client broke off (a
+ * certificate it refused, plain HTTP to the HTTPS port) is the client's
+ * affair, as the API server logs it at a low level: counted and said once
+ * at stop, never one stray line per connection; anything else is this
+ * server's and goes to stderr, prefixed and escaped. */
+static void serve_on_log(void *cls, const char *fmt, va_list ap)
 {
-    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG;
-    if (cert) flags |= MHD_USE_TLS;
-    if (cert)
-        return MHD_start_daemon(flags, 0, NULL, NULL, serve_on_request, s, MHD_OPTION_LISTEN_SOCKET,
-                                listen_fd, MHD_OPTION_NOTIFY_COMPLETED, serve_on_done, NULL,
-                                MHD_OPTION_URI_LOG_CALLBACK, serve_on_uri, NULL,
-                                MHD_OPTION_HTTPS_MEM_CERT, cert, MHD_OPTION_HTTPS_MEM_KEY, key,
-                                MHD_OPTION_END);
-    return MHD_start_daemon(flags, 0, NULL, NULL, serve_on_request, s, MHD_OPTION_LISTEN_SOCKET,
-                            listen_fd, MHD_OPTION_NOTIFY_COMPLETED, serve_on_done, NULL,
-                            MHD_OPTION_URI_LOG_CALLBACK, serve_on_uri, NULL, MHD_OPTION_END);
+    serve_server *s = cls;
+    char msg[512];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    size_t n = strlen(msg);
+    while (n > 0 && (msg[n - 1] == '\n' || msg[n - 1] == '.'))
+        msg[--n] = '\0';
+    if (strstr(msg, "handshake") || strstr(msg, "TLS")) {
+        __atomic_add_fetch(&s->tls_failures, 1, __ATOMIC_RELAXED);
+        return;
+    }
+    for (char *p = msg; *p; p++)
+        if ((unsigned char)*p < 0x20) *p = ' ';
+    fprintf(stderr, "reassert sim serve: libmicrohttpd: %s\n", msg);
 }
 
-void serve_http_stop(void *daemon)
+/* One thread per connection: a request runs under the world lock, so the
+ * world still answers one call at a time, while a watch waits for the
+ * world to change without holding it. poll(), not select(), so a
+ * connection's descriptor may be above FD_SETSIZE; a cap per client
+ * address keeps one client's connections from starving the rest. */
+void *serve_http_start(serve_server *s, int listen_fd, const char *cert, const char *key,
+                       const char *client_ca)
 {
-    if (daemon) MHD_stop_daemon(daemon);
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION |
+                     MHD_USE_POLL | MHD_USE_ERROR_LOG;
+    struct MHD_OptionItem tls[] = {
+        {cert ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, 0, (void *)cert},
+        {MHD_OPTION_HTTPS_MEM_KEY, 0, (void *)key},
+        {client_ca ? MHD_OPTION_HTTPS_MEM_TRUST : MHD_OPTION_END, 0, (void *)client_ca},
+        {MHD_OPTION_END, 0, NULL},
+    };
+    if (cert) flags |= MHD_USE_TLS;
+    /* The logger first: libmicrohttpd reports through the one it has. */
+    return MHD_start_daemon(
+        flags, 0, NULL, NULL, serve_on_request, s, MHD_OPTION_EXTERNAL_LOGGER, serve_on_log, s,
+        MHD_OPTION_LISTEN_SOCKET, listen_fd, MHD_OPTION_NOTIFY_COMPLETED, serve_on_done, NULL,
+        MHD_OPTION_URI_LOG_CALLBACK, serve_on_uri, s, MHD_OPTION_CONNECTION_TIMEOUT,
+        s->header_timeout_s, MHD_OPTION_PER_IP_CONNECTION_LIMIT, s->conns_per_client,
+        MHD_OPTION_CONNECTION_LIMIT, (unsigned)SERVE_CONNS_MAX, MHD_OPTION_ARRAY, tls,
+        MHD_OPTION_END);
+}
+
+void serve_http_stop(serve_server *s)
+{
+    if (!s->daemon) return;
+    pthread_mutex_lock(&s->lock);
+    s->stopping = true;
+    pthread_cond_broadcast(&s->changed);
+    pthread_mutex_unlock(&s->lock);
+    MHD_stop_daemon(s->daemon);
+    s->daemon = NULL;
 }

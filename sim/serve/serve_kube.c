@@ -98,11 +98,13 @@ static rs_patch_type kube_patch_type(const serve_http *h)
     return RS_PATCH_NONE;
 }
 
-/* A create or eviction body: JSON (no Content-Type is taken as JSON). */
-static bool kube_json_body(const serve_http *h)
+/* A create or eviction body: JSON (no Content-Type is taken as JSON), or
+ * protobuf for the kinds serve_proto.c decodes. */
+static bool kube_json_body(const serve_http *h, const kube_path *p)
 {
     const char *ct = serve_header(h, "Content-Type");
-    return !ct || media_is(ct, strcspn(ct, "; "), "application/json");
+    return !ct || media_is(ct, strcspn(ct, "; "), "application/json") ||
+           (serve_proto_is(h) && serve_proto_kind(p->k->kind));
 }
 
 /* dryRun from the query (kubectl's patch, create) or the body's
@@ -167,16 +169,11 @@ static bool kube_request(const serve_http *h, const kube_path *p, cJSON *body,
     if (get && p->name) {
         req->op = RS_OP_KUBE_GET;
     } else if (get) {
-        const char *watch = serve_arg(h, "watch");
-        if (watch && (strcmp(watch, "true") == 0 || strcmp(watch, "1") == 0)) {
-            serve_answer_status(a, 400, "BadRequest", "watch is not supported by the sim facade");
-            return false;
-        }
         req->op = RS_OP_KUBE_LIST;
         req->label_selector = serve_arg(h, "labelSelector");
         req->field_selector = serve_arg(h, "fieldSelector");
     } else if (post && eviction) {
-        if (!kube_json_body(h)) {
+        if (!kube_json_body(h, p)) {
             serve_answer_status(a, 415, "UnsupportedMediaType",
                                 "the body of the request was in an unknown format - accepted "
                                 "media types include: application/json");
@@ -186,12 +183,12 @@ static bool kube_request(const serve_http *h, const kube_path *p, cJSON *body,
         req->op = RS_OP_KUBE_EVICT;
         req->body = body;
     } else if (post && !p->name) {
-        if (!kube_json_body(h)) {
-            /* kubectl sends built-in kinds as protobuf first; 415 makes it
-             * send JSON, as a server without protobuf would. */
+        if (!kube_json_body(h, p)) {
+            /* A kind served without protobuf, as the API server answers
+             * protobuf for a custom resource. */
             serve_answer_status(a, 415, "UnsupportedMediaType",
                                 "the body of the request was in an unknown format - accepted "
-                                "media types include: application/json");
+                                "media types include: application/json, application/yaml");
             return false;
         }
         if (malformed) return kube_malformed(malformed, a);
@@ -209,7 +206,7 @@ static bool kube_request(const serve_http *h, const kube_path *p, cJSON *body,
             serve_answer_status(a, 415, "UnsupportedMediaType",
                                 "the body of the request was in an unknown format - accepted "
                                 "media types include: application/json-patch+json, "
-                                "application/merge-patch+json, "
+                                "application/merge-patch+json, application/apply-patch+yaml, "
                                 "application/strategic-merge-patch+json");
             return false;
         }
@@ -231,29 +228,79 @@ static bool kube_request(const serve_http *h, const kube_path *p, cJSON *body,
     return true;
 }
 
+/* A successful get or list as a Table, when the client asked for one. */
+static void kube_as_table(serve_server *s, const serve_http *h, const rs_req *req, rs_resp *resp)
+{
+    if (resp->status != 200 || !resp->body || !serve_table_wanted(h)) return;
+    bool list = req->op == RS_OP_KUBE_LIST;
+    cJSON *items =
+        list ? cJSON_DetachItemFromObjectCaseSensitive(resp->body, "items") : cJSON_CreateArray();
+    if (!list) cJSON_AddItemToArray(items, cJSON_Duplicate(resp->body, true));
+    const cJSON *md = cJSON_GetObjectItemCaseSensitive(resp->body, "metadata");
+    cJSON *t =
+        serve_table(s, h, req->kind, items,
+                    cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(md, "resourceVersion")));
+    cred_json_wipe_delete(items);
+    cred_json_wipe_delete(resp->body);
+    resp->body = t;
+}
+
+static bool kube_watch_asked(const serve_http *h, const kube_path *p)
+{
+    return !p->name && !p->sub && (serve_method_is(h, "GET") || serve_method_is(h, "HEAD")) &&
+           serve_arg_true(h, "watch");
+}
+
+static bool kube_apply_asked(const serve_http *h, const kube_path *p)
+{
+    const char *ct = serve_header(h, "Content-Type");
+    return p->name && !p->sub && serve_method_is(h, "PATCH") && ct &&
+           media_is(ct, strcspn(ct, "; "), "application/apply-patch+yaml");
+}
+
+void serve_kube_write(serve_server *s, const serve_http *h, rs_req *req, serve_answer *a)
+{
+    int dry = rs_op_is_write(req->op) ? kube_dry_run(h, req->body) : 0;
+    if (dry < 0) {
+        serve_answer_status(a, 400, "BadRequest", "the only dry run this server knows is All");
+    } else if (dry) {
+        cJSON *out = NULL;
+        int status = serve_dry_run(s, req, &out);
+        serve_answer_json(a, status, out ? out : cJSON_CreateObject());
+    } else {
+        rs_req_mark_secrets(req);
+        rs_resp resp;
+        s->door.call(&s->door, req, &resp);
+        kube_as_table(s, h, req, &resp);
+        serve_answer_resp(a, &resp);
+    }
+}
+
 static void kube_resource(serve_server *s, const serve_http *h, const kube_path *p, serve_answer *a)
 {
+    if (kube_watch_asked(h, p)) { /* not a call of the world: none of the core's calls is one */
+        serve_watch_open(s, h, p->k->kind, p->ns, a);
+        return;
+    }
+    if (kube_apply_asked(h, p)) {
+        kube_target t = {
+            .kind = p->k->kind, .ns = p->ns, .name = p->name, .resource = p->k->resource};
+        serve_kube_apply(s, h, &t, a);
+        return;
+    }
     bool malformed = false;
     const char *why = NULL;
-    cJSON *body = serve_body_json_bytes(h, &malformed, &why);
+    cJSON *body = NULL;
+    if (serve_proto_is(h) && serve_proto_kind(p->k->kind) && serve_method_is(h, "POST"))
+        malformed = !(body = serve_proto_decode(h, p->k->kind, &why));
+    else
+        body = serve_body_json_bytes(h, &malformed, &why);
     rs_req req;
     if (!kube_request(h, p, body, malformed ? why : NULL, &req, a)) {
         cred_json_wipe_delete(body);
         return;
     }
-    int dry = rs_op_is_write(req.op) ? kube_dry_run(h, body) : 0;
-    if (dry < 0) {
-        serve_answer_status(a, 400, "BadRequest", "the only dry run this server knows is All");
-    } else if (dry) {
-        cJSON *out = NULL;
-        int status = serve_dry_run(s, &req, &out);
-        serve_answer_json(a, status, out ? out : cJSON_CreateObject());
-    } else {
-        rs_req_mark_secrets(&req);
-        rs_resp resp;
-        s->door.call(&s->door, &req, &resp);
-        serve_answer_resp(a, &resp);
-    }
+    serve_kube_write(s, h, &req, a);
     cred_json_wipe_delete(body);
 }
 
@@ -273,6 +320,10 @@ void serve_kube(serve_server *s, const serve_http *h, serve_answer *a)
     kube_path p;
     if (!kube_split(h->path, buf, seg, &nseg)) {
         serve_answer_status(a, 404, "NotFound", "the server could not find the requested resource");
+    } else if (serve_openapi(s, h, a)) {
+        /* answered */
+    } else if (serve_kube_review(s, h, h->path, a)) {
+        /* answered */
     } else if (serve_discovery(s, seg, nseg, a)) {
         if (!serve_method_is(h, "GET") && !serve_method_is(h, "HEAD"))
             serve_answer_status(a, 405, "MethodNotAllowed",

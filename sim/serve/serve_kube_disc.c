@@ -35,6 +35,11 @@ static const serve_kind serve_kinds[] = {
 };
 #define SERVE_NKINDS (sizeof serve_kinds / sizeof serve_kinds[0])
 
+const serve_kind *serve_kind_at(size_t i)
+{
+    return i < SERVE_NKINDS ? &serve_kinds[i] : NULL;
+}
+
 const serve_kind *serve_kind_find(const char *group_version, const char *resource)
 {
     for (size_t i = 0; i < SERVE_NKINDS; i++) {

@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* ---- Object normalisation ------------------------------------------------ */
 
@@ -57,9 +58,10 @@ static void store_uid(long long rev, char *buf, size_t len)
 }
 
 /* Stamps the identity the store owns: kind, apiVersion, name, namespace,
- * uid, resourceVersion, generation. */
+ * uid, resourceVersion, generation, creationTimestamp (NULL: none, an
+ * object stored before the store stamped it). */
 static void store_stamp(cJSON *obj, const store_kind_info *ki, const char *ns, const char *name,
-                        const char *uid, long long rv, double generation)
+                        const char *uid, long long rv, double generation, const char *created)
 {
     store_set(obj, "kind", cJSON_CreateString(ki->kind));
     store_set(obj, "apiVersion", cJSON_CreateString(ki->api_version));
@@ -74,6 +76,31 @@ static void store_stamp(cJSON *obj, const store_kind_info *ki, const char *ns, c
     snprintf(rvbuf, sizeof rvbuf, "%lld", rv);
     store_set(meta, "resourceVersion", cJSON_CreateString(rvbuf));
     store_set(meta, "generation", cJSON_CreateNumber(generation));
+    if (created)
+        store_set(meta, "creationTimestamp", cJSON_CreateString(created));
+    else
+        cJSON_DeleteItemFromObjectCaseSensitive(meta, "creationTimestamp");
+}
+
+/* The store's clock as RFC 3339 (the API server's metav1.Time: seconds). */
+long long store_now(sqlite3 *db)
+{
+    sqlite3_stmt *st = NULL;
+    long long ms = 0;
+    if (sqlite3_prepare_v2(db, "SELECT value FROM store_meta WHERE key = 'now_ms'", -1, &st,
+                           NULL) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW)
+        ms = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return ms;
+}
+
+static void store_now_text(sqlite3 *db, char out[32])
+{
+    time_t t = (time_t)(store_now(db) / 1000);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(out, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
 /* True when anything outside metadata and status differs: that is what
@@ -211,10 +238,11 @@ int store_create(sqlite3 *db, const char *kind, const char *ns, const cJSON *obj
     } else if (store_bump(db, &rev) != SQLITE_OK) {
         code = store_internal(out, db);
     } else {
-        char uid[48];
+        char uid[48], created[32];
         store_uid(rev, uid, sizeof uid);
+        store_now_text(db, created);
         cJSON *body = store_canonical_copy(obj);
-        store_stamp(body, ki, want_ns, name, uid, rev, 1);
+        store_stamp(body, ki, want_ns, name, uid, rev, 1, created);
         int refused = store_admit(ki, name, body, out);
         if (refused) {
             cJSON_Delete(body);
@@ -275,9 +303,11 @@ static int store_commit_update(sqlite3 *db, const store_kind_info *ki, const cha
     double generation = cJSON_IsNumber(gen) ? gen->valuedouble : 1;
     const char *uid = store_meta_str(old, "uid");
     const char *rv_text = store_meta_str(old, "resourceVersion");
+    /* creationTimestamp is the server's: an update keeps the stored one. */
+    const char *created = store_meta_str(old, "creationTimestamp");
     uid = uid ? uid : "";
     long long old_rv = rv_text ? atoll(rv_text) : 0;
-    store_stamp(cand, ki, ns, name, uid, old_rv, generation);
+    store_stamp(cand, ki, ns, name, uid, old_rv, generation, created);
     if (cJSON_Compare(cand, old, true)) {
         cJSON_Delete(cand);
         *out = cJSON_Duplicate(old, true);
@@ -290,7 +320,7 @@ static int store_commit_update(sqlite3 *db, const store_kind_info *ki, const cha
         return store_internal(out, db);
     }
     if (store_bump(db, &rev) == SQLITE_OK) {
-        store_stamp(cand, ki, ns, name, uid, rev, generation);
+        store_stamp(cand, ki, ns, name, uid, rev, generation, created);
         if (store_write(db, ki->kind, ns, name, cand, rev) == SQLITE_OK) {
             store_tx_end(db, true);
             *out = cand;

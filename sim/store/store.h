@@ -48,6 +48,37 @@ int store_delete(sqlite3 *db, const char *kind, const char *ns, const char *name
 /* The current global revision. */
 long long store_revision(sqlite3 *db);
 
+/* The store's clock (ms of the world's virtual time), set by the world as
+ * its clock moves: a create stamps metadata.creationTimestamp from it, as
+ * the API server stamps its own time. ms since the Unix epoch. */
+void store_set_now(sqlite3 *db, long long ms);
+/* The store's clock: ms since the Unix epoch (0 until set). */
+long long store_now(sqlite3 *db);
+
+/* ---- the watch log (store_watch.c), `sim serve` only ----------------- */
+
+/* One change of an object: obj as it became (a DELETED one: as it was),
+ * prev as it was before (NULL for ADDED). Valid during the callback. */
+typedef struct store_event {
+    long long rev;
+    const char *type; /* "ADDED", "MODIFIED", "DELETED" */
+    const char *ns, *name;
+    const cJSON *obj, *prev;
+} store_event;
+typedef void (*store_watch_fn)(const store_event *ev, void *arg);
+/* From now on, this connection logs every change of an object (a TEMP
+ * table: nothing in the world file). 0 or an SQLite code. */
+int store_watch_enable(sqlite3 *db);
+/* The oldest revision a watch may start after: the revision when the log
+ * was enabled, or the last compaction's. */
+long long store_watch_horizon(sqlite3 *db);
+/* Calls fn for up to max changes of kind after revision `after`, oldest
+ * first; returns how many, or -1 when the log cannot be read. */
+int store_watch_events(sqlite3 *db, const char *kind, long long after, size_t max,
+                       store_watch_fn fn, void *arg);
+/* Keeps the newest keep changes; the horizon moves past the rest. */
+void store_watch_compact(sqlite3 *db, long long keep);
+
 /* apiVersion for a kind ("v1", "apps/v1", "coordination.k8s.io/v1",
  * "external-secrets.io/v1beta1", "external-secrets.io/v1alpha1",
  * "kustomize.toolkit.fluxcd.io/v1", "policy/v1", "apiextensions.k8s.io/v1");

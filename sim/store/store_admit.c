@@ -273,9 +273,24 @@ static int admit_size(const cJSON *obj, cJSON **out)
     return store_too_large(out, "etcdserver: request is too large");
 }
 
+/* The API server's defaulting before it stores: a Secret without a type
+ * is Opaque, a Namespace without a phase is Active. */
+static void admit_defaults(const store_kind_info *ki, cJSON *obj)
+{
+    if (strcmp(ki->kind, "Secret") == 0 && !cJSON_GetObjectItemCaseSensitive(obj, "type"))
+        cJSON_AddStringToObject(obj, "type", "Opaque");
+    if (strcmp(ki->kind, "Namespace") == 0) {
+        cJSON *status = cJSON_GetObjectItemCaseSensitive(obj, "status");
+        if (!status) status = cJSON_AddObjectToObject(obj, "status");
+        if (cJSON_IsObject(status) && !cJSON_GetObjectItemCaseSensitive(status, "phase"))
+            cJSON_AddStringToObject(status, "phase", "Active");
+    }
+}
+
 int store_admit(const store_kind_info *ki, const char *name, cJSON *obj, cJSON **out)
 {
     int code = 0;
+    admit_defaults(ki, obj);
     if (strcmp(ki->kind, "Secret") == 0) code = admit_secret(ki, name, obj, out);
     if (strcmp(ki->kind, "Lease") == 0) code = admit_lease(obj, out);
     if (!code && store_bytes_count(obj))

@@ -38,6 +38,16 @@ long long store_revision(sqlite3 *db)
     return rev;
 }
 
+void store_set_now(sqlite3 *db, long long ms)
+{
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(db, "INSERT OR REPLACE INTO store_meta(key, value) VALUES('now_ms', ?1)",
+                           -1, &st, NULL) == SQLITE_OK &&
+        sqlite3_bind_int64(st, 1, ms) == SQLITE_OK)
+        sqlite3_step(st);
+    sqlite3_finalize(st);
+}
+
 /* Takes the next global revision. */
 int store_bump(sqlite3 *db, long long *rev)
 {

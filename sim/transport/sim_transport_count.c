@@ -73,6 +73,49 @@ void simt_log(simt_ctx *c, const rs_req *req, int status, bool applied)
     sqlite3_bind_int(st, 9, c->held_mask);
     simw_step_done(c->w, st);
     free(target);
+    c->logged++;
+}
+
+/* Looked at every SIMT_LOG_TRIM_EVERY calls, so a long-running `sim serve`
+ * keeps between keep and keep + SIMT_LOG_TRIM_EVERY rows of its run. */
+#define SIMT_LOG_TRIM_EVERY 512
+
+long long sim_transport_log_trim(rs_transport *t, long keep)
+{
+    simt_ctx *c = (simt_ctx *)t->ctx;
+    if (keep <= 0 || c->logged < SIMT_LOG_TRIM_EVERY) return 0;
+    c->logged = 0;
+    sim_world *w = c->w;
+    simw_begin(w);
+    /* The seq of the oldest row to keep: the keep-th newest of this run. */
+    sqlite3_stmt *st =
+        simw_stmt(w, "SELECT seq FROM call_log WHERE run = ?1 ORDER BY seq DESC LIMIT 1 OFFSET ?2");
+    sqlite3_bind_text(st, 1, c->run_name, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 2, keep - 1);
+    long long oldest = simw_step_row(w, st) ? sqlite3_column_int64(st, 0) : -1;
+    sqlite3_reset(st);
+    long long dropped = 0;
+    if (oldest > 0) {
+        st = simw_stmt(w, "DELETE FROM call_log WHERE run = ?1 AND seq < ?2");
+        sqlite3_bind_text(st, 1, c->run_name, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(st, 2, oldest);
+        simw_step_done(w, st);
+        dropped = sqlite3_changes(w->db);
+        if (dropped > 0)
+            simw_meta_set_int(w, "call_log.dropped",
+                              simw_meta_int(w, "call_log.dropped", 0) + dropped);
+    }
+    simw_commit(w);
+    return dropped;
+}
+
+long long sim_transport_log_dropped(rs_transport *t)
+{
+    simt_ctx *c = (simt_ctx *)t->ctx;
+    simw_begin(c->w);
+    long long n = simw_meta_int(c->w, "call_log.dropped", 0);
+    simw_commit(c->w);
+    return n;
 }
 
 void simt_count_write(simt_ctx *c, const rs_req *req)

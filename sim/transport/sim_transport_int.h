@@ -14,7 +14,7 @@
 
 #include "sim/world/world_internal.h"
 
-#define SIMT_CRASH_EXIT 137
+#define SIMT_CRASH_EXIT SIM_CRASH_EXIT
 #define SIMT_PID_MIN 1000
 #define SIMT_PID_MAX 32768
 
@@ -35,6 +35,7 @@ typedef struct simt_ctx {
     bool lease_held;     /* this run holds the Lease (invariant 1) */
     bool fences_held;    /* this run holds both policy fences (invariants 1, 3) */
     int held_mask;       /* INV_HELD_* bits: each fence on its own (the report's timeline) */
+    long logged;         /* calls logged since the call log was last trimmed */
 } simt_ctx;
 
 /* What a performed call did to the world, for counting. */

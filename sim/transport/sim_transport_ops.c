@@ -129,8 +129,13 @@ int simt_registry(sim_world *w, const rs_req *req, rs_resp *resp)
     if (req->op == RS_OP_REGISTRY_TOKEN) {
         const cJSON *u = cJSON_GetObjectItemCaseSensitive(req->body, "username");
         const cJSON *p = cJSON_GetObjectItemCaseSensitive(req->body, "password");
-        char *grant = simw_registry_grant(w, cJSON_IsString(u) ? u->valuestring : NULL,
-                                          cJSON_IsString(p) ? p->valuestring : NULL, target);
+        const char *user = cJSON_IsString(u) ? u->valuestring : NULL;
+        const char *pass = cJSON_IsString(p) ? p->valuestring : NULL;
+        char *grant = simw_registry_grant(w, user, pass, target);
+        /* GHCR grants per package at the manifest read, not at the token:
+         * a catalogue entry with a manifest denial gets a token for any
+         * package (H136). */
+        if (!grant) grant = simw_registry_any_package(w, user, pass);
         if (!grant) {
             resp->body = registry_error("UNAUTHORIZED");
             return 401;
@@ -154,10 +159,12 @@ int simt_registry(sim_world *w, const rs_req *req, rs_resp *resp)
     char *grant = NULL;
     if (owner && simw_cred_userpass(w, owner, &user, &pass))
         grant = simw_registry_grant(w, user, pass, target);
-    int status = !owner ? 401 : (grant ? 200 : 404);
-    resp->body = status == 200
-                     ? cJSON_CreateObject()
-                     : registry_error(status == 401 ? "UNAUTHORIZED" : "MANIFEST_UNKNOWN");
+    int denial = owner && !grant ? simw_registry_manifest_denial(w, owner) : 0;
+    int status = !owner ? 401 : grant ? 200 : denial ? denial : 404;
+    resp->body = status == 200   ? cJSON_CreateObject()
+                 : status == 401 ? registry_error("UNAUTHORIZED")
+                 : status == 403 ? registry_error("DENIED")
+                                 : registry_error("MANIFEST_UNKNOWN");
     if (status == 200) {
         char hex[65];
         sha256_hex(target, strlen(target), hex);

@@ -165,9 +165,17 @@ int64_t simw_now(sim_world *w)
     return simw_meta_int(w, "clock_ms", 0);
 }
 
+/* The store stamps creationTimestamp from its own clock: the world's wall
+ * clock, kept in step wherever the clock or its offset moves. */
+static void simw_store_clock(sim_world *w)
+{
+    store_set_now(w->db, simw_now(w) + simw_meta_int(w, "wall_offset_ms", SIMW_EPOCH_MS));
+}
+
 void simw_set_now(sim_world *w, int64_t ms)
 {
     simw_meta_set_int(w, "clock_ms", ms);
+    simw_store_clock(w);
 }
 
 /* One epoch (issue: a core clock from 1970 against world stamps of 2026
@@ -190,6 +198,7 @@ bool simw_wall_step(sim_world *w, int64_t delta_ms)
     if (delta_ms < -wall || delta_ms > SIMW_WALL_MAX_MS - wall) return false;
     simw_meta_set_int(w, "wall_offset_ms",
                       simw_meta_int(w, "wall_offset_ms", SIMW_EPOCH_MS) + delta_ms);
+    simw_store_clock(w);
     return true;
 }
 
@@ -198,6 +207,7 @@ void simw_clocks_set(sim_world *w, int64_t clock_ms, int64_t wall_start_ms)
     simw_set_now(w, clock_ms);
     simw_meta_set_int(w, "wall_offset_ms", wall_start_ms - clock_ms);
     simw_meta_set_int(w, "wall_start_ms", wall_start_ms);
+    simw_store_clock(w);
 }
 
 int simw_merge(sim_world *w, const char *kind, const char *ns, const char *name, cJSON *patch)
@@ -337,7 +347,8 @@ rs_code sim_world_build_warn(const char *db_path, const sc_scenario *sc, char **
                                     .ciphertext = c->ciphertext,
                                     .revoked = c->revoked,
                                     .pulls = (const char *const *)c->pulls,
-                                    .n_pulls = c->n_pulls};
+                                    .n_pulls = c->n_pulls,
+                                    .manifest_denial = c->manifest_denial};
     }
     sim_world_desc d = {.preset = sc->cluster.preset,
                         .control_planes = sc->cluster.control_planes,

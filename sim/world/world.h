@@ -54,6 +54,8 @@ typedef struct sim_world_cred {
     bool revoked;
     const char *const *pulls; /* targets it can pull; NULL = every required one */
     size_t n_pulls;
+    int manifest_denial; /* 401|403|404: tokens for any package, this answer
+                          * to a manifest outside pulls; 0: no token for it */
 } sim_world_cred;
 
 /* Everything a world is built from — no scenario needed, so `sim init`,
@@ -120,12 +122,24 @@ rs_code sim_world_apply_event(sim_world *w, const sc_event *ev, rs_err *e);
  * The run's faults and during entries (may be NULL) are matched against each
  * call's §5 operation name. */
 rs_transport *sim_transport_open(sim_world *w, const char *run_name, const sc_run *run);
+/* The exit of a run a `crash` fault ended: its process _exits with it
+ * before the call is applied, as kill -9 would end it (DESIGN.md §5). */
+#define SIM_CRASH_EXIT 137
 /* One call of a transport sim_transport_open made, performed as a later
  * member of a batch's group: exactly what call_batch does for every call
  * but the first of each `parallelism` (no round trip of its own). `sim
  * serve` uses it to cost a batch the live root announces as the in-process
  * root costs call_batch. */
 int sim_transport_call_riding(rs_transport *t, const rs_req *req, rs_resp *resp);
+
+/* A long-running transport (`sim serve`) keeps its run's call log within
+ * keep rows: every few hundred calls, the rows past the newest keep are
+ * deleted and counted in world_meta `call_log.dropped`. Returns the rows
+ * this call dropped (0 most calls). The invariants read a run's calls
+ * since its start, so an in-process run never trims. */
+long long sim_transport_log_trim(rs_transport *t, long keep);
+/* world_meta `call_log.dropped`: the rows trimmed so far, every run. */
+long long sim_transport_log_dropped(rs_transport *t);
 
 /* After a run: the faults / during entries that never fired, as one sentence
  * each ("fault kube.patch Secret/x nth 1 never fired"); caller frees the array

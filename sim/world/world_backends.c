@@ -15,6 +15,7 @@
 #include "core/cred/cred.h"
 #include "sim/store/store.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -104,6 +105,49 @@ char *simw_registry_grant(sim_world *w, const char *username, const char *passwo
         free(pulls[i]);
     }
     return grant;
+}
+
+static char *registry_denial_key(const char *name)
+{
+    return rs_xasprintf("registry.manifest-denial.%s", name);
+}
+
+int simw_registry_manifest_denial(sim_world *w, const char *name)
+{
+    char *key = registry_denial_key(name);
+    char *v = simw_meta_get(w, key);
+    free(key);
+    long status = v ? strtol(v, NULL, 10) : 0;
+    free(v);
+    return status == 401 || status == 403 || status == 404 ? (int)status : 0;
+}
+
+void simw_registry_manifest_denial_set(sim_world *w, const char *name, int status)
+{
+    char *key = registry_denial_key(name);
+    char v[8];
+    snprintf(v, sizeof v, "%d", status);
+    simw_meta_set(w, key, v);
+    free(key);
+}
+
+char *simw_registry_any_package(sim_world *w, const char *username, const char *password)
+{
+    if (!username || !password) return NULL;
+    sqlite3_stmt *st = simw_stmt(w, "SELECT name FROM catalogue WHERE username = ?1"
+                                    " AND password = ?2 AND revoked = 0 ORDER BY name");
+    sqlite3_bind_text(st, 1, username, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, password, -1, SQLITE_STATIC);
+    char *name = NULL;
+    while (!name && simw_step_row(w, st)) {
+        char *n = simw_col_text(st, 0);
+        if (simw_registry_manifest_denial(w, n))
+            name = n;
+        else
+            free(n);
+    }
+    sqlite3_reset(st);
+    return name;
 }
 
 void simw_registry_token(const char *cred_name, const char *repo, char out[72])

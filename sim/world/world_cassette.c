@@ -8,7 +8,8 @@
  * objects from get and list answers (an answer 404 removes it), the Nodes
  * of the first unselected Node list (nodes the preset has and the cluster
  * did not are removed, others are added with Talos machines), OpenBao
- * values, each node's Talos registry auth. All before the controllers'
+ * values, each node's Talos registry auth, each run's liveness (the
+ * oracle --fences and --recover-fences decide on). All before the controllers'
  * bookkeeping starts, so they take the observed objects as their start.
  *
  * The one idea: never a silent guess. What the cassette cannot show — an
@@ -34,7 +35,8 @@
 typedef struct wc_ctx {
     sc_cassette c;
     const sc_scenario *sc;
-    cJSON *seen; /* "Kind/ns/name", "openbao:<path>", "talos:<node>" -> true */
+    cJSON *seen;     /* "Kind/ns/name", "openbao:<path>", "talos:<node>" -> true */
+    cJSON *liveness; /* run reference -> its first answer ("live", "terminal", "silent") */
     char **warn;
     size_t n_warn;
     size_t pods; /* pods the recording read (not reseeded) */
@@ -260,6 +262,18 @@ static void wc_talos_auth(wc_ctx *x, sim_world *w, const rec_row *r)
 
 static void wc_openbao(wc_ctx *x, sim_world *w, const rec_row *r)
 {
+    if (r->target && (r->status == 401 || r->status == 403)) {
+        /* A token's policy, not a value: the world has no refusal to hold,
+         * and the lazy core's verdict on the seed hangs on it. */
+        char *key = rs_xasprintf("openbao-refused:%s", r->target);
+        if (!wc_seen(x, key))
+            wc_warn(x,
+                    "seq %lld: OpenBao answered %d to the read of %s: the reseeded world cannot "
+                    "refuse it, it answers with the value it holds",
+                    (long long)r->seq, r->status, r->target);
+        free(key);
+        return;
+    }
     char *key = rs_xasprintf("openbao:%s", r->target ? r->target : "");
     bool seen = wc_seen(x, key);
     free(key);
@@ -273,6 +287,51 @@ static void wc_openbao(wc_ctx *x, sim_world *w, const rec_row *r)
         cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(body, "data"), "data");
     if (cJSON_IsObject(data)) simw_bao_write(w, r->target, data);
     cred_json_wipe_delete(body);
+}
+
+/* ---- run liveness ---- */
+
+/* The oracle's answer as the world keeps it (sim_transport_ops.c answers
+ * from meta terminal.<ref> and silent.<ref>). */
+static const char *wc_liveness_of(const cJSON *body)
+{
+    const cJSON *t = cJSON_GetObjectItemCaseSensitive(body, "terminal");
+    if (!t) return "silent";
+    return cJSON_IsTrue(t) ? "terminal" : "live";
+}
+
+/* The first liveness answer for each run is the world's: --fences and
+ * --recover-fences decide on it (release only a provably terminal
+ * holder), so a reseed without it turns a recovery into a refusal. */
+static void wc_liveness(wc_ctx *x, sim_world *w, const rec_row *r)
+{
+    if (!r->target || !r->target[0]) return;
+    const char *run = r->target;
+    const char *first = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(x->liveness, run));
+    if (r->status != 200) {
+        if (!first)
+            wc_warn(x,
+                    "seq %lld: the liveness of run %s could not be read (status %d): the "
+                    "reseeded world answers that it is live",
+                    (long long)r->seq, run, r->status);
+        return;
+    }
+    cJSON *body = sc_cassette_response(&x->c, r);
+    const char *now = wc_liveness_of(body);
+    cJSON_Delete(body);
+    if (first) {
+        if (strcmp(first, now) != 0)
+            wc_warn(x,
+                    "seq %lld: run %s answered %s where it first answered %s: the reseeded world "
+                    "keeps the first answer",
+                    (long long)r->seq, run, now, first);
+        return;
+    }
+    cJSON_AddStringToObject(x->liveness, run, now);
+    if (strcmp(now, "live") == 0) return;
+    char *key = rs_xasprintf("%s.%s", now, run);
+    simw_meta_set(w, key, "1");
+    free(key);
 }
 
 /* ---- the walk ---- */
@@ -296,36 +355,15 @@ static void wc_write(wc_ctx *x, const rec_row *r, const char *prefix)
 }
 
 /* An answer a fault or another actor may have caused: no answer at all, a
- * server error, a conflict or a throttle. */
+ * server error, a refusal, a conflict or a throttle. The registry's
+ * refusals are kept (the grants of scenario_cassette.c), OpenBao's are
+ * named one by one (wc_openbao); the liveness oracle's errors too. */
 static bool wc_is_fault(const rec_row *r)
 {
-    if (rec_op_is_clock(r->op)) return false;
-    return r->status == 0 || r->status >= 500 || r->status == 409 || r->status == 429;
-}
-
-/* The liveness oracle as the recording first heard it for a run: answered
- * terminal stays terminal, answered with no status stays silent (H20),
- * answered live (or never asked) is live — so a leaked Lease's recovery is
- * judged on the answer the recorded run got. */
-static void wc_liveness(wc_ctx *x, sim_world *w, const rec_row *r)
-{
-    if (r->status != 200 || !r->target || !r->target[0]) return;
-    char *key = rs_xasprintf("liveness:%s", r->target);
-    bool seen = wc_seen(x, key);
-    free(key);
-    if (seen) return;
-    cJSON *answer = sc_cassette_response(&x->c, r);
-    const cJSON *t = cJSON_GetObjectItemCaseSensitive(answer, "terminal");
-    const char *state = !cJSON_IsObject(answer) ? NULL
-                        : cJSON_IsTrue(t)       ? "terminal"
-                        : !t                    ? "silent"
-                                                : NULL;
-    if (state) {
-        char *row = rs_xasprintf("%s.%s", state, r->target);
-        simw_meta_set(w, row, "1");
-        free(row);
-    }
-    cJSON_Delete(answer);
+    if (rec_op_is_clock(r->op) || strcmp(r->op, "run.liveness") == 0) return false;
+    bool refusal = (r->status == 401 || r->status == 403) && strncmp(r->op, "registry.", 9) != 0 &&
+                   strncmp(r->op, "openbao.", 8) != 0;
+    return r->status == 0 || r->status >= 500 || r->status == 409 || r->status == 429 || refusal;
 }
 
 static void wc_walk(wc_ctx *x, sim_world *w)
@@ -362,8 +400,8 @@ static void wc_walk(wc_ctx *x, sim_world *w)
     if (faults)
         wc_warn(x,
                 "%zu answers in the recording (the first at seq %lld) were transport errors, "
-                "server errors, conflicts or throttles: the reseeded world injects no faults "
-                "and runs no other actor, so they need not recur",
+                "server errors, refusals, conflicts or throttles: the reseeded world injects no "
+                "faults and runs no other actor, so they need not recur",
                 faults, first_fault);
     if (!registry)
         wc_warn(x, "no registry answer was recorded: the registry grants every credential every "
@@ -469,6 +507,7 @@ rs_code simw_reseed(const char *db_path, const sc_scenario *sc, const sim_world_
         return e->code;
     }
     x.seen = cJSON_CreateObject();
+    x.liveness = cJSON_CreateObject();
     /* One epoch: the world starts at the recording's first clock read, so
      * a Lease's renewTime is judged against the clock it was written by
      * (the scenario's clock.start wins when given). rec_meta_check bounds
@@ -484,6 +523,7 @@ rs_code simw_reseed(const char *db_path, const sc_scenario *sc, const sim_world_
     }
     rs_code rc = simw_create(db_path, &dd, wc_overlay, &x, e);
     cJSON_Delete(x.seen);
+    cJSON_Delete(x.liveness);
     sc_cassette_close(&x.c);
     if (warnings && rc == RS_OK) {
         *warnings = x.warn;

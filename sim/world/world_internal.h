@@ -133,6 +133,17 @@ int simw_bao_write(sim_world *w, const char *path, const cJSON *data);
  * NULL when none. */
 char *simw_registry_grant(sim_world *w, const char *username, const char *password,
                           const char *target);
+/* The status (401, 403 or 404) a manifest read answers a token of catalogue
+ * entry `name` for a package its `pulls` do not cover, when that entry's
+ * token exchange grants every package as GHCR's does (catalogue
+ * `manifest-denial`); 0 when the token exchange itself refuses such a
+ * package (the default). */
+int simw_registry_manifest_denial(sim_world *w, const char *name);
+void simw_registry_manifest_denial_set(sim_world *w, const char *name, int status);
+/* Name of the non-revoked catalogue entry with these credentials whose token
+ * exchange grants every package (a manifest denial is set); caller frees;
+ * NULL when none. */
+char *simw_registry_any_package(sim_world *w, const char *username, const char *password);
 /* The deterministic opaque token a credential gets for a repository. */
 void simw_registry_token(const char *cred_name, const char *repo, char out[72]);
 /* The catalogue entry whose token for repo is `token`; caller frees, NULL if none. */

@@ -53,6 +53,7 @@ static void preset_catalogue_insert(sim_world *w, const sim_world_cred *c)
     sqlite3_bind_int(st, 6, c->revoked ? 1 : 0);
     if (pulls) sqlite3_bind_text(st, 7, pulls, -1, SQLITE_STATIC);
     simw_step_done(w, st);
+    if (c->manifest_denial) simw_registry_manifest_denial_set(w, c->name, c->manifest_denial);
     free(text);
     free(user);
     free(pass);
@@ -345,8 +346,21 @@ cJSON *simw_node_object(sim_world *w, const char *name, bool control_plane, int 
     cJSON_AddStringToObject(a, "address", name);
     cJSON_AddItemToArray(addrs, a);
     char *boot = simw_boot_id(name, 0);
-    cJSON_AddStringToObject(cJSON_AddObjectToObject(status, "nodeInfo"), "bootID", boot);
+    cJSON *info = cJSON_AddObjectToObject(status, "nodeInfo");
+    cJSON_AddStringToObject(info, "bootID", boot);
     free(boot);
+    /* What a Talos node reports (kubectl get nodes' VERSION, -o wide). */
+    cJSON_AddStringToObject(info, "kubeletVersion", "v1.32.0");
+    cJSON_AddStringToObject(info, "osImage", "Talos (v1.9.5)");
+    cJSON_AddStringToObject(info, "kernelVersion", "6.12.18-talos");
+    cJSON_AddStringToObject(info, "containerRuntimeVersion", "containerd://2.0.3");
+    cJSON_AddStringToObject(info, "operatingSystem", "linux");
+    cJSON_AddStringToObject(info, "architecture", "amd64");
+    cJSON_AddStringToObject(info, "kubeProxyVersion", "v1.32.0");
+    char *machine = simw_boot_id(name, -1); /* stable across reboots */
+    cJSON_AddStringToObject(info, "machineID", machine);
+    cJSON_AddStringToObject(info, "systemUUID", machine);
+    free(machine);
     cJSON *conds = cJSON_AddArrayToObject(status, "conditions");
     cJSON_AddItemToArray(conds, simw_condition("Ready", "True", "KubeletReady",
                                                "kubelet is posting ready status", simw_wall(w)));
