@@ -147,19 +147,16 @@ static int run_child(const char *db, const sc_scenario *sc, const sc_run *run,
 }
 
 /* The nodes the run reported in annotation_only_nodes, from the file it
- * wrote (sim_run_req.result_path): an empty array when it wrote none (a run
- * that ended before its result, as a crash does), so invariant 2 checks
- * every node's Talos auth. A file that is not the expected document is a
- * failure, never an empty list. */
+ * wrote (sim_run_req.result_path): [] when it wrote none (a run that ended
+ * before its result, as a crash does), so invariant 2 checks every node's
+ * Talos auth. A file not of that shape is a failure, never an empty list. */
 static cJSON *run_annotation_only(const char *path, cJSON *failures)
 {
     char *text = read_file(path);
-    if (!text || !text[0]) {
-        free(text);
-        return cJSON_CreateArray();
-    }
-    cJSON *doc = cJSON_Parse(text);
+    bool none = !text || !text[0];
+    cJSON *doc = none ? NULL : cJSON_Parse(text);
     free(text);
+    if (none) return cJSON_CreateArray();
     cJSON *list = cJSON_DetachItemFromObjectCaseSensitive(doc, "annotation_only_nodes");
     bool ok = cJSON_IsArray(list);
     for (const cJSON *it = ok ? list->child : NULL; it; it = it->next)
