@@ -105,7 +105,7 @@ static char *read_token_file(const char *flag, const char *path, rs_err *e)
 
 /* OpenBao's address, token and CA (the lazy repair alone reads it): every
  * problem into p. --openbao-token-file, else BAO_TOKEN, else VAULT_TOKEN. */
-static void bao_options(const rs_run_args *a, cli_live *l, cli_problems *p)
+static void bao_options(const rs_run_args *a, const rs_config *cfg, cli_live *l, cli_problems *p)
 {
     const char *addr = env_first("BAO_ADDR", "VAULT_ADDR");
     if (!addr)
@@ -142,6 +142,12 @@ static void bao_options(const rs_run_args *a, cli_live *l, cli_problems *p)
     if (l->bao.ca_path && (stat(l->bao.ca_path, &st) != 0 || !S_ISDIR(st.st_mode)))
         cli_problem(p, RS_DATAERR, "%s %s: not a directory",
                     getenv("BAO_CAPATH") ? "BAO_CAPATH" : "VAULT_CAPATH", l->bao.ca_path);
+    if (l->bao_token) {
+        char what[512];
+        snprintf(what, sizeof what, "the OpenBao token from %s%s",
+                 a->openbao_token_file ? "--openbao-token-file " : "", src);
+        cli_secret_check(p, cfg, what, l->bao_token);
+    }
     /* The token goes in X-Vault-Token with every read: never in clear. */
     if (addr && l->bao_token && strncasecmp(addr, "http://", 7) == 0)
         cli_problem(p, RS_DATAERR,
@@ -152,7 +158,8 @@ static void bao_options(const rs_run_args *a, cli_live *l, cli_problems *p)
     l->bao_set = addr && l->bao_token;
 }
 
-cli_live *cli_live_prepare(const rs_run_args *a, const cli_live_needs *n, cli_problems *p)
+cli_live *cli_live_prepare(const rs_run_args *a, const rs_config *cfg, const cli_live_needs *n,
+                           cli_problems *p)
 {
     cli_live *l = rs_xcalloc(1, sizeof *l);
     l->needs = *n;
@@ -178,7 +185,7 @@ cli_live *cli_live_prepare(const rs_run_args *a, const cli_live_needs *n, cli_pr
                 l->kc->cluster, live_kubeconfig_where(l->kc, where, sizeof where));
         }
     }
-    if (n->bao) bao_options(a, l, p);
+    if (n->bao) bao_options(a, cfg, l, p);
     if (n->credential) {
         rs_err e;
         rs_err_clear(&e);
@@ -203,9 +210,41 @@ rs_code cli_live_start(cli_live *l, const rs_run_args *a, const rs_config *cfg, 
     return live_root_open(&o, &l->root, e);
 }
 
+rs_code cli_live_secrets_check(cli_live *l, const rs_config *cfg, const char *text, cli_problems *p)
+{
+    size_t before = p->n;
+    rs_cred cred = {0};
+    rs_err e;
+    rs_err_clear(&e);
+    /* A credential that does not parse is the core's to refuse, by name. */
+    if (text && cred_parse(text, strlen(text), "desired credential", &cred, &e) == RS_OK)
+        cli_secret_check(p, cfg, "the desired credential's ghcr.io password (--decrypt-command)",
+                         cred.password);
+    cred_free(&cred);
+    const char *bearer = l->root ? live_root_kube_bearer(l->root) : NULL;
+    if (bearer && l->kc) {
+        char what[768];
+        snprintf(what, sizeof what, "the bearer token of user %s (kubeconfig %s, context %s: %s)",
+                 l->kc->user, l->kc->origin, l->kc->context,
+                 l->kc->token_file ? "tokenFile"
+                 : l->kc->has_exec ? "exec"
+                                   : "token");
+        cli_secret_check(p, cfg, what, bearer);
+    }
+    return p->n > before ? RS_DATAERR : RS_OK;
+}
+
 const char *const *cli_live_warnings(const cli_live *l)
 {
     return (const char *const *)l->warnings;
+}
+
+size_t cli_live_known(const cli_live *l, const char **out, size_t max)
+{
+    size_t n = l->root ? live_root_secrets(l->root, out, max) : 0;
+    if (!l->root && l->bao_token && n < max) out[n++] = l->bao_token;
+    if (!l->root && l->kc && l->kc->token && n < max) out[n++] = l->kc->token;
+    return n;
 }
 
 rs_transport *cli_live_transport(cli_live *l)

@@ -41,7 +41,8 @@ void cli_problem_err(cli_problems *p, const rs_err *e);
  * ciphertext read, and every program and file the mode uses looked at
  * (cli_preflight.c). Every problem goes into p; the cli_live comes back
  * either way (close it). */
-cli_live *cli_live_prepare(const rs_run_args *a, const cli_live_needs *n, cli_problems *p);
+cli_live *cli_live_prepare(const rs_run_args *a, const rs_config *cfg, const cli_live_needs *n,
+                           cli_problems *p);
 /* What the run's inputs ask that it should warn about, as kubectl warns
  * (insecure-skip-tls-verify: true), NULL-terminated; cli_live_prepare
  * collects them, the run writes each to stderr at once and into its
@@ -53,6 +54,12 @@ void cli_live_preflight_static(const rs_run_args *a, const cli_live_needs *n, cl
 void cli_live_preflight_kube(const live_kubeconfig *kc, cli_problems *p);
 void cli_check_readable(cli_problems *p, const char *what, const char *path);
 
+/* A secret of the run's inputs (what names it: "the OpenBao token from
+ * BAO_TOKEN") that redaction could not keep out of the output without
+ * mangling it (cred_secret_unsafe, against cfg's names): a problem (65)
+ * naming the input, never its value. */
+void cli_secret_check(cli_problems *p, const rs_config *cfg, const char *what, const char *secret);
+
 /* The desired credential: the secret file's ciphertext (read by prepare)
  * and its plaintext from the decrypt command; RS_DATAERR naming the file
  * otherwise. Caller wipes text (cred_text_wipe_free) and frees ciphertext. */
@@ -62,7 +69,16 @@ rs_code cli_live_credential(const rs_run_args *a, cli_live *l, char **text, char
 /* The live root over what prepare read (runs an exec plugin, reads a token
  * file): RS_FAILED for an exec plugin that fails. Nothing is sent yet. */
 rs_code cli_live_start(cli_live *l, const rs_run_args *a, const rs_config *cfg, rs_err *e);
+/* After start, before the first call: the secrets known only now (the
+ * desired credential's password, text; the bearer token the root will
+ * send, from a kubeconfig, a tokenFile or an exec plugin) checked as
+ * cli_secret_check does; RS_DATAERR when one was added to p. */
+rs_code cli_live_secrets_check(cli_live *l, const rs_config *cfg, const char *text,
+                               cli_problems *p);
 rs_transport *cli_live_transport(cli_live *l);
+/* The secrets read so far (the OpenBao token, the kube bearer), for a
+ * cassette's redaction, NULL-terminated in out[0..max]. */
+size_t cli_live_known(const cli_live *l, const char **out, size_t max);
 void cli_live_close(cli_live *l);
 
 #endif

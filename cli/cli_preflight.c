@@ -29,8 +29,10 @@
  */
 #include "cli/cli_live.h"
 
+#include "core/cred/cred_redact.h"
 #include "core/live/live_oracle.h"
 #include "core/live/live_text.h"
+#include "recorder/rec_cassette.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -208,6 +210,12 @@ void cli_live_preflight_static(const rs_run_args *a, const cli_live_needs *n, cl
         check_talosconfig(p, a);
     }
     if (n->liveness) check_template_program(p, "--liveness-command", a->liveness_command);
+    const char *taken = a->record ? rec_cassette_taken(a->record) : NULL;
+    if (taken)
+        cli_problem(p, RS_USAGE,
+                    "--record %s %s; a cassette never replaces a file nor writes through a "
+                    "symbolic link",
+                    a->record, taken);
 }
 
 void cli_live_preflight_kube(const live_kubeconfig *kc, cli_problems *p)
@@ -218,4 +226,72 @@ void cli_live_preflight_kube(const live_kubeconfig *kc, cli_problems *p)
                  kc->origin);
         check_program(p, what, kc->exec.command);
     }
+}
+
+/* The names a run prints that come from its configuration: a secret found
+ * inside one would be cut out of every line that names it. NULL-terminated,
+ * pointers into cfg; caller frees the array. */
+static const char **config_names(const rs_config *cfg)
+{
+    const char *fixed[] = {cfg->lease_ns,
+                           cfg->lease_name,
+                           cfg->parent_ns,
+                           cfg->parent_name,
+                           cfg->child_ns,
+                           cfg->child_name,
+                           cfg->controller_ns,
+                           cfg->controller_name,
+                           cfg->controller_selector,
+                           cfg->operator_image,
+                           cfg->registry_host,
+                           cfg->openbao_mount,
+                           cfg->openbao_path,
+                           cfg->openbao_property,
+                           cfg->variables_ns,
+                           cfg->variables_name,
+                           cfg->variables_key,
+                           cfg->pushsecret_ns,
+                           cfg->pushsecret_name,
+                           cfg->externalsecret_name,
+                           cfg->consumer_name,
+                           cfg->consumer_key,
+                           cfg->root_ns,
+                           cfg->root_name,
+                           cfg->root_key,
+                           cfg->ann.revision,
+                           cfg->ann.image,
+                           cfg->ann.drain_owner,
+                           cfg->ann.drain_journal,
+                           cfg->ann.drain_phase,
+                           cfg->ann.parent_owner,
+                           cfg->ann.child_owner,
+                           cfg->ann.reconcile,
+                           cfg->ann.restarted_at,
+                           cfg->ann.force_sync,
+                           cfg->ann.requested_at};
+    size_t nf = RS_ARRAY_LEN(fixed);
+    const char **out = rs_xcalloc(nf + cfg->n_fanout + cfg->n_pull_targets + 1, sizeof *out);
+    size_t n = 0;
+    for (size_t i = 0; i < nf; i++)
+        if (fixed[i]) out[n++] = fixed[i];
+    for (size_t i = 0; i < cfg->n_fanout; i++)
+        out[n++] = cfg->fanout_namespaces[i];
+    for (size_t i = 0; i < cfg->n_pull_targets; i++)
+        out[n++] = cfg->pull_targets[i];
+    out[n] = NULL;
+    return out;
+}
+
+void cli_secret_check(cli_problems *p, const rs_config *cfg, const char *what, const char *secret)
+{
+    if (!secret) return;
+    const char **names = config_names(cfg);
+    const char *why = cred_secret_unsafe(secret, strlen(secret), names);
+    free(names);
+    if (why)
+        cli_problem(p, RS_DATAERR,
+                    "%s %s, too weak to keep out of the output (every line would lose that text "
+                    "to redaction); refused: use a secret of at least %d bytes that is no "
+                    "common word",
+                    what, why, CRED_SECRET_MIN);
 }

@@ -21,6 +21,7 @@
 #include "core/live/live_root.h"
 #include "core/transport/transport_count.h"
 #include "core/txn.h"
+#include "recorder/rec_cassette.h"
 #include "recorder/recorder.h"
 #include "reports/summary.h"
 #include "sim/runner/runner_session.h"
@@ -28,6 +29,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static cJSON *run_result_doc(const rs_result *res, const rs_options *opt, const rs_out *o,
                              cJSON *counters);
@@ -383,6 +385,74 @@ static int run_sim(const rs_run_args *args, const sim_run_req *sim, FILE *out)
     return code;
 }
 
+/* The root of a run refused before its first call, under its cassette:
+ * the recorder asks it the clock (meta vt_start) and nothing else; any call
+ * is refused unsent. */
+static int refused_call(rs_transport *t, const rs_req *req, rs_resp *resp)
+{
+    (void)t;
+    (void)req;
+    rs_resp_init(resp);
+    resp->sent = RS_SENT_NO;
+    snprintf(resp->error, sizeof resp->error, "the run was refused before its first call");
+    return 0;
+}
+
+static int64_t refused_now_ms(rs_transport *t)
+{
+    (void)t;
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* `run --record` of a run refused before its first call still leaves its
+ * cassette, holding why (meta refused, one problem per line), its exit
+ * and zero counters: the incident record of a deploy that did not start
+ * says so instead of being missing. A cassette that cannot be made (its
+ * path taken) is among the problems already. */
+static void run_record_refusal(const rs_run_args *args, const rs_config *cfg, const cli_problems *p,
+                               const char *const *known)
+{
+    if (!args->record || rec_cassette_taken(args->record)) return;
+    rs_transport root = {.version = RS_TRANSPORT_VERSION,
+                         .name = "refused",
+                         .call = refused_call,
+                         .now_ms = refused_now_ms};
+    rs_transport *count = tp_count_open(&root, cfg);
+    rs_options opt = args->opt;
+    opt.strategy =
+        args->strategy_name ? rs_strategy_find(args->strategy_name) : rs_strategy_default();
+    char *why = rs_xstrdup("");
+    for (size_t i = 0; i < p->n; i++) {
+        char *w = rs_xasprintf("%s%s%s", why, i ? "\n" : "", p->item[i].msg);
+        free(why);
+        why = w;
+    }
+    int argc = 0;
+    char **portable = run_portable_args(args, &argc);
+    rec_run_info info = {.transport = "live",
+                         .cfg = cfg,
+                         .opt = &opt,
+                         .argc = argc,
+                         .argv = portable,
+                         .vt_start_ms = tp_count_start_ms(count),
+                         .refused = why};
+    rs_err e;
+    rs_err_clear(&e);
+    rs_transport *rec = rec_shim_open(count, args->record, &info, known, &e);
+    if (rec) {
+        int64_t end_ms = tp_count_stop(count);
+        cJSON *counters = tp_count_counters(count);
+        rec_shim_finish(rec, counters, p->worst, end_ms, &e);
+        cJSON_Delete(counters);
+        rec->close(rec);
+    }
+    count->close(count);
+    free(portable);
+    free(why);
+}
+
 /* The live root: every input the mode uses checked first (cli_preflight.c;
  * every problem reported together, before anything runs), then the
  * credential from the SOPS file, the root, and the network checks that can
@@ -398,7 +468,7 @@ static int run_live(const rs_run_args *args, FILE *out)
     cli_problems p = {.n = 0};
     if (args->config_path && live_config_load(args->config_path, &cfg, &e) != RS_OK)
         cli_problem_err(&p, &e);
-    cli_live *live = cli_live_prepare(args, &need, &p);
+    cli_live *live = cli_live_prepare(args, &cfg, &need, &p);
     /* Said at once, on stderr, as kubectl says it: the run may take long. */
     const char *const *said = cli_live_warnings(live);
     for (size_t i = 0; said[i]; i++) {
@@ -414,10 +484,15 @@ static int run_live(const rs_run_args *args, FILE *out)
         code = e.code;
     else if (cli_live_start(live, args, &cfg, &e) != RS_OK)
         code = e.code;
+    else if (cli_live_secrets_check(live, &cfg, text, &p) != RS_OK)
+        code = p.worst;
     else if (live_root_preflight(cli_live_transport(live), need.kube, need.bao, &e) != RS_OK)
         code = e.code;
     if (code != RS_OK) {
         if (!p.n) cli_problem_err(&p, &e);
+        const char *known[8] = {NULL};
+        cli_live_known(live, known, RS_ARRAY_LEN(known) - 1);
+        run_record_refusal(args, &cfg, &p, known);
         code = run_fail_list(out, args->json_output, args->strategy_name, &p, said, true);
     } else {
         rs_desired d = {.dockerconfigjson = text ? text : "",

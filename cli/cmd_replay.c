@@ -338,6 +338,31 @@ static rs_code replay_check_meta(const rec_tape *t, rs_err *e)
     return c;
 }
 
+/* A cassette of a run refused before its first call (meta refused, written
+ * by `run --record`): there is no call to replay, list or seed a world
+ * from, so every mode says why the run was refused; --list (the calls: none)
+ * exits 0, the others 65 (nothing a replay could run on, as a cassette no
+ * world can be built from is). */
+static int replay_refused(const rec_tape *t, bool list)
+{
+    const char *why = rec_tape_meta(t, "refused");
+    const char *exit_code = rec_tape_meta(t, "exit");
+    char *msg = rs_xasprintf("cassette %s records a run refused before its first call (exit %s), "
+                             "so it holds no call to replay:",
+                             t->path, exit_code ? exit_code : "?");
+    replay_say(stderr, "reassert replay: ", msg);
+    free(msg);
+    for (const char *line = why; line && *line;) {
+        size_t n = strcspn(line, "\n");
+        char *one = rs_xasprintf("%.*s", (int)n, line);
+        replay_say(stderr, "  ", one);
+        free(one);
+        line += n + (line[n] == '\n');
+    }
+    if (!list) return RS_DATAERR;
+    return replay_list(t, NULL);
+}
+
 int cmd_replay(int argc, char **argv)
 {
     if (cli_wants_help(argc, argv)) {
@@ -358,7 +383,9 @@ int cmd_replay(int argc, char **argv)
     if (replay_check_meta(t, &e) != RS_OK) {
         replay_say(stderr, "reassert replay: ", e.msg);
         code = e.code;
-    } else if (a.list)
+    } else if (rec_tape_meta(t, "refused"))
+        code = replay_refused(t, a.list);
+    else if (a.list)
         code = replay_list(t, a.op_glob);
     else if (a.strict)
         code = replay_strict(t, a.strategy, a.json);

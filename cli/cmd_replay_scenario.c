@@ -65,6 +65,17 @@ static char *tos_relative(const char *cassette, const char *out, rs_err *e)
     size_t nc = tos_split(cas, cp), nd = tos_split(dir, dp), k = 0;
     while (k < nc && k < nd && strcmp(cp[k], dp[k]) == 0)
         k++;
+    /* A scenario reads its cassette from its own folder or below (the
+     * loader refuses a ".." component): said now, before anything is run
+     * or written, not by the proof run of a file that cannot load. */
+    if (k < nd) {
+        rs_fail(e, RS_USAGE,
+                "the cassette %s is not in the folder of %s nor below it, and a scenario reads "
+                "its cassette from its own folder tree: write the scenario beside the cassette "
+                "(or in a folder above it), or copy the cassette beside the scenario",
+                cassette, out);
+        return NULL;
+    }
     char *rel = rs_xcalloc(3 * (nd - k) + PATH_MAX + 1, 1);
     for (size_t i = k; i < nd; i++)
         strcat(rel, "../");

@@ -264,6 +264,12 @@ static tx_status fanout_variables(rs_txn *tx, bool lazy, bool *wrote)
                                   &len, NULL, &ans);
         bool ok = st == 200 && text && cred_matches_text(&tx->cred, text, len);
         cred_bytes_wipe_free(text, len);
+        if (st == 404) { /* H122: gone since discovery; never re-created here */
+            rs_fail(&tx->err, RS_FAILED,
+                    "fan-out not initialized (Secret %s/%s is absent); root auth unchanged",
+                    c->variables_ns, c->variables_name);
+            return TX_FAIL;
+        }
         if (st != 200) {
             rs_fail(&tx->err, RS_FAILED, "reading Secret %s/%s failed (%s)", c->variables_ns,
                     c->variables_name, ans.text);
@@ -274,8 +280,8 @@ static tx_status fanout_variables(rs_txn *tx, bool lazy, bool *wrote)
         snprintf(obj, sizeof obj, "Secret %s/%s", c->variables_ns, c->variables_name);
         drift(tx, "variables-base differs from the desired credential", obj);
     }
-    tx_status s = kobj_secret_put_desired(tx, GATE_NEED_FULL, c->variables_ns, c->variables_name,
-                                          c->variables_key);
+    tx_status s = kobj_secret_patch_desired(tx, GATE_NEED_FULL, c->variables_ns, c->variables_name,
+                                            c->variables_key);
     if (s == TX_OK) *wrote = true;
     return s;
 }

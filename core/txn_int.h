@@ -92,9 +92,14 @@ const char *kobj_str(const cJSON *obj, const char *path); /* "status.refreshTime
 int kobj_secret_read(rs_txn *tx, const char *ns, const char *name, const char *key, char **text,
                      size_t *len, char rv[TX_RV_MAX], rs_answer *ans);
 /* CAS-writes the desired credential into a Secret key (JSON Patch `test` on
- * resourceVersion), resolving lost responses by re-reading. */
+ * resourceVersion), resolving lost responses by re-reading; an absent Secret
+ * is created (the root secret's bootstrap). */
 tx_status kobj_secret_put_desired(rs_txn *tx, gate_need need, const char *ns, const char *name,
                                   const char *key);
+/* The same, for a Secret that must already exist (variables-base after
+ * discovery): absent, it fails closed as H122 asks instead of creating it. */
+tx_status kobj_secret_patch_desired(rs_txn *tx, gate_need need, const char *ns, const char *name,
+                                    const char *key);
 int kobj_list(rs_txn *tx, const char *kind, const char *ns, const char *label_selector,
               const char *field_selector, rs_resp *r);
 /* True when the Secret's key holds the desired credential (canonical compare). */

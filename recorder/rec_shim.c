@@ -240,6 +240,7 @@ static cJSON *rec_meta_build(rec_shim *s, const rec_run_info *info)
     rec_meta_put(s, m, "run_ref", info->opt->run_ref);
     rec_meta_put(s, m, "scenario", info->scenario);
     rec_meta_put(s, m, "run", info->run);
+    if (info->refused) rec_meta_redacted(s, m, "refused", info->refused);
     if (info->desired) {
         rec_meta_redacted(s, m, "desired", info->desired->dockerconfigjson);
         rec_meta_redacted(s, m, "desired_ciphertext", info->desired->ciphertext);

@@ -34,6 +34,11 @@ typedef struct rec_run_info {
      * tp_count_start_ms): meta vt_start, where a strict replay starts its
      * clock, so virtual_seconds comes out of recorded reads only. */
     int64_t vt_start_ms;
+    /* Why the run was refused before its first call (its inputs: a missing
+     * program, a secret too weak to redact), one sentence per line; NULL
+     * for a run that ran. Written as meta `refused`: such a cassette has no
+     * call, and replay says why instead of replaying nothing. */
+    const char *refused;
 } rec_run_info;
 
 /* Wraps inner (not owned: closing the shim leaves inner open); the returned

@@ -104,7 +104,7 @@ expect_shape shape-items \
   "$first_list" "calls.response field items"
 [ -e "$out/never.yaml" ] && fail "--to-scenario wrote a scenario from a cassette of the wrong shape"
 printf 'name: shape\ncluster: {cassette: "%s"}\ndesired: desired\nruns:\n  - name: r\n' \
-  "$out/shape-array.db" >"$out/shape.yaml"
+  shape-array.db >"$out/shape.yaml"
 "$bin" sim "$out/shape.yaml" >/dev/null 2>"$out/e"
 rc=$?
 [ $rc -eq 65 ] && grep -q "seq 1: calls.response" "$out/e" ||
@@ -139,7 +139,7 @@ cp "$good" "$out/start.db"
 sqlite3 "$out/start.db" "UPDATE calls SET seq = seq + 100000"
 expect_bad "calls starting at another seq" "$out/start.db" 100001
 printf 'name: g2\ncluster: {cassette: "%s"}\ndesired: desired\nruns:\n  - name: r\n' \
-  "$out/dup.db" >"$out/dup-seq.yaml"
+  dup.db >"$out/dup-seq.yaml"
 "$bin" sim "$out/dup-seq.yaml" >/dev/null 2>"$out/e"
 rc=$?
 [ $rc -eq 65 ] && grep -qF "$out/dup.db" "$out/e" && grep -q "seq 40:" "$out/e" ||

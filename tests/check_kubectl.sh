@@ -9,7 +9,9 @@
 #   fails (kubectl must report the 422 and exit non-zero), annotate, get
 #   lease -o jsonpath, get secret -n NS NAME, drain --dry-run=server (every
 #   write rolled back, nothing counted), merge and strategic-merge patches on
-#   metadata, label and field selectors, create/409/delete, CRD kinds.
+#   metadata, label and field selectors, create/409/delete, CRD kinds,
+#   `get all` (the workloads discovery puts in the category "all"), the
+#   verbs discovery lists (watch, update).
 # kubectl missing is a FAILURE, never a skip (cmake/deps.sh installs it).
 set -u
 bin=$1
@@ -152,6 +154,16 @@ k "get kustomization" 0 get kustomization -n flux-system flux-system -o 'jsonpat
   out_is "false" "Kustomizations are served"
 k "get deployments" 0 get deploy -n flux-system kustomize-controller -o name &&
   out_is "deployment.apps/kustomize-controller" "Deployments are served"
+k "get all" 0 get all -n flux-system -o name
+if grep -qx 'deployment.apps/kustomize-controller' "$tmp/out" && grep -q '^pod/kustomize-controller-' "$tmp/out" &&
+  ! grep -q '^secret/\|^lease' "$tmp/out"; then ok; else
+  fail "get all shows the workloads (category all), no Secret or Lease: $(head -c 300 "$tmp/out")"; fi
+k "discovery verbs" 0 get --raw /api/v1
+if python3 -c '
+import json, sys
+r = {x["name"]: x for x in json.load(open(sys.argv[1]))["resources"]}
+assert {"watch", "update"} <= set(r["secrets"]["verbs"]), r["secrets"]["verbs"]
+' "$tmp/out" 2>"$tmp/py.err"; then ok; else fail "discovery lists watch and update: $(head -c 300 "$tmp/py.err")"; fi
 k "label selector" 0 get nodes -l node-role.kubernetes.io/control-plane -o name &&
   out_is "$(printf 'node/prod-control-plane-1\nnode/prod-control-plane-2\nnode/prod-control-plane-3')" \
     "a label selector picks the control planes"

@@ -12,7 +12,11 @@
 #     manager applied with another value is a 409 conflict naming both
 #     (guard: the conflict check), --force-conflicts takes it over; a field
 #     the manager no longer applies is removed (guard: the drop), one
-#     another manager still owns is kept; --dry-run=server changes nothing.
+#     another manager still owns is kept; --dry-run=server changes nothing;
+#   - `kubectl replace -f` (PUT): the body stored whole, a stale
+#     resourceVersion a 409 (guard: the precondition on the patch), none an
+#     unconditional replace, a missing object 404, a Kustomization's status
+#     kept (guard: status taken from the stored object).
 set -u
 bin=$1
 src=$2
@@ -133,6 +137,32 @@ ssa "SSA on an ExternalSecret"
 m "apiVersion: external-secrets.io/v1alpha1" "kind: PushSecret" "metadata: {name: ssa-push, namespace: flux-system}" "spec: {refreshInterval: 1h}"
 ssa "SSA creates a PushSecret"
 k "the PushSecret" 0 get pushsecret ssa-push -n flux-system -o 'jsonpath={.spec.refreshInterval}' && out_is "1h" "SSA on a PushSecret"
+# ---- kubectl replace (PUT) --------------------------------------------------------
+m "apiVersion: v1" "kind: ConfigMap" "metadata: {name: rep, namespace: default}" "data: {a: '1', b: '2'}"
+k "create for replace" 0 create -f "$tmp/m.yaml"
+k "the object to replace" 0 get cm rep -n default -o yaml && sed 's/a: "1"/a: "9"/; /  b: "2"/d' "$tmp/out" >"$tmp/rep.yaml"
+k "replace" 0 replace -f "$tmp/rep.yaml" && out_is "configmap/rep replaced" "kubectl replace"
+k "the replaced data" 0 get cm rep -n default -o 'jsonpath={.data}' && out_is '{"a":"9"}' "replace stores the body whole (a field it drops is gone)"
+k "a stale replace" nonzero replace -f "$tmp/rep.yaml" &&
+  out_has err 'the object has been modified' "a replace with a stale resourceVersion is 409 Conflict"
+grep -v 'resourceVersion:' "$tmp/rep.yaml" | sed 's/a: "9"/c: "3"/' >"$tmp/rep2.yaml"
+k "replace without a resourceVersion" 0 replace -f "$tmp/rep2.yaml"
+k "the unconditional replace" 0 get cm rep -n default -o 'jsonpath={.data}' && out_is '{"c":"3"}' "a replace without a resourceVersion is unconditional"
+sed 's/name: rep$/name: rep-none/' "$tmp/rep2.yaml" >"$tmp/rep3.yaml"
+k "replace of nothing" nonzero replace -f "$tmp/rep3.yaml" && out_has err 'NotFound' "a replace of an object that does not exist is 404"
+k "the Kustomization for replace" 0 get ks flux-system -n flux-system -o json && cp "$tmp/out" "$tmp/ks.json"
+k "its status" 0 get ks flux-system -n flux-system -o 'jsonpath={.status.lastAppliedRevision}' && cp "$tmp/out" "$tmp/ks.rev"
+python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["metadata"].pop("resourceVersion", None)
+d["metadata"].setdefault("labels", {})["example.com/replaced"] = "yes"
+d["status"] = {"lastAppliedRevision": "from-the-body"}
+json.dump(d, open(sys.argv[2], "w"))' "$tmp/ks.json" "$tmp/ks2.json" || fail "the Kustomization's JSON"
+k "replace a Kustomization" 0 replace -f "$tmp/ks2.json"
+k "the replaced Kustomization" 0 get ks flux-system -n flux-system -o 'jsonpath={.metadata.labels.example\.com/replaced}/{.status.lastAppliedRevision}' &&
+  out_is "yes/$(cat "$tmp/ks.rev")" "a replace keeps the server's status"
+
 m "apiVersion: v1" "kind: ConfigMap" "metadata: {name: wrong, namespace: default}"
 HOME=$tmp KUBECONFIG=$tmp/kubeconfig kubectl get --raw /openapi/v3 >"$tmp/out" 2>&1 && ok || fail "get --raw /openapi/v3: $(cat "$tmp/out")"
 out_has out '"apis/kustomize.toolkit.fluxcd.io/v1"' "the openapi v3 root lists each group/version"

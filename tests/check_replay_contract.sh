@@ -227,11 +227,16 @@ jq -e '.strategy.recorded == "eager" and .strategy.replayed == "lazy"
     fail "reseed --strategy lazy of an eager no-drift run (issue item 5): $(head -c 400 rs.json)"
 
 mkdir out
-"$B" replay $L --to-scenario out/inc.yaml > ts.out 2>&1 || fail "--to-scenario: $(head -3 ts.out)"
-grep -q '^cluster: {cassette: "../rec/lazy/rrc7-base.stage.db"}' out/inc.yaml ||
-    fail "--to-scenario: the cassette path is not relative to OUT: $(grep cassette out/inc.yaml)"
-"$B" sim out/inc.yaml --json > inc1.json 2>&1 || fail "the written scenario fails: $(head -c 400 inc1.json)"
-"$B" sim out/inc.yaml --json > inc2.json 2>&1
+# OUT's folder must hold the cassette (a scenario reads its cassette from
+# its own folder tree): refused before anything is written otherwise
+"$B" replay $L --to-scenario out/inc.yaml > ts.out 2>&1
+[ $? = 64 ] && grep -q 'is not in the folder of out/inc.yaml' ts.out && [ ! -e out/inc.yaml ] ||
+    fail "--to-scenario outside the cassette's tree: $(head -3 ts.out)"
+"$B" replay $L --to-scenario rec/inc.yaml > ts.out 2>&1 || fail "--to-scenario: $(head -3 ts.out)"
+grep -q '^cluster: {cassette: "lazy/rrc7-base.stage.db"}' rec/inc.yaml ||
+    fail "--to-scenario: the cassette path is not relative to OUT: $(grep cassette rec/inc.yaml)"
+"$B" sim rec/inc.yaml --json > inc1.json 2>&1 || fail "the written scenario fails: $(head -c 400 inc1.json)"
+"$B" sim rec/inc.yaml --json > inc2.json 2>&1
 cmp -s inc1.json inc2.json || fail "the written scenario is not deterministic"
 
 "$B" replay $L --list --op 'kube.?et' > op.out 2>&1 || fail "--op: $(head -3 op.out)"

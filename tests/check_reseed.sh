@@ -40,10 +40,13 @@ fail() {
   status=1
 }
 
-"$bin" sim --record "$out/rec" --strategy eager "$src"/scenarios/two-run-stage-reassert.yaml \
+# (recorded under inc/, where the incident scenario is written: a scenario
+# reads its cassette from its own folder or below)
+mkdir "$out/inc"
+"$bin" sim --record "$out/inc/rec" --strategy eager "$src"/scenarios/two-run-stage-reassert.yaml \
   >"$out/sim.txt" 2>&1 || fail "recording the fixture failed: $(tail -3 "$out/sim.txt")"
-stage="$out/rec/two-run-stage-reassert.stage.db"
-noop="$out/rec/two-run-stage-reassert.reassert.db"
+stage="$out/inc/rec/two-run-stage-reassert.stage.db"
+noop="$out/inc/rec/two-run-stage-reassert.reassert.db"
 [ -f "$stage" ] && [ -f "$noop" ] || {
   echo "FAIL: no cassettes recorded"
   exit 1
@@ -88,7 +91,6 @@ grep -q '^::' "$out/table.txt" && fail "--reseed printed a workflow command"
 cat "$out/lazy.json" "$out/table.txt" >>"$out/all-output"
 
 # 3. The incident as a scenario.
-mkdir "$out/inc"
 "$bin" replay "$noop" --to-scenario "$out/inc/no-drift-incident.yaml" >"$out/o" 2>&1 ||
   fail "--to-scenario exited $?: $(cat "$out/o")"
 scn="$out/inc/no-drift-incident.yaml"
@@ -98,7 +100,7 @@ if [ -f "$scn" ]; then
   "$bin" replay "$noop" --to-scenario "$scn" >/dev/null 2>&1
   cmp -s "$scn" "$out/first.yaml" || fail "--to-scenario wrote different bytes twice"
   head -1 "$scn" | grep -q '^# Hazard: ' || fail "the written scenario has no header to fill in"
-  grep -qF 'cluster: {cassette: "../rec/two-run-stage-reassert.reassert.db"}' "$scn" ||
+  grep -qF 'cluster: {cassette: "rec/two-run-stage-reassert.reassert.db"}' "$scn" ||
     fail "the cassette path is not relative to the scenario: $(grep cluster "$scn")"
   grep -qF 'name: "no-drift-incident"' "$scn" || fail "the scenario is not named after its file"
   "$bin" sim "$scn" >"$out/sim2.txt" 2>&1 ||
@@ -124,7 +126,7 @@ bad_cluster "a missing cassette" '{cassette: missing.db}'
 printf 'not a database\n' >"$out/inc/text.db"
 bad_cluster "a text file as cassette" '{cassette: text.db}'
 bad_cluster "a cassette with preset keys" \
-  '{cassette: ../rec/two-run-stage-reassert.reassert.db, preset: prod}'
+  '{cassette: rec/two-run-stage-reassert.reassert.db, preset: prod}'
 
 # 5. A write before any read is named.
 cp "$noop" "$out/unread.db"

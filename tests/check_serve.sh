@@ -176,7 +176,10 @@ check(s == 422 and "fieldManager" in d["message"], "server-side apply needs a fi
 s, _, d = req("PATCH", "/api/v1/nodes/prod-worker-1?fieldManager=t", body="{}", headers=dict(K, **{"Content-Type": "application/apply-patch+yaml"}))
 check(s == 400, "an apply that does not name the object is 400: %d" % s)
 s, _, d = req("PUT", "/api/v1/nodes/prod-worker-1", body="{}", headers=K)
-check(s == 405, "PUT is 405: %d" % s)
+status_is(d, 400, "BadRequest", "a PUT whose body names no object")
+check("does not match the name on the URL" in (d or {}).get("message", ""), "a PUT's 400 says why: %r" % (d,))
+s, _, d = req("PUT", "/api/v1/nodes", body="{}", headers=K)
+check(s == 405, "a PUT of a collection is 405: %d" % s)
 s, _, d = req("GET", "/version", headers=K)
 check(s == 200, "the server still answers after malformed bodies")
 # Writes: 422 for a failed test op, 409 for a second create, patch types.

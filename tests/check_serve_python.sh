@@ -3,8 +3,8 @@
 # real client of `sim serve` (issue 30): from a kubeconfig it lists nodes
 # (the items, the list's resourceVersion), reads a Lease, patches a Node's
 # labels (strategic merge) and a Lease (merge patch) and reads them back,
-# creates and deletes a ConfigMap (409 AlreadyExists raised as an
-# ApiException), and watches: `watch.Watch().stream` from the list's
+# creates, replaces (PUT; a stale resourceVersion a 409) and deletes a
+# ConfigMap (409 AlreadyExists raised as an ApiException), and watches: `watch.Watch().stream` from the list's
 # resourceVersion sees the patch made while it watches, and ends at
 # timeout_seconds.
 # The client is Debian's, for Debian's interpreter (/usr/bin/python3):
@@ -87,6 +87,15 @@ try:
     check(False, "a second create raises")
 except ApiException as e:
     check(e.status == 409 and "AlreadyExists" in e.body, "a second create is 409 AlreadyExists: %d" % e.status)
+got = core.read_namespaced_config_map("py-cm", "default")
+got.data = {"c": "d"}
+core.replace_namespaced_config_map("py-cm", "default", got)
+check(core.read_namespaced_config_map("py-cm", "default").data == {"c": "d"}, "a replace stores the object whole")
+try:
+    core.replace_namespaced_config_map("py-cm", "default", got)
+    check(False, "a replace from a stale read raises")
+except ApiException as e:
+    check(e.status == 409 and "Conflict" in e.body, "a replace from a stale read is 409 Conflict: %d" % e.status)
 core.delete_namespaced_config_map("py-cm", "default")
 try:
     core.read_namespaced_config_map("py-cm", "default")

@@ -37,8 +37,12 @@ for f in "$src"/scenarios/incidents/reconstructed/incident-*.yaml; do
     run=${run#"$base".}
     cp "$db" "$outdir/$base.$run.db" || exit 1
     rm -f "$outdir/$base.$run.db-wal" "$outdir/$base.$run.db-shm"
-    rm -f "$tmp/out.yaml" # --to-scenario never writes over a file
-    if ! (cd "$outdir" && "$bin" replay "$base.$run.db" --to-scenario "$tmp/out.yaml" >"$tmp/ts.out" 2>&1); then
+    # Written beside its cassette (a scenario reads its cassette from its
+    # own folder tree), under a name no scenario glob takes, then edited.
+    ts="$outdir/.$base.$run.to-scenario.yaml"
+    rm -f "$ts" # --to-scenario never writes over a file
+    if ! (cd "$outdir" && "$bin" replay "$base.$run.db" --to-scenario "$ts" >"$tmp/ts.out" 2>&1); then
+      rm -f "$ts"
       cat "$tmp/ts.out"
       echo "incidents_gen: replay --to-scenario failed on $base.$run.db" >&2
       exit 1
@@ -51,7 +55,8 @@ for f in "$src"/scenarios/incidents/reconstructed/incident-*.yaml; do
       -e "s|^name: .*|name: \"$base.$run\"|" \
       -e "s|^about: .*|about: \"run $run of scenarios/incidents/reconstructed/$base.yaml, reseeded from its cassette\"|" \
       -e "s|^cluster: {cassette: \"[^\"]*/\([^\"/]*\)\"}|cluster: {cassette: \"\1\"}|" \
-      "$tmp/out.yaml" >"$outdir/$base.$run.yaml" || exit 1
+      "$ts" >"$outdir/$base.$run.yaml" || exit 1
+    rm -f "$ts"
     n=$((n + 1))
   done
 done

@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 /* Base64 fragments shorter than this are noise (they occur in any text). */
 #define REDACT_B64_MIN 4
@@ -381,4 +382,33 @@ void cred_redact_fingerprint(const void *data, size_t len, char out[CRED_FINGERP
     char hex[65];
     sha256_hex(data, len, hex);
     snprintf(out, CRED_FINGERPRINT_LEN, "sha256:%.12s", hex);
+}
+
+/* Common words and default secrets: a secret equal to one of these (any
+ * case) is one an attacker tries first and one that turns up in ordinary
+ * text. Kept short and literal on purpose: the length floor and the run's
+ * own names catch the rest. */
+static const char *const redact_common_words[] = {
+    "password",      "passw0rd",     "password1", "changeme",      "changeit",   "letmein1",
+    "welcome1",      "iloveyou",     "qwertyui",  "12345678",      "123456789",  "1234567890",
+    "00000000",      "11111111",     "abcdefgh",  "administrator", "kubernetes", "openbao-token",
+    "vault-token",   "bearer-token", "registry",  "dockerhub",     "container",  "localhost",
+    "default-token", "secret-token", "superuser", "superadmin",    "rootroot",   "adminadmin",
+    "username",      "anonymous",    "undefined", "nullnull",      NULL};
+
+const char *cred_secret_unsafe(const char *secret, size_t len, const char *const *names)
+{
+    if (len < CRED_SECRET_MIN) return "is shorter than 8 bytes";
+    for (size_t i = 0; redact_common_words[i]; i++)
+        if (strlen(redact_common_words[i]) == len &&
+            strncasecmp(redact_common_words[i], secret, len) == 0)
+            return "is a common word or a well-known default secret";
+    for (size_t i = 0; names && names[i]; i++) {
+        size_t n = strlen(names[i]);
+        for (size_t at = 0; n >= len && at <= n - len; at++)
+            if (memcmp(names[i] + at, secret, len) == 0)
+                return "occurs inside a name this run prints (a namespace, object, annotation "
+                       "or image of its configuration)";
+    }
+    return NULL;
 }

@@ -47,6 +47,16 @@ char *cred_redact_text(const cred_redact *r, const char *text, size_t len, size_
 /* Redacts every string value and key in v, recursively, in place. */
 void cred_redact_json(const cred_redact *r, cJSON *v);
 
+/* Why a secret cannot be redacted without mangling the output, or NULL
+ * when it can. Redaction replaces every occurrence of a secret's text, so
+ * a secret that is short (under CRED_SECRET_MIN bytes), a common word or
+ * well-known default ("root", "password", "changeme"), or text found inside
+ * a name the run prints (names: NULL-terminated, e.g. the configuration's
+ * namespaces and object names) would cut ordinary words out of every line:
+ * `flu<redacted:secret>-system`. The sentence never quotes the secret. */
+#define CRED_SECRET_MIN 8
+const char *cred_secret_unsafe(const char *secret, size_t len, const char *const *names);
+
 /* "sha256:<first 12 hex digits>" of data: identifies a value, and says
  * whether two values differ, without printing it. */
 void cred_redact_fingerprint(const void *data, size_t len, char out[CRED_FINGERPRINT_LEN]);

@@ -148,6 +148,7 @@ static cJSON *secret_object(const char *ns, const char *name, const char *key, c
 typedef struct secret_put {
     rs_txn *tx;
     const char *ns, *name, *key, *b64;
+    bool may_create;      /* absent, it is created (bootstrap); else absence fails closed */
     bool creating;        /* the last write sent was the create */
     secret_state before;  /* the key's state at the first read */
     char rv[TX_RV_MAX];   /* the resourceVersion the last patch tested */
@@ -157,6 +158,15 @@ typedef struct secret_put {
 static kube_cas_step secret_put_plan(void *ctx, const kube_cas_view *v, kube_cas_req *w, rs_err *e)
 {
     secret_put *p = ctx;
+    if (v->read_status == 404 && !p->may_create) {
+        /* H122: the fan-out's Secret vanished after discovery (another
+         * actor deleted it). Re-creating it would hide that; only the
+         * bootstrap of §3.2 writes a Secret that is not there. */
+        rs_fail(e, RS_FAILED,
+                "fan-out not initialized (Secret %s/%s is absent); root auth unchanged", p->ns,
+                p->name);
+        return KUBE_CAS_REFUSE;
+    }
     p->creating = v->read_status == 404;
     if (p->creating) {
         w->op = RS_OP_KUBE_CREATE;
@@ -191,11 +201,12 @@ static kube_cas_seen secret_put_seen(void *ctx, int status, const cJSON *obj)
     return KUBE_CAS_RETRY;
 }
 
-tx_status kobj_secret_put_desired(rs_txn *tx, gate_need need, const char *ns, const char *name,
-                                  const char *key)
+static tx_status secret_put_desired(rs_txn *tx, gate_need need, const char *ns, const char *name,
+                                    const char *key, bool may_create)
 {
     char *b64 = base64_encode(tx->desired_text, tx->desired_len);
-    secret_put p = {.tx = tx, .ns = ns, .name = name, .key = key, .b64 = b64};
+    secret_put p = {
+        .tx = tx, .ns = ns, .name = name, .key = key, .b64 = b64, .may_create = may_create};
     kube_cas_ops ops = {.kind = "Secret",
                         .ns = ns,
                         .name = name,
@@ -246,6 +257,18 @@ tx_status kobj_secret_put_desired(rs_txn *tx, gate_need need, const char *ns, co
     rs_fail(&tx->err, RS_FAILED, "writing Secret %s/%s: still conflicting after %d attempts", ns,
             name, TX_CAS_ATTEMPTS_MAX);
     return TX_FAIL;
+}
+
+tx_status kobj_secret_put_desired(rs_txn *tx, gate_need need, const char *ns, const char *name,
+                                  const char *key)
+{
+    return secret_put_desired(tx, need, ns, name, key, true);
+}
+
+tx_status kobj_secret_patch_desired(rs_txn *tx, gate_need need, const char *ns, const char *name,
+                                    const char *key)
+{
+    return secret_put_desired(tx, need, ns, name, key, false);
 }
 
 int kobj_list(rs_txn *tx, const char *kind, const char *ns, const char *label_selector,

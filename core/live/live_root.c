@@ -247,6 +247,11 @@ rs_code live_root_preflight(rs_transport *t, bool need_kube, bool need_bao, rs_e
     return c;
 }
 
+const char *live_root_kube_bearer(rs_transport *t)
+{
+    return live_kube_bearer(root_of(t)->kube);
+}
+
 size_t live_root_secrets(rs_transport *t, const char **out, size_t max)
 {
     live_root *r = root_of(t);

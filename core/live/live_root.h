@@ -49,6 +49,10 @@ rs_code live_root_open(const live_root_opts *o, rs_transport **out, rs_err *e);
  * OpenBao address otherwise. */
 rs_code live_root_preflight(rs_transport *t, bool need_kube, bool need_bao, rs_err *e);
 
+/* The Kubernetes bearer token the root will send (a kubeconfig token or
+ * tokenFile, an exec plugin's, the service account's), or NULL. */
+const char *live_root_kube_bearer(rs_transport *t);
+
 /* The tokens this root holds (kube bearer, OpenBao), NULL-terminated, for
  * the recorder's known secrets; valid until close. */
 size_t live_root_secrets(rs_transport *t, const char **out, size_t max);

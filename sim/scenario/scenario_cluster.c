@@ -8,12 +8,14 @@
  * there, with deterministic SOPS-shaped ciphertexts, so a scenario names only
  * what it changes.
  */
+#define _XOPEN_SOURCE 700 /* realpath */
 #include "core/config.h"
 #include "core/cred/cred.h"
 #include "sim/scenario/scenario_cassette.h"
 #include "sim/scenario/scenario_int.h"
 
 #include <ctype.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -200,12 +202,46 @@ static void sc_cassette_fill(sc_scenario *sc, sc_cassette *c, const char *path)
 }
 
 /* The cassette path as the file names it, resolved against the file's
- * folder. Caller frees. */
-static char *sc_cassette_path(const char *file, const char *name)
+ * folder, or NULL with why set when it leaves the file's folder tree: a
+ * scenario reads a cassette from its own folder or below, as a run's files
+ * stay under {tmp} — a scenario copied or checked out elsewhere then takes
+ * its world along, and a scenario from a stranger cannot make the harness
+ * read any file the user can (an absolute path, a ".." component, or a
+ * symbolic link inside the tree that points out of it). A path that does
+ * not resolve is left to the cassette's own open (missing, unreadable).
+ * Caller frees. */
+static char *sc_cassette_path(const char *file, const char *name, const char **why)
 {
+    *why = NULL;
+    if (name[0] == '/') {
+        *why = "is an absolute path";
+        return NULL;
+    }
+    for (const char *c = name; c; c = strchr(c, '/')) {
+        if (*c == '/') c++;
+        if (c[0] == '.' && c[1] == '.' && (c[2] == '/' || c[2] == '\0')) {
+            *why = "has a \"..\" component";
+            return NULL;
+        }
+    }
     const char *slash = strrchr(file, '/');
-    if (name[0] == '/' || !slash) return rs_xstrdup(name);
-    return rs_xasprintf("%.*s/%s", (int)(slash - file), file, name);
+    char *path =
+        slash ? rs_xasprintf("%.*s/%s", (int)(slash - file), file, name) : rs_xstrdup(name);
+    char *dir =
+        slash ? rs_xasprintf("%.*s", (int)(slash - file) + (slash == file), file) : rs_xstrdup(".");
+    char real_dir[PATH_MAX], real[PATH_MAX];
+    if (realpath(dir, real_dir) && realpath(path, real)) {
+        size_t n = strlen(real_dir);
+        bool inside =
+            strncmp(real, real_dir, n) == 0 && (real[n] == '/' || (n == 1 && real_dir[0] == '/'));
+        if (!inside) *why = "leads out of the scenario's folder through a symbolic link";
+    }
+    free(dir);
+    if (*why) {
+        free(path);
+        return NULL;
+    }
+    return path;
 }
 
 /* `cluster: {cassette: FILE}`: read here, before the file's own catalogue,
@@ -216,7 +252,14 @@ static bool scl_cluster_cassette(sc_ld *ld, const cJSON *cluster, sc_cassette *c
     const cJSON *f = cJSON_GetObjectItemCaseSensitive(cluster, "cassette");
     const char *s;
     if (!scl_str(ld, f, "cluster.cassette", &s)) return false;
-    *path = sc_cassette_path(ld->file, s);
+    const char *why = NULL;
+    *path = sc_cassette_path(ld->file, s, &why);
+    if (!*path)
+        return scl_fail_at(ld, f, "cluster.cassette",
+                           "\"%s\" %s: a scenario reads its cassette from its own folder or "
+                           "below (a relative path without \"..\"); move or copy the cassette "
+                           "there",
+                           s, why);
     rs_err e;
     rs_err_clear(&e);
     if (sc_cassette_open(*path, c, &e) == RS_OK) return true;

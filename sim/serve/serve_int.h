@@ -222,6 +222,12 @@ typedef struct kube_target {
 void serve_kube_write(serve_server *s, const serve_http *h, rs_req *req, serve_answer *a);
 /* serve_kube_apply.c: PATCH application/apply-patch+yaml. */
 void serve_kube_apply(serve_server *s, const serve_http *h, const kube_target *t, serve_answer *a);
+/* The JSON merge patch that turns a into b (a list replaced whole; a field
+ * b lacks set to null). */
+cJSON *serve_merge_diff(const cJSON *a, const cJSON *b);
+/* serve_kube_replace.c: PUT of a named object (body stays the caller's). */
+void serve_kube_replace(serve_server *s, const serve_http *h, const kube_target *t, cJSON *body,
+                        serve_answer *a);
 
 /* serve_kube_dry.c: a dry-run write answered by the store alone, in a
  * savepoint rolled back at once (no call counted, no controller runs, no

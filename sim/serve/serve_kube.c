@@ -2,7 +2,8 @@
  * serve_kube.c — the Kubernetes API subset: a path and verb become the
  * kube.* request the live transport would have been asked for (get, list
  * with label and field selectors, create, JSON/merge/strategic-merge patch,
- * delete, the policy/v1 eviction subresource), answered by the sim root.
+ * delete, the policy/v1 eviction subresource), answered by the sim root;
+ * a watch, a server-side apply and a PUT go to their own files.
  *
  * The one idea: the store already answers with the API server's semantics
  * and Status bodies (404 NotFound, 409 Conflict/AlreadyExists, 422 Invalid);
@@ -288,13 +289,30 @@ static void kube_resource(serve_server *s, const serve_http *h, const kube_path 
         serve_kube_apply(s, h, &t, a);
         return;
     }
+    bool put = serve_method_is(h, "PUT") && p->name && !p->sub;
+    if (put && !kube_json_body(h, p)) {
+        serve_answer_status(a, 415, "UnsupportedMediaType",
+                            "the body of the request was in an unknown format - accepted "
+                            "media types include: application/json, application/yaml");
+        return;
+    }
     bool malformed = false;
     const char *why = NULL;
     cJSON *body = NULL;
-    if (serve_proto_is(h) && serve_proto_kind(p->k->kind) && serve_method_is(h, "POST"))
+    if (serve_proto_is(h) && serve_proto_kind(p->k->kind) && (serve_method_is(h, "POST") || put))
         malformed = !(body = serve_proto_decode(h, p->k->kind, &why));
     else
         body = serve_body_json_bytes(h, &malformed, &why);
+    if (put) {
+        kube_target t = {
+            .kind = p->k->kind, .ns = p->ns, .name = p->name, .resource = p->k->resource};
+        if (malformed)
+            serve_answer_status(a, 400, "BadRequest", "%s", why);
+        else
+            serve_kube_replace(s, h, &t, body, a);
+        cred_json_wipe_delete(body);
+        return;
+    }
     rs_req req;
     if (!kube_request(h, p, body, malformed ? why : NULL, &req, a)) {
         cred_json_wipe_delete(body);

@@ -151,7 +151,7 @@ static void merge_into(cJSON *dst, const cJSON *src)
 }
 
 /* The JSON merge patch that turns a into b (arrays replaced whole). */
-static cJSON *merge_diff(const cJSON *a, const cJSON *b)
+cJSON *serve_merge_diff(const cJSON *a, const cJSON *b)
 {
     cJSON *d = cJSON_CreateObject();
     const cJSON *m;
@@ -159,7 +159,7 @@ static cJSON *merge_diff(const cJSON *a, const cJSON *b)
     {
         const cJSON *o = cJSON_GetObjectItemCaseSensitive(a, m->string);
         if (cJSON_IsObject(o) && cJSON_IsObject(m)) {
-            cJSON *sub = merge_diff(o, m);
+            cJSON *sub = serve_merge_diff(o, m);
             if (sub->child)
                 cJSON_AddItemToObject(d, m->string, sub);
             else
@@ -428,7 +428,7 @@ void serve_kube_apply(serve_server *s, const serve_http *h, const kube_target *t
         } else {
             req.op = RS_OP_KUBE_PATCH;
             req.patch_type = RS_PATCH_MERGE;
-            body = merge_diff(current, c.result);
+            body = serve_merge_diff(current, c.result);
             /* Guarded by the revision it was computed from. */
             cJSON *md = cJSON_GetObjectItemCaseSensitive(body, "metadata");
             if (!md) md = cJSON_AddObjectToObject(body, "metadata");

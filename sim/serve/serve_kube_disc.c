@@ -5,9 +5,10 @@
  *
  * The one idea: the store's kind table is the truth (its apiVersion and
  * scope per kind); this file only adds what discovery says on top of it —
- * the plural, singular and short names kubectl resolves, the verbs, and the
- * pods/eviction subresource — so discovery can never name a group/version
- * the store would not answer under.
+ * the plural, singular and short names kubectl resolves, the verbs, the
+ * category "all" (`kubectl get all`), and the pods/eviction subresource —
+ * so discovery can never name a group/version the store would not answer
+ * under.
  */
 #include "sim/serve/serve_int.h"
 
@@ -66,6 +67,16 @@ static bool gv_known(const char *gv)
     return false;
 }
 
+/* The kinds `kubectl get all` shows, as the API server puts them in the
+ * category "all" (workloads; no Secret, ConfigMap or custom kind). */
+static bool in_all(const char *kind)
+{
+    static const char *const kinds[] = {"Pod", "Deployment", "ReplicaSet", "DaemonSet"};
+    for (size_t i = 0; i < sizeof kinds / sizeof *kinds; i++)
+        if (strcmp(kind, kinds[i]) == 0) return true;
+    return false;
+}
+
 static cJSON *strings(const char *const *v, size_t n)
 {
     cJSON *a = cJSON_CreateArray();
@@ -76,7 +87,9 @@ static cJSON *strings(const char *const *v, size_t n)
 
 static cJSON *resource_list(const char *gv)
 {
-    static const char *const verbs[] = {"create", "delete", "get", "list", "patch"};
+    static const char *const verbs[] = {"create", "delete", "get",  "list",
+                                        "patch",  "update", "watch"};
+    static const char *const all[] = {"all"};
     static const char *const create[] = {"create"};
     cJSON *doc = cJSON_CreateObject();
     cJSON_AddStringToObject(doc, "kind", "APIResourceList");
@@ -94,6 +107,7 @@ static cJSON *resource_list(const char *gv)
         cJSON_AddStringToObject(r, "kind", k->kind);
         cJSON_AddItemToObject(r, "verbs", strings(verbs, sizeof verbs / sizeof *verbs));
         if (k->short_name) cJSON_AddItemToObject(r, "shortNames", strings(&k->short_name, 1));
+        if (in_all(k->kind)) cJSON_AddItemToObject(r, "categories", strings(all, 1));
         cJSON_AddItemToArray(res, r);
         if (strcmp(k->kind, "Pod") == 0) {
             /* The eviction subresource, as the API server lists it. */

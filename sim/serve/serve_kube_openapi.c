@@ -4,7 +4,7 @@
  * --server-side) and `kubectl create/replace -f` find what they look for.
  *
  * What kubectl reads of them, and so what they hold: for each resource, a
- * PATCH and a POST operation tagged x-kubernetes-group-version-kind whose
+ * PATCH, PUT and POST operation tagged x-kubernetes-group-version-kind whose
  * parameters include `fieldValidation`, `fieldManager`, `dryRun` and
  * `force` — kubectl then validates on the server (fieldValidation) instead
  * of downloading /openapi/v2 to validate on the client. The documents are
@@ -99,6 +99,7 @@ static cJSON *gv_doc(const char *gv)
             cJSON_AddItemToArray(cJSON_AddArrayToObject(c, "parameters"), path_param("namespace"));
         cJSON *it = cJSON_AddObjectToObject(paths, item);
         cJSON_AddItemToObject(it, "get", operation(gv, k->kind, "get", false));
+        cJSON_AddItemToObject(it, "put", operation(gv, k->kind, "put", true));
         cJSON_AddItemToObject(it, "patch", operation(gv, k->kind, "patch", true));
         cJSON_AddItemToObject(it, "delete", operation(gv, k->kind, "delete", true));
         cJSON *ps = cJSON_AddArrayToObject(it, "parameters");

@@ -67,6 +67,14 @@ static const char *const simw_schema_checks =
     "CREATE TABLE IF NOT EXISTS check_failures(seq INTEGER PRIMARY KEY, run TEXT NOT NULL,"
     " line INTEGER NOT NULL, message TEXT NOT NULL);";
 
+int simw_schema_create(sqlite3 *db)
+{
+    int rc = sqlite3_exec(db, simw_schema, NULL, NULL, NULL);
+    if (rc == SQLITE_OK) rc = sqlite3_exec(db, simw_schema_checks, NULL, NULL, NULL);
+    if (rc == SQLITE_OK) rc = store_init(db);
+    return rc;
+}
+
 _Noreturn void simw_die(sim_world *w, const char *what)
 {
     fprintf(stderr, "sim world: %s failed: %s\n", what, w && w->db ? sqlite3_errmsg(w->db) : "");
@@ -301,9 +309,7 @@ rs_code simw_create(const char *db_path, const sim_world_desc *d, simw_overlay_f
     sim_world *w = NULL;
     rs_code rc = world_connect(db_path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, &w, e);
     if (rc != RS_OK) return rc;
-    if (sqlite3_exec(w->db, simw_schema, NULL, NULL, NULL) != SQLITE_OK ||
-        sqlite3_exec(w->db, simw_schema_checks, NULL, NULL, NULL) != SQLITE_OK ||
-        store_init(w->db) != 0) {
+    if (simw_schema_create(w->db) != SQLITE_OK) {
         rc = rs_fail(e, RS_FAILED, "cannot create the sim world schema in %s: %s", db_path,
                      sqlite3_errmsg(w->db));
         world_free(w);
@@ -400,6 +406,9 @@ rs_code sim_world_open(const char *db_path, sim_world **out, rs_err *e)
     if (!S_ISREG(st.st_mode))
         return rs_fail(e, RS_DATAERR, "cannot open the sim world %s: not a regular file", db_path);
     rs_code rc = sim_world_probe(db_path, e);
+    /* Its tables and objects of the shape simw_create makes, looked at
+     * read-only too: a refused file is never written to. */
+    if (rc == RS_OK) rc = simw_shape_check(db_path, e);
     if (rc != RS_OK) return rc;
     sim_world *w = NULL;
     rc = world_connect(db_path, SQLITE_OPEN_READWRITE, &w, e);

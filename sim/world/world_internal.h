@@ -62,6 +62,15 @@ struct sim_world {
     rs_config cfg; /* production defaults + this cluster's fan-out namespaces */
 };
 
+/* ---- the world file's shape (world.c, world_shape.c) ---- */
+/* Creates every table a world has (the world's and the store's) in db. */
+int simw_schema_create(sqlite3 *db);
+/* RS_OK when db_path's tables have the columns simw_schema_create makes
+ * and every stored object is a JSON object under text keys and an integer
+ * revision; RS_DATAERR naming the table, row and field otherwise. Read-only:
+ * a file it refuses is never written to. */
+rs_code simw_shape_check(const char *db_path, rs_err *e);
+
 /* ---- SQL plumbing (world.c). A failing statement aborts: the world file is
  * the simulation's only state, and a half-applied call would make every later
  * answer a lie (same reasoning as rs_xmalloc). ---- */
