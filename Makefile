@@ -11,7 +11,7 @@ JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 .PHONY: all build deps deps-fuzz demo test test-plain test-asan fuzz valgrind bench bench-live clean format
 .PHONY: coverage deps-coverage install lint deps-lint format-check swarm bench-sweep
 .PHONY: bench-record
-.PHONY: report-check deps-report
+.PHONY: report-check deps-report mutate
 CTEST_FLAGS ?=
 PREFIX     ?= /usr/local
 
@@ -40,6 +40,17 @@ test-asan: deps $(ASAN_BUILD)/CMakeCache.txt
 	cd $(ASAN_BUILD) && ctest --output-on-failure -j $(JOBS) $(CTEST_FLAGS)
 
 test: test-plain test-asan
+
+# The guard mutations (tests/mutations/README.md): each patch applied alone
+# to a scratch copy, rebuilt, and run against the tests citing its hazard,
+# then the whole scenario and unit set; fails on a survivor and writes
+# reports/MUTATION.md. Long (a rebuild and a test run per patch): not part of
+# `make test`. MUTATE_ONLY=REGEX runs the matching patches (no report);
+# MUTATE_FLAGS=--fail-fast stops at the first survivor.
+MUTATE_ONLY  ?=
+MUTATE_FLAGS ?=
+mutate: deps
+	nice python3 tests/mutate.py --src . --jobs $(JOBS) $(if $(MUTATE_ONLY),--only '$(MUTATE_ONLY)') $(MUTATE_FLAGS)
 
 # libFuzzer targets (tests/fuzz/README.md): clang, ASan+UBSan, each target
 # FUZZ_SECONDS long; fails on any crash, leak, sanitizer report or timeout.

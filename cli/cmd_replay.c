@@ -25,6 +25,7 @@
 typedef struct replay_args {
     const char *cassette, *op_glob, *strategy, *to_scenario;
     bool list, strict, reseed, json;
+    char *op_match; /* --op normalised to "<verb glob> <target glob>" */
 } replay_args;
 
 static int replay_usage(const char *msg, const char *arg)
@@ -33,6 +34,68 @@ static int replay_usage(const char *msg, const char *arg)
     fprintf(stderr, "reassert replay: %s%s%s\n%s", msg, arg ? " " : "", text, cli_usage_replay);
     free(text);
     return RS_USAGE;
+}
+
+/* Whether a glob is one fnmatch reads as written: every '[' that opens a
+ * bracket expression closes it (an unclosed one is matched as a literal
+ * '[', so "[" would list nothing and read as "no such call"). */
+static bool replay_glob_ok(const char *g)
+{
+    for (const char *p = g; *p; p++) {
+        if (*p == '\\') {
+            if (!*++p) return false; /* a trailing backslash escapes nothing */
+            continue;
+        }
+        if (*p != '[') continue;
+        const char *q = p + 1;
+        if (*q == '!' || *q == '^') q++;
+        if (*q == ']') q++; /* a leading ']' is a member */
+        while (*q && *q != ']')
+            q++;
+        if (!*q) return false;
+        p = q;
+    }
+    return true;
+}
+
+/* Whether verb_glob matches an operation --list can show: a §5 verb or a
+ * clock, entropy or pid row. */
+static bool replay_verb_matches_any(const char *verb_glob)
+{
+    static const char *const clock_ops[] = {"clock.now", "clock.sleep", "entropy", "pid"};
+    for (int op = 0; op < RS_OP_COUNT; op++)
+        if (fnmatch(verb_glob, rs_op_name((rs_op)op), 0) == 0) return true;
+    for (size_t i = 0; i < RS_ARRAY_LEN(clock_ops); i++)
+        if (fnmatch(verb_glob, clock_ops[i], 0) == 0) return true;
+    return false;
+}
+
+/* --op "<verb glob> [<target glob>]", the form a scenario's faults and
+ * during: take (kube.get Secret*): normalised to one "<verb> <target>" glob
+ * matched against "<op> <target>" (the target defaults to "*"). A glob
+ * that could list nothing for a reason other than the cassette — an
+ * unclosed '[', a second space, a verb no operation has — is a usage error
+ * saying which, never an empty list. */
+static int replay_op_glob(replay_args *a)
+{
+    const char *g = a->op_glob, *sp = strchr(g, ' ');
+    size_t vlen = sp ? (size_t)(sp - g) : strlen(g);
+    const char *target = sp ? sp + 1 : "*";
+    char *verb = rs_xmalloc(vlen + 1);
+    memcpy(verb, g, vlen);
+    verb[vlen] = '\0';
+    int code = RS_OK;
+    if (!vlen || !*target || strpbrk(target, " \t\r\n") || strpbrk(verb, "\t\r\n"))
+        code = replay_usage("--op takes '<operation glob> [<target glob>]' (one space):", g);
+    else if (!replay_glob_ok(verb) || !replay_glob_ok(target))
+        code = replay_usage("--op has an unclosed '[' (or a trailing '\\'):", g);
+    else if (!replay_verb_matches_any(verb))
+        code = replay_usage("--op matches no operation (kube.*, openbao.*, talos.*, "
+                            "registry.*, run.liveness, clock.*, entropy, pid):",
+                            g);
+    if (code == RS_OK) a->op_match = rs_xasprintf("%s %s", verb, target);
+    free(verb);
+    return code;
 }
 
 static int replay_parse(int argc, char **argv, replay_args *a)
@@ -82,7 +145,8 @@ static int replay_parse(int argc, char **argv, replay_args *a)
         return replay_usage("--strategy goes with --strict or --reseed", NULL);
     if (a->strategy && !rs_strategy_find(a->strategy))
         return replay_usage("--strategy names no strategy:", a->strategy);
-    return RS_OK;
+    /* Last: the one check that allocates (a->op_match, freed by the caller). */
+    return a->op_glob ? replay_op_glob(a) : RS_OK;
 }
 
 void replay_say(FILE *fp, const char *prefix, const char *text)
@@ -99,7 +163,12 @@ static int replay_list(const rec_tape *t, const char *glob)
     printf("%-6s %12s  %-18s %-50s %s\n", "seq", "virtual s", "op", "target", "status");
     for (size_t i = 0; i < t->n_rows; i++) {
         const rec_row *r = &t->rows[i];
-        if (glob && fnmatch(glob, r->op, 0) != 0) continue;
+        if (glob) {
+            char *line = rs_xasprintf("%s %s", r->op, r->target ? r->target : "");
+            bool hit = fnmatch(glob, line, 0) == 0;
+            free(line);
+            if (!hit) continue;
+        }
         char *target = out_escape(r->target ? r->target : "", false);
         char *op = out_escape(r->op, false);
         printf("%-6" PRId64 " %8" PRId64 ".%03d  %-18s %-50s %d", r->seq, r->vt_ms / 1000,
@@ -139,8 +208,17 @@ static bool replay_crash_end(const rec_tape *t)
     return x && strcmp(x, "137") == 0 && !t->counters;
 }
 
-static void replay_print_json(const rec_tape *t, rec_replay *rp, cJSON *replayed, int exit_code)
+/* Why the replayed run stopped short of the recording: the last recorded
+ * call it made, its exit and its first error (NULL for none). */
+typedef struct replay_end {
+    int exit_code;
+    const char *error;
+} replay_end;
+
+static void replay_print_json(const rec_tape *t, rec_replay *rp, cJSON *replayed,
+                              const replay_end *end)
 {
+    int exit_code = end->exit_code;
     cJSON *doc = cJSON_CreateObject();
     cJSON_AddItemToObject(doc, "recorded",
                           t->counters ? cJSON_Duplicate(t->counters, 1) : cJSON_CreateNull());
@@ -151,6 +229,13 @@ static void replay_print_json(const rec_tape *t, rec_replay *rp, cJSON *replayed
         cJSON *d = cJSON_AddObjectToObject(doc, "divergence");
         cJSON_AddStringToObject(d, "recorded", rec_replay_recorded(rp));
         cJSON_AddStringToObject(d, "replayed", rec_replay_replayed(rp));
+        /* When the replayed run ended with calls left: after which call,
+         * and its first error (its exit is exit.replayed). */
+        if (rec_replay_run_ended(rp)) {
+            cJSON_AddNumberToObject(d, "ended_after", (double)rec_replay_last_matched_seq(rp));
+            cJSON_AddItemToObject(d, "error",
+                                  end->error ? cJSON_CreateString(end->error) : cJSON_CreateNull());
+        }
     } else {
         cJSON_AddNullToObject(doc, "diverged_at");
     }
@@ -174,9 +259,11 @@ static void replay_print_json(const rec_tape *t, rec_replay *rp, cJSON *replayed
 }
 
 /* The verdict on a replay that made every recorded call: 0 only when the
- * recording is whole (its end record) and its counters came out again. */
-static int replay_verdict_whole(const rec_tape *t, rec_replay *rp, cJSON *replayed, bool json,
-                                FILE *fp, const char *note)
+ * recording is whole (its end record), its counters came out again and the
+ * replayed run exited as the recorded one did (DESIGN §8: the exit is part
+ * of what a recording proves). */
+static int replay_verdict_whole(const rec_tape *t, rec_replay *rp, cJSON *replayed, int exit_code,
+                                bool json, FILE *fp, const char *note)
 {
     if (!replay_has_end(t)) {
         /* Killed before its end record, or copied before the end: what came
@@ -214,9 +301,21 @@ static int replay_verdict_whole(const rec_tape *t, rec_replay *rp, cJSON *replay
         free(b);
         return RS_FAILED;
     }
+    /* rec_meta_check has read meta exit as an integer in 0..255. */
+    long recorded_exit = strtol(rec_tape_meta(t, "exit"), NULL, 10);
+    if (recorded_exit != exit_code) {
+        fprintf(fp,
+                "::error::strict replay of %s made every recorded call with equal counters, but "
+                "exited %d where the recorded run exited %ld\n",
+                t->path, exit_code, recorded_exit);
+        if (note) replay_say(fp, "  ", note);
+        return RS_FAILED;
+    }
     if (json) return RS_OK;
-    fprintf(fp, "strict replay of %s: %zu calls, each the recorded one; counters equal\n", t->path,
-            rec_replay_matched(rp));
+    fprintf(fp,
+            "strict replay of %s: %zu calls, each the recorded one; counters equal; exit %d as "
+            "recorded\n",
+            t->path, rec_replay_matched(rp), exit_code);
     if (note) replay_say(fp, "  ", note);
     return RS_OK;
 }
@@ -224,20 +323,32 @@ static int replay_verdict_whole(const rec_tape *t, rec_replay *rp, cJSON *replay
 /* note: how the replay differs from the recording by request (another
  * strategy), said with the verdict; NULL for none. With --json the
  * document is stdout's and a failure's sentences go to stderr. */
-static int replay_verdict(const rec_tape *t, rec_replay *rp, cJSON *replayed, int exit_code,
+static int replay_verdict(const rec_tape *t, rec_replay *rp, cJSON *replayed, const replay_end *end,
                           bool json, const char *note)
 {
     int64_t at = rec_replay_diverged_at(rp);
     FILE *fp = json ? stderr : stdout;
-    if (json) replay_print_json(t, rp, replayed, exit_code);
+    if (json) replay_print_json(t, rp, replayed, end);
     if (at >= 0) {
         fprintf(fp, "::error::strict replay of %s diverged at seq %" PRId64 "\n", t->path, at);
         if (note) replay_say(fp, "  ", note);
         replay_say(fp, "  recorded: ", rec_replay_recorded(rp));
         replay_say(fp, "  replayed: ", rec_replay_replayed(rp));
+        if (rec_replay_run_ended(rp)) {
+            /* The call that made the run stop is the last one it made as
+             * recorded — an edited answer is found there, not at seq N+1. */
+            int64_t last = rec_replay_last_matched_seq(rp);
+            if (last > 0)
+                fprintf(fp, "  the replayed run ended after seq %" PRId64 " with exit %d", last,
+                        end->exit_code);
+            else
+                fprintf(fp, "  the replayed run ended before its first call with exit %d",
+                        end->exit_code);
+            replay_say(fp, end->error ? ": " : "", end->error ? end->error : "");
+        }
         return RS_FAILED;
     }
-    return replay_verdict_whole(t, rp, replayed, json, fp, note);
+    return replay_verdict_whole(t, rp, replayed, end->exit_code, json, fp, note);
 }
 
 /* --strict --strategy S: today's core under S against the recording. The
@@ -277,7 +388,9 @@ static int replay_strict(const rec_tape *t, const char *strategy_name, bool json
         txn_run(check, &cfg, &opt, &d, &o, &res);
         rec_replay_finish(rp);
         cJSON *replayed = tp_count_counters(count);
-        code = replay_verdict(t, rp, replayed, res.exit, json, note);
+        replay_end end = {.exit_code = res.exit,
+                          .error = cJSON_GetStringValue(cJSON_GetArrayItem(o.errors, 0))};
+        code = replay_verdict(t, rp, replayed, &end, json, note);
         cJSON_Delete(replayed);
         rs_result_free(&res);
         out_free(&o);
@@ -372,13 +485,16 @@ int cmd_replay(int argc, char **argv)
     replay_args a;
     int code = replay_parse(argc, argv, &a);
     if (code == RS_OK && a.to_scenario) code = replay_to_scenario_free(a.to_scenario);
-    if (code != RS_OK) return code;
     rec_tape *t = NULL;
     rs_err e;
     rs_err_clear(&e);
-    if (rec_tape_load(a.cassette, &t, &e) != RS_OK) {
-        replay_say(stderr, "reassert replay: ", e.msg);
-        return e.code;
+    if (code != RS_OK || rec_tape_load(a.cassette, &t, &e) != RS_OK) {
+        if (code == RS_OK) {
+            replay_say(stderr, "reassert replay: ", e.msg);
+            code = e.code;
+        }
+        free(a.op_match);
+        return code;
     }
     if (replay_check_meta(t, &e) != RS_OK) {
         replay_say(stderr, "reassert replay: ", e.msg);
@@ -386,7 +502,7 @@ int cmd_replay(int argc, char **argv)
     } else if (rec_tape_meta(t, "refused"))
         code = replay_refused(t, a.list);
     else if (a.list)
-        code = replay_list(t, a.op_glob);
+        code = replay_list(t, a.op_match);
     else if (a.strict)
         code = replay_strict(t, a.strategy, a.json);
     else if (a.reseed)
@@ -394,5 +510,6 @@ int cmd_replay(int argc, char **argv)
     else
         code = replay_to_scenario(t, a.to_scenario);
     rec_tape_free(t);
+    free(a.op_match);
     return code;
 }

@@ -85,6 +85,24 @@ static void txn_fence_heartbeat(void *owner)
     lease_heartbeat((rs_txn *)owner);
 }
 
+bool txn_run_ref_valid(const char *ref)
+{
+    /* Only the shapes this tool writes (DESIGN §3.4): "sim.<run>",
+     * "gh<run id>.<attempt>" or "local". Anything else names no run. */
+    if (strcmp(ref, "local") == 0) return true;
+    if (strncmp(ref, "sim.", 4) == 0) {
+        bool ok = ref[4] != '\0';
+        for (const char *p = ref + 4; *p && ok; p++)
+            ok = (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '-';
+        return ok;
+    }
+    if (strncmp(ref, "gh", 2) != 0) return false;
+    size_t id = strspn(ref + 2, "0123456789");
+    if (id == 0 || ref[2 + id] != '.') return false;
+    size_t at = strspn(ref + 2 + id + 1, "0123456789");
+    return at > 0 && ref[2 + id + 1 + at] == '\0';
+}
+
 static void txn_holder(rs_txn *tx)
 {
     uint64_t rnd = gate_entropy(tx->gate);

@@ -112,6 +112,11 @@ void rs_result_free(rs_result *res);
 void txn_run(rs_transport *t, const rs_config *cfg, const rs_options *opt,
              const rs_desired *desired, rs_out *out, rs_result *res);
 
+/* Whether ref has a shape opt->run_ref takes ("sim.<run name>",
+ * "gh<run id>.<attempt>", "local"): what a holder names and --fences asks
+ * the liveness of (DESIGN §3.4). */
+bool txn_run_ref_valid(const char *ref);
+
 /* Whether mode checks the desired credential (cred_parse, then the
  * ciphertext's revision) before its first call: repair and --check-only
  * do; --fences and --recover-fences need none. */

@@ -12,6 +12,7 @@
 #include "recorder/rec_meta.h"
 
 #include "core/cred/cred.h"
+#include "core/live/live_kube_exec.h"
 #include "core/txn.h"
 #include "recorder/rec_replay.h"
 
@@ -79,11 +80,39 @@ static rs_code rm_credential(const rec_tape *t, const rs_options *opt, const cha
                    t->path, key, why.msg, exit_code);
 }
 
+/* meta transport, started and run_ref, when present, hold what the recorder
+ * writes: "sim" or "live"; the RFC 3339 time the run started; a run
+ * reference of a shape the core names its holders by (txn_run_ref_valid) —
+ * a replay makes the recorded run's holder from it, so any other text would
+ * replay as a divergence blaming today's core. */
+static rs_code rm_texts(const rec_tape *t, rs_err *e)
+{
+    const char *v = rec_tape_meta(t, "transport");
+    if (v && strcmp(v, "sim") != 0 && strcmp(v, "live") != 0)
+        return rs_fail(e, RS_DATAERR, "cassette %s: meta transport is neither sim nor live",
+                       t->path);
+    int64_t unix_s;
+    v = rec_tape_meta(t, "started");
+    if (v && !live_rfc3339_unix(v, &unix_s))
+        return rs_fail(e, RS_DATAERR,
+                       "cassette %s: meta started is not an RFC 3339 time "
+                       "(2026-01-02T03:04:05Z)",
+                       t->path);
+    v = rec_tape_meta(t, "run_ref");
+    if (v && !txn_run_ref_valid(v))
+        return rs_fail(e, RS_DATAERR,
+                       "cassette %s: meta run_ref is no run reference (sim.<run name>, "
+                       "gh<run id>.<attempt> or local)",
+                       t->path);
+    return RS_OK;
+}
+
 rs_code rec_meta_check(const rec_tape *t, rs_err *e)
 {
     if (rm_int(t, "exit", 0, 255, "an exit code (0 to 255)", e) != RS_OK ||
         rm_int(t, "vt_start", 0, INT64_MAX / 4, "a virtual time in milliseconds", e) != RS_OK ||
-        rm_int(t, "vt_end", 0, INT64_MAX / 4, "a virtual time in milliseconds", e) != RS_OK)
+        rm_int(t, "vt_end", 0, INT64_MAX / 4, "a virtual time in milliseconds", e) != RS_OK ||
+        rm_texts(t, e) != RS_OK)
         return e->code;
     rec_replay *rp = rec_replay_new(t);
     rs_config cfg;

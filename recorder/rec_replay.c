@@ -28,6 +28,7 @@ struct rec_replay {
     size_t pending; /* the next row the root answers with */
     int64_t vt_ms;  /* the virtual time the root reports */
     bool stopped;   /* diverged, or past the end of an unfinished run */
+    bool ended;     /* diverged because the run ended with calls left over */
     int64_t diverged_at;
     char *recorded, *replayed;
     rs_transport root, check;
@@ -357,7 +358,10 @@ rs_code rec_replay_inputs(rec_replay *rp, rs_config *cfg, rs_options *opt, const
 
 void rec_replay_finish(rec_replay *rp)
 {
-    if (!rp->stopped && rp->cursor < rp->tape->n_rows) rp_diverge(rp, "(the run ended)");
+    if (!rp->stopped && rp->cursor < rp->tape->n_rows) {
+        rp_diverge(rp, "(the run ended)");
+        rp->ended = rp->diverged_at >= 0;
+    }
     /* The counting shim's last clock read is the recorded one (meta vt_end,
      * tp_count_stop's), not the last row's: on a real clock time passes
      * between the two. */
@@ -383,4 +387,14 @@ const char *rec_replay_replayed(const rec_replay *rp)
 size_t rec_replay_matched(const rec_replay *rp)
 {
     return rp->cursor;
+}
+
+bool rec_replay_run_ended(const rec_replay *rp)
+{
+    return rp->ended;
+}
+
+int64_t rec_replay_last_matched_seq(const rec_replay *rp)
+{
+    return rp->cursor ? rp->tape->rows[rp->cursor - 1].seq : 0;
 }

@@ -57,5 +57,10 @@ const char *rec_replay_recorded(const rec_replay *rp);
 const char *rec_replay_replayed(const rec_replay *rp);
 /* How many recorded calls the replay matched. */
 size_t rec_replay_matched(const rec_replay *rp);
+/* Whether the replay diverged because the replayed run ended with recorded
+ * calls left over (its exit and first error then say why). */
+bool rec_replay_run_ended(const rec_replay *rp);
+/* The seq of the last recorded call the replay matched, 0 for none. */
+int64_t rec_replay_last_matched_seq(const rec_replay *rp);
 
 #endif

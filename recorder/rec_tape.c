@@ -10,6 +10,7 @@
 #include "recorder/rec_call.h"
 #include "recorder/rec_meta.h"
 
+#include "core/cred/cred.h"
 #include "core/transport/transport.h"
 
 #include <errno.h>
@@ -58,6 +59,32 @@ static char *rec_col_text(sqlite3_stmt *st, int i)
 {
     const unsigned char *s = sqlite3_column_text(st, i);
     return s ? rs_xstrdup((const char *)s) : NULL;
+}
+
+/* Column i of a calls row as text, or NULL; *why says what is wrong with it
+ * (left alone when nothing is). The recorder writes C strings: a NUL inside
+ * a column would cut its text short — a shorter request or target than the
+ * file holds, compared as if whole (DESIGN §5.1) — so it is bad input, as is
+ * a target or an op that is not UTF-8 (names, never bytes). */
+static char *rec_row_text(sqlite3_stmt *st, int i, bool utf8, const char **why)
+{
+    static const char *const nul[] = {
+        [1] = "calls.op holds a NUL byte",
+        [2] = "calls.target holds a NUL byte",
+        [3] = "the request is not a JSON object (calls.request holds a NUL byte)",
+        [5] = "the response is not JSON (calls.response holds a NUL byte)",
+        [6] = "calls.error holds a NUL byte",
+    };
+    static const char *const bad[] = {
+        [1] = "calls.op is not UTF-8", [2] = "calls.target is not UTF-8"};
+    char *s = rec_col_text(st, i);
+    if (!s || *why) return s;
+    size_t n = (size_t)sqlite3_column_bytes(st, i);
+    if (strlen(s) != n)
+        *why = nul[i];
+    else if (utf8 && !json_utf8_valid(s, n))
+        *why = bad[i];
+    return s;
 }
 
 static rs_code rec_bad(rs_err *e, const char *path, const char *fmt, const char *detail)
@@ -263,17 +290,22 @@ static rs_code rec_load_rows(sqlite3 *db, rec_tape *t, rs_err *e)
             break;
         }
         r->seq = sqlite3_column_int64(st, 0);
-        r->op = rec_col_text(st, 1);
-        r->target = rec_col_text(st, 2);
-        r->request = rec_col_text(st, 3);
+        const char *why = NULL;
+        r->op = rec_row_text(st, 1, true, &why);
+        r->target = rec_row_text(st, 2, true, &why);
+        r->request = rec_row_text(st, 3, false, &why);
         r->status = sqlite3_column_type(st, 4) == SQLITE_INTEGER ? sqlite3_column_int(st, 4) : -1;
-        r->response = rec_col_text(st, 5);
-        r->error = rec_col_text(st, 6);
+        r->response = rec_row_text(st, 5, false, &why);
+        r->error = rec_row_text(st, 6, false, &why);
         r->vt_ms = sqlite3_column_int64(st, 7);
         r->wall_ms = sqlite3_column_int64(st, 8);
         r->sent = sqlite3_column_int(st, 9);
         r->batch = sqlite3_column_int64(st, 10);
-        code = rec_check_row(t, r, e);
+        if (why)
+            code = rs_fail(e, RS_DATAERR, "cassette %s: seq %lld: %s", t->path, (long long)r->seq,
+                           why);
+        else
+            code = rec_check_row(t, r, e);
     }
     if (code == RS_OK && rc != SQLITE_DONE)
         code = rec_bad(e, t->path, "not a readable cassette (%s)", sqlite3_errmsg(db));

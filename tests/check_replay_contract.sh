@@ -242,8 +242,10 @@ cmp -s inc1.json inc2.json || fail "the written scenario is not deterministic"
 "$B" replay $L --list --op 'kube.?et' > op.out 2>&1 || fail "--op: $(head -3 op.out)"
 n=$(awk 'NR > 1 { print $3 }' op.out | sort -u | tr '\n' ' ')
 [ "$n" = "kube.get " ] || fail "--op 'kube.?et' listed ops: $n"
-n=$("$B" replay $L --list --op 'nomatch*' | wc -l)
-[ "$n" = 1 ] || fail "--op nomatch*: $n lines (want the header only)"
+n=$("$B" replay $L --list --op 'run.liveness' | wc -l)
+[ "$n" = 1 ] || fail "--op run.liveness (no such call in a Stage): $n lines (want the header only)"
+"$B" replay $L --list --op 'nomatch*' > /dev/null 2>&1
+[ $? = 64 ] || fail "--op nomatch* (a glob no operation matches) is not 64"
 "$B" replay $L --list --op > /dev/null 2>&1
 [ $? = 64 ] || fail "--op without a value is not 64"
 

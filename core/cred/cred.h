@@ -51,6 +51,10 @@ char *json_canonical(const cJSON *v);
  * content quoted) in e. */
 bool json_strict_check(const char *text, size_t len, rs_err *e);
 
+/* Whether the len bytes at s are well-formed UTF-8 (RFC 3629, the check
+ * json_strict_check makes of a string) with no NUL. */
+bool json_utf8_valid(const char *s, size_t len);
+
 /* The revision: lowercase hex SHA-256 of the SOPS ciphertext scalar, which
  * must start with "ENC[" (a plaintext source is refused: RS_DATAERR). */
 rs_code revision_of_ciphertext(const char *ciphertext, char hex_out[65], rs_err *e);

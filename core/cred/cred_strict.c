@@ -501,6 +501,22 @@ static bool js_step(js_scan *sc, js_state *st, bool *done)
     return js_fail(sc, sc->pos, "internal scanner state");
 }
 
+bool json_utf8_valid(const char *s, size_t len)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    for (size_t i = 0; i < len;) {
+        if (p[i] == 0) return false;
+        if (p[i] < 0x80) {
+            i++;
+            continue;
+        }
+        size_t n = js_utf8_len(p + i, len - i);
+        if (n == 0) return false;
+        i += n;
+    }
+    return true;
+}
+
 bool json_strict_check(const char *text, size_t len, rs_err *e)
 {
     if (!text) return rs_fail(e, RS_DATAERR, "no JSON text"), false;

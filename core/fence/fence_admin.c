@@ -79,20 +79,8 @@ static bool holder_run_ref(const char *holder, char *out, size_t len)
     if (n == 0 || n >= len) return false;
     memcpy(out, first + 1, n);
     out[n] = '\0';
-    /* Only the shapes this tool writes (DESIGN §3.4): "sim.<run>",
-     * "gh<run id>.<attempt>" or "local". Anything else names no run — and a
-     * fragment of a hostile holder is never echoed as if it were one. */
-    bool ok = strcmp(out, "local") == 0;
-    if (!ok && strncmp(out, "sim.", 4) == 0) {
-        ok = out[4] != '\0';
-        for (const char *p = out + 4; *p && ok; p++)
-            ok = (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '-';
-    }
-    if (!ok && strncmp(out, "gh", 2) == 0) {
-        size_t id = strspn(out + 2, "0123456789");
-        size_t at = id ? strspn(out + 2 + id + 1, "0123456789") : 0;
-        ok = id > 0 && out[2 + id] == '.' && at > 0 && out[2 + id + 1 + at] == '\0';
-    }
+    /* A fragment of a hostile holder is never echoed as if it named a run. */
+    bool ok = txn_run_ref_valid(out);
     if (!ok) out[0] = '\0';
     return ok;
 }

@@ -179,6 +179,23 @@ static void ctl_mirror_register_again(sim_world *w, const char *ns, const char *
     cJSON_Delete(again);
 }
 
+/* How long an evicted pod stays Terminating: SIM_EVICT_MS, or what the
+ * sim-only annotation `sim.reassert/terminates-after: <duration>` gives it
+ * (a process that ignores SIGTERM and is killed only when its grace period
+ * ends), so a scenario can hold a pod Terminating across several drain
+ * polls. */
+#define CTL_POD_TERMINATES_ANN "sim.reassert/terminates-after"
+#define CTL_POD_TERMINATES_MAX_MS (24LL * 3600 * 1000)
+
+static int64_t ctl_pod_termination_ms(const cJSON *pod)
+{
+    const char *text = simw_annotation(pod, CTL_POD_TERMINATES_ANN);
+    int64_t ms = 0;
+    if (!text || !sc_parse_duration_ms(text, &ms) || ms < 0 || ms > CTL_POD_TERMINATES_MAX_MS)
+        return SIM_EVICT_MS;
+    return ms;
+}
+
 int ctl_evict(sim_world *w, const char *ns, const char *name, char **node_out, cJSON **body)
 {
     *node_out = NULL;
@@ -210,7 +227,7 @@ int ctl_evict(sim_world *w, const char *ns, const char *name, char **node_out, c
         simw_node_pods_ensure(w, node);
         ctl_mirror_register_again(w, ns, name, pod);
     } else if (!ctl_pod_terminating(pod)) {
-        ctl_pod_terminate(w, ns, name, SIM_EVICT_MS);
+        ctl_pod_terminate(w, ns, name, ctl_pod_termination_ms(pod));
     }
     cJSON_Delete(pod);
     *body = eviction_status(201, "Success", NULL, NULL);

@@ -309,6 +309,7 @@ static const struct {
     {"etcd.unhealthy", ev_node_only},
     {"etcd.healthy", ev_node_only},
     {"etcd.garbled", ev_node_only},
+    {"etcd.learner", ev_node_only},
     {"pdb.block", ev_pdb_block},
     {"talos.next-reboot", ev_next_reboot},
     {"registry.revoke", ev_credential_only},

@@ -187,8 +187,12 @@ static int talos_etcd(sim_world *w, const rs_req *req, const char *node, rs_resp
         return 200;
     }
     bool healthy = simw_talos_int(w, node, "etcd_healthy") && !simw_talos_int(w, node, "rebooting");
+    key = rs_xasprintf("etcd.learner.%s", node);
+    char *learner = simw_meta_get(w, key);
+    free(key);
     cJSON_AddBoolToObject(resp->body, "healthy", healthy);
-    cJSON_AddBoolToObject(resp->body, "learner", false);
+    cJSON_AddBoolToObject(resp->body, "learner", learner != NULL); /* etcd.learner (H85) */
+    free(learner);
     return 200;
 }
 

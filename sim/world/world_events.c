@@ -213,12 +213,14 @@ static rs_code ev_etcd(sim_world *w, const sc_event *ev, rs_err *e)
 }
 
 /* etcd.garbled {node}: the node's etcd status answers with output that
- * parses as no status (H118). */
-static rs_code ev_etcd_garbled(sim_world *w, const sc_event *ev, rs_err *e)
+ * parses as no status (H118). etcd.learner {node}: the node's etcd member
+ * is a learner (healthy, but not a voter: H85). Either stays for the rest
+ * of the scenario, under the world meta key "<event>.<node>". */
+static rs_code ev_etcd_mark(sim_world *w, const sc_event *ev, rs_err *e)
 {
     const char *node = ev_node(w, ev, arg_str(ev, "node"), e);
     if (!node) return RS_DATAERR;
-    char *key = rs_xasprintf("etcd.garbled.%s", node);
+    char *key = rs_xasprintf("%s.%s", ev->kind, node);
     simw_meta_set(w, key, "1");
     free(key);
     return RS_OK;
@@ -401,7 +403,8 @@ static const struct {
     {"node.add", ev_node_add},
     {"etcd.unhealthy", ev_etcd},
     {"etcd.healthy", ev_etcd},
-    {"etcd.garbled", ev_etcd_garbled},
+    {"etcd.garbled", ev_etcd_mark},
+    {"etcd.learner", ev_etcd_mark},
     {"pdb.block", ev_pdb_block},
     {"talos.next-reboot", ev_next_reboot},
     {"registry.revoke", ev_registry_revoke},

@@ -3,7 +3,6 @@
 # from reality): the recorded exit is part of what strict replay checks. A
 # cassette whose meta exit says 1 for a run that exits 0 again must fail
 # strict replay (exit 1) showing both exits.
-# Pending: fails today because strict replay compares calls and counters only: "each the recorded one; counters equal", exit 0.
 # Args: reassert binary, source dir.
 set -u
 BIN=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")

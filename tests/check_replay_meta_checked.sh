@@ -3,7 +3,6 @@
 # field): every meta value a replay uses is checked on load. A run_ref
 # holding a line break, a transport that is neither sim nor live and a
 # started time that is no RFC 3339 time are each 65 naming the key.
-# Pending: fails today because run_ref is used as given (the replayed holder then diverges: exit 1) and transport and started are accepted as anything (exit 0).
 # Args: reassert binary, source dir.
 set -u
 BIN=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")

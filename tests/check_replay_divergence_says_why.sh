@@ -4,7 +4,6 @@
 # shown. An edited Lease read (now held by another run) makes the replayed
 # core stop there: the report must name that seq and say why the replayed
 # run ended (its exit and its first error), in text and in --json.
-# Pending: fails today because strict replay reports the next seq with "replayed: (the run ended)", without the edited seq, the replayed exit or the error that ended it.
 # Args: reassert binary, source dir.
 set -u
 BIN=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
@@ -30,4 +29,11 @@ rc=$?
 [ $rc -eq 1 ] || fail "strict replay of an edited response: exit $rc, expected 1"
 grep -q "seq $s\b" "$T/o" || fail "the divergence does not name the edited seq $s: $(head -c 400 "$T/o")"
 grep -q 'held by' "$T/o" || fail "the divergence does not say why the replayed run ended: $(head -c 400 "$T/o")"
+"$BIN" replay "$C" --strict --json >"$T/j" 2>"$T/e"
+rc=$?
+[ $rc -eq 1 ] || fail "strict replay --json of an edited response: exit $rc, expected 1"
+jq -e --argjson s "$s" '.divergence.ended_after == $s and (.divergence.error | test("held by"))
+  and .exit.replayed == 1' "$T/j" >/dev/null ||
+  fail "--json does not say after which seq and why the replayed run ended: $(jq -c .divergence "$T/j")"
+grep -q "seq $s\b" "$T/e" || fail "--json's stderr does not name seq $s"
 exit $status

@@ -3,7 +3,6 @@
 # error, never a shorter input), §8 (a malformed row exits 65 naming the
 # file and the seq): a NUL inside a recorded request or target, or a target
 # that is not UTF-8, is refused with 65 naming the seq.
-# Pending: fails today because the cassette reader takes a row's text up to its first NUL (strict replay never compares the bytes after it: exit 0) and lists a target holding byte 0xFF raw (exit 0).
 # Args: reassert binary, source dir.
 set -u
 BIN=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
