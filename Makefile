@@ -26,8 +26,11 @@ $(BUILD)/CMakeCache.txt: | deps
 build: deps $(BUILD)/CMakeCache.txt
 	cmake --build $(BUILD) -j $(JOBS)
 
+# The product card's fixture: the rotation's Stage, then the no-drift
+# Reassert, each under both strategies; one line says which is which.
 demo: build
-	./$(BUILD)/reassert sim scenarios/two-run-stage-reassert.yaml
+	@echo "eager is production today (the fence before the first read); lazy is the fix (the fence at the first write, so a Reassert with nothing to repair takes none):"
+	@$(BUILD)/reassert sim scenarios/two-run-stage-reassert.yaml
 
 test-plain: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) $(CTEST_FLAGS)

@@ -6,6 +6,10 @@
 # (exit 1); the untouched recording strict-replays (exit 0).
 # Args: reassert binary, source dir.
 set -u
+# A GitHub Actions step, where forged commands would be parsed (plain text:
+# tests/check_ci_native.sh).
+GITHUB_ACTIONS=true
+export GITHUB_ACTIONS
 BIN=$1
 SRC=$2
 T=$(mktemp -d)

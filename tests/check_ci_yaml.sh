@@ -4,9 +4,12 @@
 # ubuntu-latest and uploads the JUnit, the scenario report and the coverage
 # report; the composite action (action.yml, `uses: ./`) takes a `command`,
 # builds reassert and runs the command through the environment (never by
-# splicing ${{ inputs.command }} into a script). Every `make TARGET` the
-# workflow runs is a target the Makefile has (make -n). .ci/run (the
-# project's own CI) runs make format-check, lint, test and coverage.
+# splicing ${{ inputs.command }} into a script); its build is cached under a
+# SHA-256 of every source and build file (a hit skips the compile), it
+# installs cmake/deps.sh's build set, and the run step's GITHUB_OUTPUT
+# (exit, outcome, fence_taken, ...) are the action's outputs. Every `make
+# TARGET` the workflow runs is a target the Makefile has (make -n). .ci/run
+# (the project's own CI) runs make format-check, lint, test and coverage.
 #
 #   tests/check_ci_yaml.sh BUILD/reassert SOURCE_ROOT
 set -u
@@ -106,6 +109,50 @@ if isinstance(act, dict):
         fail("action.yml: the command is not passed through the environment")
     if "GITHUB_PATH" not in text:
         fail("action.yml: reassert is not put on PATH")
+    # Issue 30: the build is cached under a key that is a hash of every
+    # source and build file; a hit skips the compile.
+    by_id = {s.get("id"): s for s in steps if s.get("id")}
+    caches = [s for s in steps if str(s.get("uses", "")).startswith("actions/cache@")]
+    if len(caches) != 1:
+        fail("action.yml: want one actions/cache step, found %d" % len(caches))
+    else:
+        cache = caches[0]
+        key = str((cache.get("with") or {}).get("key", ""))
+        path = str((cache.get("with") or {}).get("path", ""))
+        m = re.search(r"steps\.([A-Za-z0-9_-]+)\.outputs\.([A-Za-z0-9_-]+)", key)
+        if not m or m.group(1) not in by_id:
+            fail("action.yml: the cache key names no step's output: %r" % key)
+        else:
+            hasher = str(by_id[m.group(1)].get("run", ""))
+            if "sha256sum" not in hasher or m.group(2) + "=" not in hasher:
+                fail("action.yml: step %s does not write a SHA-256 as %s" % (m.group(1), m.group(2)))
+            # every folder holding the binary's sources, and the build files
+            built = sorted({p.split("/")[0] for p in subprocess.run(
+                ["git", "ls-files", "*.c"], capture_output=True, text=True).stdout.split()
+                if "/" in p and not p.startswith("tests/")})
+            for want in built + ["CMakeLists.txt", "cmake"]:
+                if not re.search(r"\b%s\b" % re.escape(want), hasher.split("|")[0]):
+                    fail("action.yml: the cache key does not hash %s" % want)
+        for want in ("runner.os", "runner.arch"):
+            if want not in key:
+                fail("action.yml: the cache key does not name %s (a binary is per image)" % want)
+        if not path or path.split("/")[-1] not in text:
+            fail("action.yml: the cached path %r is not where the build puts the binary" % path)
+        cid = cache.get("id")
+        build = [s for s in steps if "cmake --build" in str(s.get("run", ""))]
+        if not cid or not build or ("steps.%s.outputs.cache-hit" % cid) not in str(build[0].get("env", {})) \
+                or "CACHE_HIT" not in str(build[0].get("run", "")):
+            fail("action.yml: the build does not depend on the cache hit")
+    if not any("deps.sh\" build" in str(s.get("run", "")) or "deps.sh build" in str(s.get("run", ""))
+               for s in steps):
+        fail("action.yml: does not install the build dependencies (cmake/deps.sh build)")
+    # The run step's outputs (GITHUB_OUTPUT) are the action's.
+    outs = act.get("outputs") or {}
+    run_ids = [s.get("id") for s in steps if "REASSERT_COMMAND" in str(s.get("run", ""))]
+    for want in ("exit", "outcome", "fence_taken", "controller_restarts", "writes"):
+        v = str((outs.get(want) or {}).get("value", ""))
+        if not run_ids or run_ids[0] is None or v != "${{ steps.%s.outputs.%s }}" % (run_ids[0], want):
+            fail("action.yml: output %s is not the run step's (%r)" % (want, v))
 
 print("ci yaml: %d failed" % len(fails))
 sys.exit(1 if fails else 0)

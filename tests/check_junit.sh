@@ -3,7 +3,8 @@
 # whole suite — plus a failing, an unloadable and a control-character
 # scenario — validates against tests/junit.xsd and its counts add up; an
 # unloadable scenario is a failed entry in --json and --junit; a JUnit file
-# that cannot be written fails the command.
+# that cannot be written fails the command; time attributes are the runs'
+# wall time, summed per suite and file.
 # REASSERT_JUNIT_QUICK=1 (the sanitizer build): "the whole suite" is every
 # eighth scenario under scenarios/ (with the failing, unloadable and
 # control-character files as ever), which still meets a skipped strategy, a
@@ -56,6 +57,35 @@ for a in tests: failures:failure errors:error skipped:skipped; do
   wrong=$(count "count(//testsuite[@$attr != count($sel)])" "$tmp/all.xml")
   if [ "$wrong" = 0 ]; then ok; else no "$wrong testsuite(s) with a wrong @$attr"; fi
 done
+# time attributes carry the wall time (issue 30): every testcase that ran
+# (passed or failed) took some, a skipped one none, and each
+# suite's and the whole file's time is the sum of what they hold.
+if python3 - "$tmp/all.xml" >"$tmp/time.txt" 2>&1 <<'PY'; then ok; else no "JUnit time attributes: $(head -c 400 "$tmp/time.txt")"; fi
+import sys, xml.etree.ElementTree as ET
+root = ET.parse(sys.argv[1]).getroot()
+bad = []
+total = 0.0
+for suite in root.iter("testsuite"):
+    s = 0.0
+    for case in suite.iter("testcase"):
+        t = float(case.get("time"))
+        skipped = case.find("skipped") is not None
+        ran = not skipped and case.find("error") is None
+        if ran and t <= 0:
+            bad.append("%s/%s ran in time=%s" % (suite.get("name"), case.get("name"), case.get("time")))
+        if skipped and t != 0:
+            bad.append("%s/%s never ran but has time=%s" % (suite.get("name"), case.get("name"), case.get("time")))
+        s += t
+    if abs(float(suite.get("time")) - s) > 0.001 * (1 + len(list(suite.iter("testcase")))):
+        bad.append("testsuite %s: time=%s, its testcases sum to %.3f" % (suite.get("name"), suite.get("time"), s))
+    total += float(suite.get("time"))
+if abs(float(root.get("time")) - total) > 0.001 * (1 + len(list(root.iter("testsuite")))):
+    bad.append("testsuites: time=%s, its suites sum to %.3f" % (root.get("time"), total))
+if not any(float(c.get("time")) > 0 for c in root.iter("testcase")):
+    bad.append("no testcase has a time")
+print("\n".join(bad[:5]))
+sys.exit(1 if bad else 0)
+PY
 # expect-fails: 2 runs x 2 strategies, one run failing under each.
 if [ "$(count 'count(//testsuite[@name="expect-fails"]/testcase[failure])' "$tmp/all.xml")" = 2 ] &&
    [ "$(count 'count(//testsuite[@name="expect-fails"]/testcase[@classname="expect-fails"])' "$tmp/all.xml")" = 4 ]; then ok; else

@@ -12,6 +12,11 @@
 # worlds, --config files) are generated here, under a private directory that
 # is removed on exit. Every invocation runs under `timeout`; a timeout fails.
 set -u
+# The checks read the GitHub Actions form (its annotations; forging matters
+# where the runner parses commands): a GitHub Actions step. Plain text is
+# tests/check_ci_native.sh's.
+GITHUB_ACTIONS=true
+export GITHUB_ACTIONS
 bin=$1
 src=$2
 case $bin in /*) ;; *) bin=$(pwd)/$bin ;; esac

@@ -5,6 +5,7 @@
  * encoding; each run names the line a failure annotation points at.
  */
 #include "cli/cli.h"
+#include "reports/step_outputs.h"
 #include "sim/runner/runner.h"
 #include "sim/runner/runner_int.h"
 
@@ -153,7 +154,7 @@ START_TEST(test_failures_carry_their_key_line)
     char *buf = NULL;
     size_t len = 0;
     FILE *out = open_memstream(&buf, &len);
-    runner_actions_annotate(out, s);
+    runner_actions_annotate(out, s, true);
     fclose(out);
     ck_assert_msg(strstr(buf, "::error file=x.yaml,line=13::expect-key-lines [lazy] only: delta."
                               "controller_restarts"),
@@ -162,6 +163,60 @@ START_TEST(test_failures_carry_their_key_line)
     free(buf);
     cJSON_Delete(s);
     sc_free(sc);
+}
+END_TEST
+
+/* Issue 30: a step output's value cannot end its entry early or write
+ * another output, whatever it holds — a line break, "name=value", or
+ * another entry's delimiter line; a name outside GitHub's alphabet is
+ * refused, never written. */
+START_TEST(test_step_output_values_are_fenced)
+{
+    char path[] = "/tmp/step-outputs-XXXXXX";
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    const char *hostile = "a\nforged=1\nreassert_5feceb66ffc86f38d952786c6d696c79\nz";
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "nodes", hostile);
+    cJSON_AddNumberToObject(o, "exit", 0);
+    cJSON_AddBoolToObject(o, "fence_taken", false);
+    rs_err e;
+    rs_err_clear(&e);
+    ck_assert_int_eq(reports_step_outputs_append(path, o, &e), RS_OK);
+    /* Read back as GitHub does: "name<<D", the value's lines, "D". */
+    FILE *f = fopen(path, "r");
+    char line[256], name[64] = "", delim[80] = "", value[256] = "";
+    int entries = 0;
+    while (fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\n")] = '\0';
+        if (!delim[0]) {
+            char *at = strstr(line, "<<");
+            ck_assert_ptr_nonnull(at);
+            snprintf(name, sizeof name, "%.*s", (int)(at - line), line);
+            snprintf(delim, sizeof delim, "%s", at + 2);
+            value[0] = '\0';
+        } else if (strcmp(line, delim) == 0) {
+            entries++;
+            if (strcmp(name, "nodes") == 0) ck_assert_str_eq(value, hostile);
+            if (strcmp(name, "exit") == 0) ck_assert_str_eq(value, "0");
+            if (strcmp(name, "fence_taken") == 0) ck_assert_str_eq(value, "false");
+            delim[0] = '\0';
+        } else {
+            size_t n = strlen(value);
+            ck_assert_uint_lt(n + strlen(line) + 2, sizeof value);
+            if (n) value[n++] = '\n';
+            memcpy(value + n, line, strlen(line) + 1);
+        }
+    }
+    fclose(f);
+    ck_assert_int_eq(entries, 3);
+    ck_assert_str_eq(delim, "");
+    cJSON_AddStringToObject(o, "bad name", "x");
+    ck_assert_int_eq(reports_step_outputs_append(path, o, &e), RS_FAILED);
+    ck_assert_ptr_nonnull(strstr(e.msg, "bad name"));
+    cJSON_Delete(o);
+    unlink(path);
 }
 END_TEST
 
@@ -175,6 +230,7 @@ static Suite *runner_report_suite(void)
     tcase_add_test(tc, test_secret_state_check_prints_fingerprints);
     tcase_add_test(tc, test_run_reports_its_expect_line);
     tcase_add_test(tc, test_failures_carry_their_key_line);
+    tcase_add_test(tc, test_step_output_values_are_fenced);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -98,6 +98,10 @@ typedef struct sim_opts {
     /* --record DIR: one cassette per run, DIR/<scenario>.<run>.db (under
      * DIR/<strategy>/ when no --strategy picks one); NULL for none. */
     const char *record_dir;
+    /* A GitHub Actions step (the caller read GITHUB_ACTIONS): failures as
+     * `::error file=,line=::` annotations and failed runs' output in a
+     * group; otherwise plain text. */
+    bool actions;
     sim_run_fn run;
     sim_report_fn report; /* may be NULL */
     void *report_arg;

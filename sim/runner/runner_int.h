@@ -25,18 +25,21 @@ void runner_redact(const cred_redact *set, cJSON *node);
  * command. */
 void runner_actions_escape(FILE *out, const char *s, bool property);
 
-/* The text report of the scenario report s (runner_text.c). */
-void runner_text_scenario(FILE *out, const cJSON *s);
+/* The text report of the scenario report s (runner_text.c); actions: in a
+ * GitHub Actions step (annotations, a group per failed run's output). */
+void runner_text_scenario(FILE *out, const cJSON *s, bool actions);
 
 /* One `::error file=F,line=N::` annotation per failure of every failed run
  * of the scenario report s, pointing at the run's `expect:` (the run's own
- * line when it has none). */
-void runner_actions_annotate(FILE *out, const cJSON *s);
+ * line when it has none); without actions (not a GitHub Actions step) one
+ * "F:N: error: ..." line instead. */
+void runner_actions_annotate(FILE *out, const cJSON *s, bool actions);
 
 /* The output of each failed run of s — never a passed one's — inside its
  * own ::group::, with workflow commands stopped (::stop-commands::) so the
- * core's own annotations in it do not become the sim's. */
-void runner_actions_dump(FILE *out, const cJSON *s);
+ * core's own annotations in it do not become the sim's; without actions,
+ * between two rules with every line in plain form (out_plain_line). */
+void runner_actions_dump(FILE *out, const cJSON *s, bool actions);
 
 /* One run's timeline (runner_timeline.c) from its call-log rows after
  * after_seq, on the axis [from_ms, to_ms] of virtual time: {"from_ms",
