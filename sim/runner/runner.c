@@ -147,29 +147,6 @@ static int run_child(const char *db, const sc_scenario *sc, const sc_run *run,
     return RS_FAILED;
 }
 
-/* The nodes the run reported in annotation_only_nodes, from the file it
- * wrote (sim_run_req.result_path): [] when it wrote none (a run that ended
- * before its result, as a crash does), so invariant 2 checks every node's
- * Talos auth. A file not of that shape is a failure, never an empty list. */
-static cJSON *run_annotation_only(const char *path, cJSON *failures)
-{
-    char *text = read_file(path);
-    bool none = !text || !text[0];
-    cJSON *doc = none ? NULL : cJSON_Parse(text);
-    free(text);
-    if (none) return cJSON_CreateArray();
-    cJSON *list = cJSON_DetachItemFromObjectCaseSensitive(doc, "annotation_only_nodes");
-    bool ok = cJSON_IsArray(list);
-    for (const cJSON *it = ok ? list->child : NULL; it; it = it->next)
-        ok = ok && cJSON_IsString(it);
-    cJSON_Delete(doc);
-    if (ok) return list;
-    cJSON_Delete(list);
-    cJSON_AddItemToArray(failures,
-                         cJSON_CreateString("the run's result for the checker is unreadable"));
-    return cJSON_CreateArray();
-}
-
 /* A core process that died by a signal did not finish its run, whatever the
  * expectations say (the scenario's `crash` fault exits, it is not killed):
  * the run fails even without an `expect`. */
@@ -277,7 +254,7 @@ static cJSON *run_checked(const sc_scenario *sc, const sc_run *run, const rs_str
                          run_fn, &sig);
     record_crash_end(record, code, sig, failures);
     free(record);
-    cJSON *annotation_only = run_annotation_only(result_path, failures);
+    cJSON *annotation_only = runner_annotation_only(result_path, failures);
     fail_if_killed(sig, failures);
     char *output = untmp(read_file(out_path), tmp);
     char *unfired = read_file(unfired_path);

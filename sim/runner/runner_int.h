@@ -58,4 +58,9 @@ char *runner_record_path(const char *dir, const sc_scenario *sc, const sc_run *r
  * it) or would be recorded twice: checked before any run. */
 bool runner_record_preflight(const sim_opts *c);
 
+/* The nodes the run reported in annotation_only_nodes, read from the file
+ * it wrote (runner_result.c): [] when it wrote none; a file of another shape
+ * adds a failure to failures and gives []. */
+cJSON *runner_annotation_only(const char *path, cJSON *failures);
+
 #endif
