@@ -394,8 +394,10 @@ static int run_sim(const rs_run_args *args, const sim_run_req *sim, FILE *out)
     rs_err_clear(&e);
     sim_session *root = NULL;
     rs_code rc =
-        sim ? sim_session_open(sim->db_path, run_name, sim->run, sim->unfired_path, &root, &e)
-            : sim_session_open(args->transport + 4, run_name, NULL, NULL, &root, &e);
+        sim && sim->world
+            ? sim_session_open_world(sim->world, run_name, sim->run, sim->unfired_path, &root)
+        : sim ? sim_session_open(sim->db_path, run_name, sim->run, sim->unfired_path, &root, &e)
+              : sim_session_open(args->transport + 4, run_name, NULL, NULL, &root, &e);
     if (rc != RS_OK) return run_fail_early(args, sim, out, &e);
     rs_config cfg;
     memset(&cfg, 0, sizeof cfg); /* sim_session_config fills it */

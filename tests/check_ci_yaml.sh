@@ -10,6 +10,11 @@
 # (exit, outcome, fence_taken, ...) are the action's outputs. Every `make
 # TARGET` the workflow runs is a target the Makefile has (make -n). .ci/run
 # (the project's own CI) runs make format-check, lint, test and coverage.
+# The nightly search (.github/workflows/swarm.yml) is scheduled, runs a
+# matrix of shards that do not cancel each other, calls only scripts of the
+# repo (.ci/swarm, with its inputs through the environment), and uploads
+# each shard's reports, reproducers and scenarios even when the shard fails;
+# `make swarm` runs the same script (tests/check_swarm_ci.sh runs it).
 #
 #   tests/check_ci_yaml.sh BUILD/reassert SOURCE_ROOT
 set -u
@@ -86,6 +91,65 @@ for t in sorted(set(re.findall(r"^make ([a-z][a-z0-9-]*)$", "\n".join(ci_cmds), 
     r = subprocess.run(["make", "-n", t], capture_output=True, text=True)
     if r.returncode != 0:
         fail(".ci/run runs make %s, which the Makefile does not have" % t)
+
+sw = load(".github/workflows/swarm.yml")
+if isinstance(sw, dict):
+    on = sw.get("on", sw.get(True)) or {}
+    if not isinstance(on, dict) or not on.get("schedule"):
+        fail("swarm.yml: not scheduled (on: schedule)")
+    jobs = sw.get("jobs") or {}
+    if len(jobs) != 1:
+        fail("swarm.yml: want one job (the shards), got %d" % len(jobs))
+    for name, job in jobs.items():
+        if job.get("runs-on") != "ubuntu-latest":
+            fail("swarm.yml: job %s does not run on ubuntu-latest" % name)
+        strat = job.get("strategy") or {}
+        if strat.get("fail-fast") is not False:
+            fail("swarm.yml: a failing shard must not cancel the others (fail-fast: false)")
+        shards = (strat.get("matrix") or {}).get("shard") or []
+        if len(shards) < 2 or sorted(shards) != list(range(1, len(shards) + 1)):
+            fail("swarm.yml: the matrix is not shards 1..N: %r" % shards)
+        runs, swarm_steps, uploads = [], [], []
+        for step in job.get("steps") or []:
+            if not ("run" in step) ^ ("uses" in step):
+                fail("swarm.yml: a step has neither or both of run/uses: %r" % step)
+            run = str(step.get("run", ""))
+            if "${{" in run:
+                fail("swarm.yml: an expression is spliced into a script: %r" % run)
+            if run:
+                runs.append(run)
+            if ".ci/swarm" in run:
+                swarm_steps.append(step)
+            if str(step.get("uses", "")).startswith("actions/upload-artifact@"):
+                uploads.append(step)
+        for run in runs:
+            for line in run.splitlines():
+                words = line.split()
+                if not words:
+                    continue
+                if words[0] == "sudo":
+                    words = words[1:]
+                if not (words[:2] == ["sh", ".ci/swarm"] or words[:2] == ["sh", "cmake/deps.sh"] or
+                        words[:2] == ["make", "build"]):
+                    fail("swarm.yml: a step runs %r, not a script of the repo" % line)
+        if len(swarm_steps) != 1:
+            fail("swarm.yml: want one step running .ci/swarm, got %d" % len(swarm_steps))
+        else:
+            run = str(swarm_steps[0]["run"])
+            env = swarm_steps[0].get("env") or {}
+            if "matrix.shard" not in str(env.get("SHARD", "")) or "$SHARD" not in run:
+                fail("swarm.yml: the shard does not reach .ci/swarm from the matrix")
+            if "build/swarm" not in run:
+                fail("swarm.yml: .ci/swarm does not write to build/swarm")
+        if not any(str(u.get("if", "")) == "always()" and
+                   "build/swarm" in str((u.get("with") or {}).get("path", "")) for u in uploads):
+            fail("swarm.yml: no upload of build/swarm that runs even when the shard fails")
+import os
+if not os.access(".ci/swarm", os.R_OK):
+    fail(".ci/swarm is missing")
+r = subprocess.run(["make", "-n", "swarm"], capture_output=True, text=True)
+if r.returncode != 0 or ".ci/swarm" not in r.stdout:
+    fail("make swarm does not run .ci/swarm: %s" % (r.stdout + r.stderr).strip())
 
 act = load("action.yml")
 if isinstance(act, dict):

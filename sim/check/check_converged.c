@@ -131,7 +131,7 @@ static void check_node(sim_world *w, const inv_want *want, const cJSON *node, co
 static void check_nodes(sim_world *w, const inv_want *want, const char *run_name, inv_report *rep)
 {
     cJSON *list = NULL;
-    if (store_list(w->db, "Node", NULL, NULL, NULL, &list) != 200) {
+    if (store_list(w->st, "Node", NULL, NULL, NULL, &list) != 200) {
         inv_report_add(rep, 2, "exit 0 but the nodes could not be listed");
         cJSON_Delete(list);
         return;

@@ -49,6 +49,15 @@ void runner_actions_dump(FILE *out, const cJSON *s, bool actions);
 cJSON *runner_timeline(sim_world *w, long long after_seq, const char *run_name, int64_t from_ms,
                        int64_t to_ms);
 
+/* Runs the caller's run path for one run against w (runner_exec.c), its
+ * stdout and stderr into out_path, {tmp} in its args being tmp. Returns the
+ * exit code (128+sig when a forked run died of a signal: *sig receives it);
+ * a forked run's world that did not come back is named in *lost. */
+int runner_exec(sim_world *w, const sc_scenario *sc, const sc_run *run, const rs_strategy *strategy,
+                const char *tmp, const char *out_path, const char *unfired_path,
+                const char *result_path, const char *record_path, sim_run_fn run_fn, int *sig,
+                rs_err *lost);
+
 /* `sim --record DIR` (runner_record.c): the folder of strategy's cassettes
  * (NULL without --record) and a run's cassette in it; both caller-frees. */
 char *runner_record_dir(const sim_opts *c, const char *strategy);

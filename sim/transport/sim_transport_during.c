@@ -98,7 +98,7 @@ void simt_during(simt_ctx *c, const char *opname)
             continue;
         }
         rs_err e = {0};
-        long long rev = store_revision(c->w->db);
+        long long rev = store_revision(c->w->st);
         if (simw_apply_event(c->w, &d->action, &e) != RS_OK && !c->during_error[i])
             c->during_error[i] = rs_xstrdup(e.msg);
         note_foreign(c, &d->action, rev);
