@@ -271,6 +271,27 @@ static cred_redact *run_filter(const rs_desired *d, const char *const *known)
     return f;
 }
 
+/* A scenario run's report for its checker (sim_run_req.result_path): the
+ * nodes it decided on annotations alone, which invariant 2 holds to their
+ * annotations only (DESIGN §6 r2). Node names only, never a credential. */
+static void run_result_for_checker(const sim_run_req *sim, const rs_result *res)
+{
+    if (!sim || !sim->result_path) return;
+    cJSON *doc = cJSON_CreateObject();
+    cJSON *aon = cJSON_AddArrayToObject(doc, "annotation_only_nodes");
+    for (size_t i = 0; i < res->n_annotation_only; i++)
+        cJSON_AddItemToArray(aon, cJSON_CreateString(res->annotation_only_nodes[i]));
+    char *text = cJSON_PrintUnformatted(doc);
+    FILE *f = fopen(sim->result_path, "w");
+    /* Unwritten, the checker holds every node to its Talos auth: stricter. */
+    if (f) {
+        fputs(text, f);
+        fclose(f);
+    }
+    free(text);
+    cJSON_Delete(doc);
+}
+
 /* said: warnings already written to stderr (a live run's inputs), kept for
  * the result document and the job summary. */
 static int run_txn(const rs_run_args *args, const sim_run_req *sim, rs_transport *root,
@@ -327,6 +348,7 @@ static int run_txn(const rs_run_args *args, const sim_run_req *sim, rs_transport
     } else {
         run_recorder_rotating(rec, root);
         txn_run(rec ? rec : t, cfg, &opt, d, &o, &res);
+        run_result_for_checker(sim, &res);
         /* One end for virtual_seconds: the cassette's counters and this
          * run's --output json are then the same document. */
         tp_count_stop(t);

@@ -152,6 +152,18 @@ done
 if jq -e '[.scenarios[].runs[].strategy] | length > 0 and all(. == "eager")' "$tmp/s.json" >/dev/null 2>&1; then
   passes=$((passes + 1)); else echo "FAIL: a run with --strategy eager in its args is not labelled eager"; fails=$((fails + 1)); fi
 
+# The sim's --json run object carries what the run reported deciding on
+# annotations alone (DESIGN §3.3 r2), and only that: the scenario's run lists
+# prod-worker-2, the fixture's runs list nothing.
+"$bin" sim --json "$src/scenarios/node/annotation-only-held-to-annotations.yaml" >"$tmp/ao.json" 2>/dev/null
+if jq -e '[.scenarios[].runs[]] | length == 1 and all(.annotation_only_nodes == ["prod-worker-2"] and .passed)' \
+     "$tmp/ao.json" >/dev/null 2>&1; then passes=$((passes + 1)); else
+  echo "FAIL: sim --json run object lacks annotation_only_nodes [prod-worker-2]: $(head -c 300 "$tmp/ao.json")"; fails=$((fails + 1)); fi
+"$bin" sim --json "$src/scenarios/cost/no-drift-small.yaml" >"$tmp/ao0.json" 2>/dev/null
+if jq -e '[.scenarios[].runs[]] | length == 1 and all(.annotation_only_nodes == [])' \
+     "$tmp/ao0.json" >/dev/null 2>&1; then passes=$((passes + 1)); else
+  echo "FAIL: sim --json run object of a run with every auth read: annotation_only_nodes is not []"; fails=$((fails + 1)); fi
+
 # argv and scenario names on the CLI's own error lines are escaped too.
 for gha in true ""; do
 rm -f "$tmp/n.db"

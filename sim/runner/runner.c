@@ -169,17 +169,20 @@ static cJSON *run_checked(const sc_scenario *sc, const sc_run *run, const rs_str
     check_mark = expect_during_mark(w);
     int64_t from_ms = sim_world_now_ms(w);
     if (e.code != RS_OK) cJSON_AddItemToArray(failures, cJSON_CreateString(e.msg));
-    char out_path[4096], unfired_path[4096];
+    char out_path[4096], unfired_path[4096], result_path[4096];
     snprintf(out_path, sizeof out_path, "%s/%s.out", tmp, run->name);
     snprintf(unfired_path, sizeof unfired_path, "%s/%s.unfired", tmp, run->name);
+    snprintf(result_path, sizeof result_path, "%s/%s.result", tmp, run->name);
+    unlink(result_path); /* an earlier strategy's, or a run of the same name */
     int sig = 0;
     char *record = record_dir ? runner_record_path(record_dir, sc, run) : NULL;
     rs_err lost;
     rs_err_clear(&lost);
-    int code =
-        runner_exec(w, sc, run, strategy, tmp, out_path, unfired_path, record, run_fn, &sig, &lost);
+    int code = runner_exec(w, sc, run, strategy, tmp, out_path, unfired_path, result_path, record,
+                           run_fn, &sig, &lost);
     record_crash_end(record, code, sig, failures);
     free(record);
+    cJSON *annotation_only = runner_annotation_only(result_path, failures);
     fail_if_killed(sig, failures);
     if (lost.code != RS_OK) cJSON_AddItemToArray(failures, cJSON_CreateString(lost.msg));
     char *output = untmp(read_file(out_path), tmp);
@@ -205,7 +208,8 @@ static cJSON *run_checked(const sc_scenario *sc, const sc_run *run, const rs_str
                   .exit_code = code,
                   .output = output,
                   .off = run->invariants_off,
-                  .n_off = run->n_invariants_off};
+                  .n_off = run->n_invariants_off,
+                  .annotation_only = annotation_only};
     inv_check(w, &mark, &ir, failures);
     cJSON_Delete(expect);
     pad_lines(failure_lines, failures);
@@ -217,6 +221,8 @@ static cJSON *run_checked(const sc_scenario *sc, const sc_run *run, const rs_str
     cJSON_AddBoolToObject(r, "passed", passed);
     cJSON_AddItemToObject(r, "counters", after);
     cJSON_AddItemToObject(r, "delta", delta);
+    /* What the run reported deciding on annotations alone (DESIGN §3.3 r2). */
+    cJSON_AddItemToObject(r, "annotation_only_nodes", annotation_only);
     cJSON_AddItemToObject(r, "failures", failures);
     cJSON_AddItemToObject(r, "failure_lines", failure_lines);
     if (run->n_invariants_off) {

@@ -34,6 +34,9 @@ typedef struct sim_run_req {
     const char *unfired_path;  /* faults/during that never fired, one per line; may be NULL */
     const char *scenario_name; /* the scenario's name (cassette meta) */
     const char *record_path;   /* sim --record: this run's cassette; NULL for none */
+    /* Where the run writes what it reported for the checker (one JSON
+     * object: `annotation_only_nodes`); NULL for none. */
+    const char *result_path;
 } sim_run_req;
 
 /* Runs one run, printing its text or JSON output to out; returns its exit

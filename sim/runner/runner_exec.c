@@ -73,7 +73,8 @@ static void args_free(char **argv, size_t n)
  * come back is named in *lost. */
 int runner_exec(sim_world *w, const sc_scenario *sc, const sc_run *run, const rs_strategy *strategy,
                 const char *tmp, const char *out_path, const char *unfired_path,
-                const char *record_path, sim_run_fn run_fn, int *sig, rs_err *lost)
+                const char *result_path, const char *record_path, sim_run_fn run_fn, int *sig,
+                rs_err *lost)
 {
     *sig = 0;
     sim_run_req req = {.world = w,
@@ -83,6 +84,7 @@ int runner_exec(sim_world *w, const sc_scenario *sc, const sc_run *run, const rs
                        .desired_name = sc->desired,
                        .argc = (int)run->n_args,
                        .unfired_path = unfired_path,
+                       .result_path = result_path,
                        .scenario_name = sc->name,
                        .record_path = record_path};
     if (!run_may_crash(run)) {

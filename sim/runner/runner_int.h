@@ -55,7 +55,8 @@ cJSON *runner_timeline(sim_world *w, long long after_seq, const char *run_name, 
  * a forked run's world that did not come back is named in *lost. */
 int runner_exec(sim_world *w, const sc_scenario *sc, const sc_run *run, const rs_strategy *strategy,
                 const char *tmp, const char *out_path, const char *unfired_path,
-                const char *record_path, sim_run_fn run_fn, int *sig, rs_err *lost);
+                const char *result_path, const char *record_path, sim_run_fn run_fn, int *sig,
+                rs_err *lost);
 
 /* `sim --record DIR` (runner_record.c): the folder of strategy's cassettes
  * (NULL without --record) and a run's cassette in it; both caller-frees. */
@@ -65,5 +66,10 @@ char *runner_record_path(const char *dir, const sc_scenario *sc, const sc_run *r
  * command would record is already there (a file, a symlink, a -wal beside
  * it) or would be recorded twice: checked before any run. */
 bool runner_record_preflight(const sim_opts *c);
+
+/* The nodes the run reported in annotation_only_nodes, read from the file
+ * it wrote (runner_result.c): [] when it wrote none; a file of another shape
+ * adds a failure to failures and gives []. */
+cJSON *runner_annotation_only(const char *path, cJSON *failures);
 
 #endif
