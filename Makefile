@@ -26,8 +26,11 @@ $(BUILD)/CMakeCache.txt: | deps
 build: deps $(BUILD)/CMakeCache.txt
 	cmake --build $(BUILD) -j $(JOBS)
 
+# The product card's fixture: the rotation's Stage, then the no-drift
+# Reassert, each under both strategies; one line says which is which.
 demo: build
-	./$(BUILD)/reassert sim scenarios/two-run-stage-reassert.yaml
+	@echo "eager is production today (the fence before the first read); lazy is the fix (the fence at the first write, so a Reassert with nothing to repair takes none):"
+	@$(BUILD)/reassert sim scenarios/two-run-stage-reassert.yaml
 
 test-plain: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) $(CTEST_FLAGS)
@@ -76,14 +79,18 @@ bench: build
 bench-live: build
 	sh tests/bench_live.sh $(BUILD)/reassert . $(BUILD)/bench/live.json
 
-# The long seeded search (reassert sweep --swarm): SEEDS plans per strategy
-# over the rotation's Stage, from SEED; SHARD=I/N takes one shard of it.
-SEEDS ?= 10000
-SEED  ?= 1
+# One shard of the failure search, exactly as the nightly workflow runs it
+# (.ci/swarm; .github/workflows/swarm.yml runs shards 1..16): the swarm of
+# the rotation's Stage under each strategy (PLANS plans per strategy in this
+# shard, from SEED: default today's UTC date) and the perturbation sweeps of
+# both runs, shard SHARD=I/N of each. Reports, every shrunk reproducer
+# (findings.txt) and a scenario file per finding go to BUILD/swarm; exit 1
+# on a finding.
+PLANS ?= 10000
+SEED  ?=
 SHARD ?= 1/1
 swarm: build
-	./$(BUILD)/reassert sweep scenarios/two-run-stage-reassert.yaml --run stage \
-		--swarm $(SEEDS) --seed $(SEED) --shard $(SHARD)
+	sh .ci/swarm ./$(BUILD)/reassert . $(SHARD) $(PLANS) "$(SEED)" $(BUILD)/swarm
 
 # The failure search's cost: the rotation's full crash sweep and swarm
 # plans per second (build/bench/sweep.json).

@@ -37,6 +37,10 @@ int cli_run_once(const rs_run_args *args, const sim_run_req *sim, FILE *out);
  * prints the one result document, outcome "failed", exit e->code, the
  * message in "errors". Returns e->code. */
 int cli_run_fail(FILE *out, bool json, const char *strategy_name, const rs_err *e);
+/* In a GitHub Actions step (GITHUB_OUTPUT set): the step outputs of a run
+ * that ended before it began (a usage error), outcome "failed", exit
+ * e->code. */
+void cli_run_step_outputs_failed(const char *strategy_name, const rs_err *e);
 /* The scenario runner's sim_run_fn: parses the run's args, then
  * cli_run_once. */
 int cli_sim_run(const sim_run_req *req, FILE *out);
@@ -53,8 +57,19 @@ int cli_sim_expand(int argc, char **argv, const char *const *value_opts, int *ou
 void cli_sim_expand_free(int argc, char **argv);
 
 /* cli_out.c — the output sink over a stdio stream (flushed per line, so a
- * deploy log and a crashed child's output keep every line written). */
+ * deploy log and a crashed child's output keep every line written).
+ * cli_out_file writes the lines as core/out.c formats them (workflow
+ * commands: a scenario run's child, whose output the harness reads);
+ * cli_out_stream writes them so in a GitHub Actions step and as plain text
+ * (out_plain_line) anywhere else. */
 rs_out_sink cli_out_file(FILE *fp);
+rs_out_sink cli_out_stream(FILE *fp);
+/* Whether this is a GitHub Actions step: GITHUB_ACTIONS=true, as the
+ * runner sets it. Only then does reassert write workflow commands. */
+bool cli_actions(void);
+/* One "error" or "warning" line of the program's own on fp, through
+ * cli_out_stream (msg escaped: it may quote a path or cluster text). */
+void cli_say(FILE *fp, const char *kind, const char *msg);
 
 /* cli_proof.c — the runtime proof file. */
 #define CLI_PROOF_MAX_BYTES (1 << 20)

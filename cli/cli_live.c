@@ -59,7 +59,8 @@ struct cli_live {
     live_kubeconfig *kc;
     rs_transport *root;
     char *bao_token;
-    bool bao_set; /* an address and a token: the lazy repair's OpenBao client */
+    char *bao_token_path; /* ~/.vault-token when the token came from it */
+    bool bao_set;         /* an address and a token: the lazy repair's OpenBao client */
     live_bao_opts bao;
     char *ciphertext;  /* the secret file's stringData.ghcr_dockerconfigjson */
     char *warnings[4]; /* NULL-terminated */
@@ -76,15 +77,16 @@ static const char *env_first(const char *a, const char *b)
     return v && v[0] ? v : NULL;
 }
 
-/* A token file's text (trimmed), or NULL with e set (65). */
-static char *read_token_file(const char *flag, const char *path, rs_err *e)
+/* A token file's text (trimmed) in *out, or RS_DATAERR naming the file.
+ * With empty_ok, a file that is empty once trimmed is no token (*out NULL,
+ * RS_OK), as a token helper's is. */
+static rs_code read_token_file(const char *flag, const char *path, bool empty_ok, char **out,
+                               rs_err *e)
 {
+    *out = NULL;
     char why_open[160];
     FILE *f = live_fopen_regular(path, NULL, why_open, sizeof why_open); /* never blocks */
-    if (!f) {
-        rs_fail(e, RS_DATAERR, "%s %s: %s", flag, path, why_open);
-        return NULL;
-    }
+    if (!f) return rs_fail(e, RS_DATAERR, "%s %s: %s", flag, path, why_open);
     char *buf = rs_xmalloc(CLI_SECRET_MAX + 2);
     size_t n = fread(buf, 1, CLI_SECRET_MAX + 1, f);
     fclose(f);
@@ -94,17 +96,67 @@ static char *read_token_file(const char *flag, const char *path, rs_err *e)
                                              : NULL;
     while (!why && n && strchr(" \t\r\n", buf[n - 1]))
         buf[--n] = '\0';
+    if (!why && !n && empty_ok) {
+        cred_bytes_wipe_free(buf, CLI_SECRET_MAX + 2);
+        return RS_OK;
+    }
     if (!why && !n) why = "is empty";
     if (why) {
-        rs_fail(e, RS_DATAERR, "%s %s %s", flag, path, why);
         cred_bytes_wipe_free(buf, CLI_SECRET_MAX + 2);
-        return NULL;
+        return rs_fail(e, RS_DATAERR, "%s %s %s", flag, path, why);
     }
-    return buf;
+    *out = buf;
+    return RS_OK;
+}
+
+/* BAO_SKIP_VERIFY / VAULT_SKIP_VERIFY ask the bao and vault CLIs to skip
+ * TLS verification. reassert never does: a deploy that asked for it and ran
+ * verified anyway would hide that the address cannot be trusted, so a value
+ * that means true (or that Go's strconv.ParseBool, which those CLIs use,
+ * cannot read) is refused. A value that means false asks for what is done. */
+rs_code cli_live_refuse_skip_verify(rs_err *e)
+{
+    static const char *const names[] = {"BAO_SKIP_VERIFY", "VAULT_SKIP_VERIFY"};
+    static const char *const falses[] = {"0", "f", "F", "false", "FALSE", "False"};
+    for (size_t i = 0; i < RS_ARRAY_LEN(names); i++) {
+        const char *v = getenv(names[i]);
+        if (!v || !v[0]) continue;
+        bool off = false;
+        for (size_t j = 0; j < RS_ARRAY_LEN(falses); j++)
+            off = off || strcmp(v, falses[j]) == 0;
+        if (!off)
+            return rs_fail(e, RS_USAGE,
+                           "%s is set: reassert never skips TLS verification of OpenBao; unset "
+                           "it and give the server's CA with BAO_CACERT or BAO_CAPATH",
+                           names[i]);
+    }
+    return RS_OK;
+}
+
+/* The token the bao and vault CLIs' default token helper stored at login
+ * (~/.vault-token, the name OpenBao kept). Absent or empty: no token, as
+ * for those CLIs; present but not a readable regular file: an error. */
+static rs_code bao_token_helper_file(cli_live *l, rs_err *e)
+{
+    const char *home = getenv("HOME");
+    if (!home || !home[0]) return RS_OK;
+    char *path = rs_xasprintf("%s/.vault-token", home);
+    struct stat st;
+    rs_code c = RS_OK;
+    if (stat(path, &st) == 0 || errno != ENOENT)
+        c = read_token_file("the OpenBao token helper's file", path, true, &l->bao_token, e);
+    if (!l->bao_token) {
+        free(path);
+        return c;
+    }
+    l->bao_token_path = path;
+    return RS_OK;
 }
 
 /* OpenBao's address, token and CA (the lazy repair alone reads it): every
- * problem into p. --openbao-token-file, else BAO_TOKEN, else VAULT_TOKEN. */
+ * problem into p. The token as the bao and vault CLIs look for it: the flag
+ * (--openbao-token-file), else BAO_TOKEN, else VAULT_TOKEN, else the token
+ * helper's ~/.vault-token. */
 static void bao_options(const rs_run_args *a, const rs_config *cfg, cli_live *l, cli_problems *p)
 {
     const char *addr = env_first("BAO_ADDR", "VAULT_ADDR");
@@ -113,22 +165,29 @@ static void bao_options(const rs_run_args *a, const rs_config *cfg, cli_live *l,
                     "the lazy strategy reads the OpenBao seed directly: set BAO_ADDR (or "
                     "VAULT_ADDR)");
     const char *src = NULL;
+    rs_err e;
+    rs_err_clear(&e);
     if (a->openbao_token_file) {
-        rs_err e;
-        rs_err_clear(&e);
-        l->bao_token = read_token_file("--openbao-token-file", a->openbao_token_file, &e);
-        if (!l->bao_token) cli_problem_err(p, &e);
+        if (read_token_file("--openbao-token-file", a->openbao_token_file, false, &l->bao_token,
+                            &e) != RS_OK)
+            cli_problem_err(p, &e);
         src = a->openbao_token_file;
     } else {
         const char *bao = getenv("BAO_TOKEN");
         src = bao && bao[0] ? "BAO_TOKEN" : "VAULT_TOKEN";
         const char *t = getenv(src);
-        if (t && t[0])
+        if (t && t[0]) {
             l->bao_token = rs_xstrdup(t);
-        else
+        } else if (bao_token_helper_file(l, &e) != RS_OK) {
+            cli_problem_err(p, &e);
+        } else if (l->bao_token) {
+            src = l->bao_token_path;
+        } else {
             cli_problem(p, RS_USAGE,
                         "the lazy strategy reads the OpenBao seed with a token: give "
-                        "--openbao-token-file FILE, or set BAO_TOKEN (or VAULT_TOKEN)");
+                        "--openbao-token-file FILE, set BAO_TOKEN (or VAULT_TOKEN), or log in "
+                        "with bao (~/.vault-token)");
+        }
     }
     l->bao = (live_bao_opts){.addr = addr,
                              .token = l->bao_token,
@@ -153,8 +212,7 @@ static void bao_options(const rs_run_args *a, const rs_config *cfg, cli_live *l,
         cli_problem(p, RS_DATAERR,
                     "%s %s is plain http, so the OpenBao token from %s would cross the network in "
                     "clear; refused: give an https:// address (and BAO_CACERT for its CA)",
-                    getenv("BAO_ADDR") && getenv("BAO_ADDR")[0] ? "BAO_ADDR" : "VAULT_ADDR", addr,
-                    src);
+                    env_first("BAO_ADDR", NULL) ? "BAO_ADDR" : "VAULT_ADDR", addr, src);
     l->bao_set = addr && l->bao_token;
 }
 
@@ -258,6 +316,7 @@ void cli_live_close(cli_live *l)
     if (l->root) l->root->close(l->root);
     live_kubeconfig_free(l->kc);
     if (l->bao_token) cred_text_wipe_free(l->bao_token);
+    free(l->bao_token_path);
     free(l->ciphertext);
     for (size_t i = 0; i < l->n_warnings; i++)
         free(l->warnings[i]);

@@ -69,6 +69,10 @@ rs_code cli_live_credential(const rs_run_args *a, cli_live *l, char **text, char
 /* The live root over what prepare read (runs an exec plugin, reads a token
  * file): RS_FAILED for an exec plugin that fails. Nothing is sent yet. */
 rs_code cli_live_start(cli_live *l, const rs_run_args *a, const rs_config *cfg, rs_err *e);
+/* RS_USAGE when BAO_SKIP_VERIFY or VAULT_SKIP_VERIFY asks to skip TLS
+ * verification (reassert never does); checked with the other usage errors,
+ * before anything is read. */
+rs_code cli_live_refuse_skip_verify(rs_err *e);
 /* After start, before the first call: the secrets known only now (the
  * desired credential's password, text; the bearer token the root will
  * send, from a kubeconfig, a tokenFile or an exec plugin) checked as

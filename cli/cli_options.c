@@ -4,6 +4,8 @@
  */
 #include "cli/cli_options.h"
 
+#include "core/out.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -36,6 +38,11 @@ const char *const rs_usage_text =
     "\n"
     "Exit codes: 0 success; 1 failed closed; 64 usage error; 65 bad input data;\n"
     "137 recorded for a run ended by a `crash` fault.\n"
+    "\n"
+    "In a GitHub Actions step (GITHUB_ACTIONS=true) text output uses workflow\n"
+    "commands (::group::, ::error::, ::warning::, ::notice::) and results go to\n"
+    "GITHUB_OUTPUT and GITHUB_STEP_SUMMARY; anywhere else it is plain text\n"
+    "(\"==> Title\", \"error: ...\").\n"
     "\n"
     "`reassert run --help` lists every flag and environment variable.\n";
 
@@ -90,17 +97,27 @@ const char *const cli_usage_run =
     "                      sops --decrypt --extract '[\"stringData\"][\"ghcr_dockerconfigjson\"]' "
     "{file}\n"
     "                      Its stderr is never repeated (only its size and exit status).\n"
-    "  --openbao-token-file FILE  the OpenBao token (else BAO_TOKEN, else VAULT_TOKEN).\n"
+    "  --openbao-token-file FILE  the OpenBao token (else BAO_TOKEN, else VAULT_TOKEN,\n"
+    "                      else ~/.vault-token, the file `bao login` and `vault login`\n"
+    "                      store it in; a token_helper set in ~/.bao or ~/.vault is\n"
+    "                      not run).\n"
     "  Environment: BAO_ADDR (or VAULT_ADDR; required by the lazy repair, which\n"
     "  reads the seed), BAO_TOKEN/VAULT_TOKEN, BAO_CACERT/VAULT_CACERT,\n"
     "  BAO_CAPATH/VAULT_CAPATH, BAO_NAMESPACE/VAULT_NAMESPACE; KUBECONFIG, HOME;\n"
+    "  BAO_SKIP_VERIFY/VAULT_SKIP_VERIFY are refused (exit 64) unless false:\n"
+    "  OpenBao's TLS is always verified;\n"
     "  GITHUB_RUN_ID and GITHUB_RUN_ATTEMPT (the run reference in holder\n"
     "  identities); REASSERT_REGISTRY_URL (the registry's base URL, default\n"
     "  https://<registry-host>: a mirror or a test server) and\n"
     "  REASSERT_REGISTRY_CACERT (a CA bundle for it); HTTPS_PROXY/NO_PROXY as\n"
     "  libcurl reads them when the kubeconfig names no proxy-url;\n"
     "  TMPDIR (the parent of the private 0700 directory for Talos patches);\n"
-    "  GITHUB_STEP_SUMMARY (in a GitHub Actions step, the outcome is appended).\n"
+    "  GITHUB_STEP_SUMMARY (in a GitHub Actions step, the outcome is appended);\n"
+    "  GITHUB_ACTIONS (=true: text output as workflow commands, ::group:: and\n"
+    "  ::error:: lines; otherwise plain text); GITHUB_OUTPUT (step outputs, in\n"
+    "  GitHub's multiline form: exit, outcome, strategy, fence_taken, errors,\n"
+    "  warnings, annotation_only_nodes and every counter by its name, e.g.\n"
+    "  controller_restarts, writes, lease_writes; never a message).\n"
     "  Children (talosctl, exec plugins, the decrypt and liveness commands) get\n"
     "  only an allow-listed environment: PATH HOME USER LOGNAME LANG LC_ALL\n"
     "  LC_CTYPE LC_MESSAGES TZ TMPDIR XDG_CONFIG_HOME SSL_CERT_FILE SSL_CERT_DIR\n"
@@ -162,12 +179,15 @@ const char *const cli_usage_sim =
     "and names starting with a dot: `reassert sim scenarios/` runs the whole\n"
     "suite. A folder holding no scenario is a usage error (64).\n"
     "\n"
-    "  --junit FILE   the JUnit report\n"
+    "  --junit FILE   the JUnit report (time attributes: each run's wall time)\n"
     "  --report DIR   DIR/index.html: one self-contained page (no script, nothing\n"
     "                 fetched) with every scenario and run: verdict and failing\n"
     "                 expectations, counters, a timeline on virtual time (Lease,\n"
     "                 policy fences, controller restart, node claims, drains,\n"
-    "                 reboots, writes, root cutover), eager vs lazy. Redacted and\n"
+    "                 reboots, writes, root cutover), eager vs lazy. Every run of\n"
+    "                 a scenario shares one time axis (an overview row each),\n"
+    "                 linear or logarithmic by a checkbox (CSS, no script; log\n"
+    "                 first when the longest run is 10 times the shortest). Redacted and\n"
     "                 HTML-escaped like every report; one that cannot be written\n"
     "                 makes the command exit 1.\n"
     "\n"
@@ -175,7 +195,15 @@ const char *const cli_usage_sim =
     "                 DIR/<strategy>/ when no --strategy picks one): every call,\n"
     "                 secrets as fp:<HMAC> fingerprints; see `reassert replay`.\n"
     "                 A cassette never replaces a file: when one of them (or a\n"
-    "                 symlink, or its -wal) is already there, exit 64 before any run.\n";
+    "                 symlink, or its -wal) is already there, exit 64 before any run.\n"
+    "\n"
+    "In a GitHub Actions step (GITHUB_ACTIONS=true) a failing expectation is an\n"
+    "::error file=F,line=N:: annotation and a failed run's output is dumped in its\n"
+    "own ::group:: with workflow commands stopped; elsewhere \"F:N: error: ...\"\n"
+    "and the output between two rules. GITHUB_STEP_SUMMARY: a Markdown summary is\n"
+    "appended. GITHUB_OUTPUT: exit, outcome (passed|failed), scenarios, passed,\n"
+    "failed, skipped, unloadable, runs, runs_failed are appended as step outputs.\n"
+    "Either file unwritable: exit 1.\n";
 
 const char *const cli_usage_sim_init =
     "usage: reassert sim init --scenario FILE --db WORLD.db [--run NAME]\n"
@@ -263,8 +291,9 @@ const char *const cli_usage_sweep =
     "\n"
     "Searches the failure space of a scenario's runs (default: every run, every\n"
     "strategy the scenario applies to). Each plan runs on a copy of one world\n"
-    "image, its runs in forked children as `reassert sim` runs them, and is\n"
-    "judged by the invariants of every run and by the end state: converged, or\n"
+    "image in memory, its runs as `reassert sim` runs them (a run a `crash`\n"
+    "fault may end in a forked child), and is judged by the invariants of\n"
+    "every run and by the end state: converged, or\n"
     "failed closed naming every fence still held and `reassert --fences`.\n"
     "\n"
     "(default)    crash sweep: for every write k of the run, crash there (as\n"
@@ -307,7 +336,8 @@ const char *const cli_usage_replay =
     "\n"
     "A cassette is what `reassert run --record FILE` or `reassert sim --record DIR`\n"
     "wrote: every call of one run, secrets replaced by fp:<HMAC> fingerprints.\n"
-    "--list prints the calls as a timeline (seq, virtual time, op, target, status),\n"
+    "--list prints the calls as a timeline (seq, time since the run's start as\n"
+    "+S.mmm s; virtual in a sim recording, wall in a live one; op, target, status),\n"
     "only the calls matching GLOB with --op: '<operation glob> [<target glob>]', as a\n"
     "scenario's faults take it (e.g. 'kube.*', 'kube.get Secret/*'); a GLOB that is\n"
     "malformed or matches no operation is exit 64.\n"
@@ -352,6 +382,22 @@ const char *const cli_usage_replay =
     "A cassette that cannot be read (not SQLite, no schema, a newer format, a\n"
     "malformed row, a row of a shape no transport gives) exits 65 naming the file,\n"
     "the seq and the field, before anything is replayed or written.\n";
+
+rs_code cli_unknown_arg(const char *cmd, const char *arg, rs_err *e)
+{
+    return rs_fail(e, RS_USAGE, "%s '%s' (see reassert %s --help)",
+                   arg[0] == '-' ? "unknown option" : "unexpected argument", arg, cmd);
+}
+
+void cli_unknown_arg_say(const char *cmd, const char *arg)
+{
+    rs_err e;
+    rs_err_clear(&e);
+    cli_unknown_arg(cmd, arg, &e);
+    char *msg = out_escape(e.msg, false);
+    fprintf(stderr, "reassert %s: %s\n", cmd, msg);
+    free(msg);
+}
 
 bool cli_wants_help(int argc, char **argv)
 {
@@ -522,7 +568,7 @@ rs_code run_args_parse(int argc, char **argv, rs_run_args *a, rs_err *e)
             if (cli_no_value(argc, argv, i)) return rs_fail(e, RS_USAGE, "%s needs a value", f);
             c = set_value(a, f, argv[++i], e);
         } else {
-            return rs_fail(e, RS_USAGE, "unknown option '%s' (see reassert --help)", f);
+            return cli_unknown_arg("run", f, e);
         }
         if (c != RS_OK) return c;
     }

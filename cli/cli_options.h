@@ -52,6 +52,18 @@ extern const char *const cli_usage_serve;
 extern const char *const cli_usage_sweep;
 extern const char *const cli_usage_replay;
 
+/* The one message every command's parser gives for an argument it does not
+ * know: "unknown option '--x' (see reassert sim --help)" (or "unexpected
+ * argument 'x' ..." for a word that is not an option) — one line, never the
+ * whole usage, which would bury the line that says what was wrong. cmd is
+ * the command as typed after "reassert" ("run", "sim serve"). Sets e (the
+ * argument raw: whoever prints it escapes it) and returns RS_USAGE. */
+rs_code cli_unknown_arg(const char *cmd, const char *arg, rs_err *e);
+/* cli_unknown_arg's message on stderr as "reassert <cmd>: <message>",
+ * escaped (argv is the user's text, DESIGN.md §7.1); the caller returns
+ * RS_USAGE. */
+void cli_unknown_arg_say(const char *cmd, const char *arg);
+
 /* True when argv[0..argc) asks for help (--help or -h). */
 bool cli_wants_help(int argc, char **argv);
 /* True when the option at argv[i] has no value: it is the last word, or the

@@ -23,6 +23,7 @@
 #include "core/txn.h"
 #include "recorder/rec_cassette.h"
 #include "recorder/recorder.h"
+#include "reports/step_outputs.h"
 #include "reports/summary.h"
 #include "sim/runner/runner_session.h"
 #include "sim/scenario/scenario.h"
@@ -33,44 +34,55 @@
 
 static cJSON *run_result_doc(const rs_result *res, const rs_options *opt, const rs_out *o,
                              cJSON *counters);
-static void run_summary(const cJSON *doc);
+static void run_summary(const cJSON *doc, bool wall_clock);
+static void run_step_outputs(const cJSON *doc);
 
-/* A run that ends before txn_run: every problem one error (text: one
- * ::error:: line each; JSON: the one document, each in "errors"), exit the
- * worst code. */
+/* The result document of a run that failed before txn_run: exit code, the
+ * errors o collected. */
+static cJSON *run_failed_doc(const char *strategy_name, const rs_out *o, int code)
+{
+    const rs_strategy *st = strategy_name ? rs_strategy_find(strategy_name) : NULL;
+    rs_result res = {.exit = code, .outcome = "failed"};
+    rs_options opt = {.strategy = st ? st : rs_strategy_default()};
+    return run_result_doc(&res, &opt, o, NULL);
+}
+
+/* A run that ends before txn_run: every problem one error (text: one error
+ * line each; JSON: the one document, each in "errors"), exit the worst
+ * code. top: `reassert run` itself (its text for a person or a CI log, the
+ * step summary and outputs), not a scenario run's child (whose output the
+ * harness reads). */
 static int run_fail_list(FILE *out, bool json, const char *strategy_name, const cli_problems *p,
-                         const char *const *said, bool summary)
+                         const char *const *said, bool top)
 {
     rs_out o;
-    out_init(&o, cli_out_file(out), json);
+    out_init(&o, top ? cli_out_stream(out) : cli_out_file(out), json);
     for (size_t i = 0; said && said[i]; i++)
         out_warning_said(&o, "%s", said[i]);
     for (size_t i = 0; i < p->n; i++)
         out_error(&o, "%s", p->item[i].msg);
     if (p->dropped) out_error(&o, "... and %zu more problems with the run's inputs", p->dropped);
-    if (json || summary) {
-        const rs_strategy *st = strategy_name ? rs_strategy_find(strategy_name) : NULL;
-        rs_result res = {.exit = p->worst, .outcome = "failed"};
-        rs_options opt = {.strategy = st ? st : rs_strategy_default()};
-        cJSON *doc = run_result_doc(&res, &opt, &o, NULL);
+    if (json || top) {
+        cJSON *doc = run_failed_doc(strategy_name, &o, p->worst);
         if (json) {
             char *s = cJSON_PrintUnformatted(doc);
             fprintf(out, "%s\n", s);
             fflush(out);
             free(s);
         }
-        if (summary) run_summary(doc);
+        if (top) run_summary(doc, false); /* no call was made: no time */
+        if (top) run_step_outputs(doc);
         cJSON_Delete(doc);
     }
     out_free(&o);
     return p->worst;
 }
 
-static int run_fail(FILE *out, bool json, const char *strategy_name, const rs_err *e, bool summary)
+static int run_fail(FILE *out, bool json, const char *strategy_name, const rs_err *e, bool top)
 {
     cli_problems p = {.n = 0};
     cli_problem_err(&p, e);
-    return run_fail_list(out, json, strategy_name, &p, NULL, summary);
+    return run_fail_list(out, json, strategy_name, &p, NULL, top);
 }
 
 int cli_run_fail(FILE *out, bool json, const char *strategy_name, const rs_err *e)
@@ -107,17 +119,40 @@ static cJSON *run_result_doc(const rs_result *res, const rs_options *opt, const 
  * counters go to the job summary too. The result on stdout is the run's
  * answer; a summary that cannot be written is warned about, never a reason
  * to fail a deploy that did its work. */
-static void run_summary(const cJSON *doc)
+static void run_summary(const cJSON *doc, bool wall_clock)
 {
     const char *path = getenv("GITHUB_STEP_SUMMARY");
     if (!path || !path[0]) return;
     rs_err e;
     rs_err_clear(&e);
-    if (reports_summary_append(path, doc, false, &e) != RS_OK) {
-        char *msg = out_escape(e.msg, false); /* the path is the environment's text */
-        fprintf(stderr, "::warning::%s\n", msg);
-        free(msg);
-    }
+    if (reports_summary_append(path, doc, wall_clock ? SUMMARY_RUN_WALL_CLOCK : SUMMARY_RUN, &e) !=
+        RS_OK)
+        cli_say(stderr, "warning", e.msg); /* escaped: the path is the environment's text */
+}
+
+/* In a GitHub Actions step (GITHUB_OUTPUT set), the run's outcome, fence
+ * and counters become step outputs a later step can branch on (issue 30).
+ * Like the summary: warned about, never a reason to fail the deploy. */
+static void run_step_outputs(const cJSON *doc)
+{
+    const char *path = getenv("GITHUB_OUTPUT");
+    if (!path || !path[0]) return;
+    cJSON *outputs = reports_step_outputs_run(doc);
+    rs_err e;
+    rs_err_clear(&e);
+    if (reports_step_outputs_append(path, outputs, &e) != RS_OK) cli_say(stderr, "warning", e.msg);
+    cJSON_Delete(outputs);
+}
+
+void cli_run_step_outputs_failed(const char *strategy_name, const rs_err *e)
+{
+    rs_out o;
+    out_init(&o, cli_out_file(NULL), true);
+    out_error(&o, "%s", e->msg);
+    cJSON *doc = run_failed_doc(strategy_name, &o, e->code);
+    run_step_outputs(doc);
+    cJSON_Delete(doc);
+    out_free(&o);
 }
 
 /* The proof the core recorded lands on disk only when the whole run
@@ -236,6 +271,27 @@ static cred_redact *run_filter(const rs_desired *d, const char *const *known)
     return f;
 }
 
+/* A scenario run's report for its checker (sim_run_req.result_path): the
+ * nodes it decided on annotations alone, which invariant 2 holds to their
+ * annotations only (DESIGN §6 r2). Node names only, never a credential. */
+static void run_result_for_checker(const sim_run_req *sim, const rs_result *res)
+{
+    if (!sim || !sim->result_path) return;
+    cJSON *doc = cJSON_CreateObject();
+    cJSON *aon = cJSON_AddArrayToObject(doc, "annotation_only_nodes");
+    for (size_t i = 0; i < res->n_annotation_only; i++)
+        cJSON_AddItemToArray(aon, cJSON_CreateString(res->annotation_only_nodes[i]));
+    char *text = cJSON_PrintUnformatted(doc);
+    FILE *f = fopen(sim->result_path, "w");
+    /* Unwritten, the checker holds every node to its Talos auth: stricter. */
+    if (f) {
+        fputs(text, f);
+        fclose(f);
+    }
+    free(text);
+    cJSON_Delete(doc);
+}
+
 /* said: warnings already written to stderr (a live run's inputs), kept for
  * the result document and the job summary. */
 static int run_txn(const rs_run_args *args, const sim_run_req *sim, rs_transport *root,
@@ -263,7 +319,7 @@ static int run_txn(const rs_run_args *args, const sim_run_req *sim, rs_transport
         opt.reuse_proof_error = proof_in ? NULL : why;
     }
     rs_out o;
-    out_init(&o, cli_out_file(out), args->json_output);
+    out_init(&o, sim ? cli_out_file(out) : cli_out_stream(out), args->json_output);
     /* Cluster text the core prints (a Lease holder, an owner, an error
      * body) may carry a credential: every line and the result document pass
      * this filter (H59; DESIGN §3.1). */
@@ -292,6 +348,7 @@ static int run_txn(const rs_run_args *args, const sim_run_req *sim, rs_transport
     } else {
         run_recorder_rotating(rec, root);
         txn_run(rec ? rec : t, cfg, &opt, d, &o, &res);
+        run_result_for_checker(sim, &res);
         /* One end for virtual_seconds: the cassette's counters and this
          * run's --output json are then the same document. */
         tp_count_stop(t);
@@ -306,7 +363,11 @@ static int run_txn(const rs_run_args *args, const sim_run_req *sim, rs_transport
             fprintf(out, "%s\n", s);
             free(s);
         }
-        if (!sim) run_summary(doc);
+        /* A live run's clock is the wall clock, unless the test-only
+         * facade clock stands in for it. */
+        if (!sim)
+            run_summary(doc, strncmp(args->transport, "sim:", 4) != 0 && !args->test_facade_clock);
+        if (!sim) run_step_outputs(doc);
         cJSON_Delete(doc);
     }
     if (fflush(out) != 0 || ferror(out)) {
@@ -333,8 +394,10 @@ static int run_sim(const rs_run_args *args, const sim_run_req *sim, FILE *out)
     rs_err_clear(&e);
     sim_session *root = NULL;
     rs_code rc =
-        sim ? sim_session_open(sim->db_path, run_name, sim->run, sim->unfired_path, &root, &e)
-            : sim_session_open(args->transport + 4, run_name, NULL, NULL, &root, &e);
+        sim && sim->world
+            ? sim_session_open_world(sim->world, run_name, sim->run, sim->unfired_path, &root)
+        : sim ? sim_session_open(sim->db_path, run_name, sim->run, sim->unfired_path, &root, &e)
+              : sim_session_open(args->transport + 4, run_name, NULL, NULL, &root, &e);
     if (rc != RS_OK) return run_fail_early(args, sim, out, &e);
     rs_config cfg;
     memset(&cfg, 0, sizeof cfg); /* sim_session_config fills it */
@@ -449,11 +512,8 @@ static int run_live(const rs_run_args *args, FILE *out)
     cli_live *live = cli_live_prepare(args, &cfg, &need, &p);
     /* Said at once, on stderr, as kubectl says it: the run may take long. */
     const char *const *said = cli_live_warnings(live);
-    for (size_t i = 0; said[i]; i++) {
-        char *msg = out_escape(said[i], false);
-        fprintf(stderr, "::warning::%s\n", msg);
-        free(msg);
-    }
+    for (size_t i = 0; said[i]; i++)
+        cli_say(stderr, "warning", said[i]); /* escaped: it quotes a kubeconfig */
     char *text = NULL, *ciphertext = NULL;
     int code = RS_OK;
     if (p.n)

@@ -9,6 +9,7 @@
  * out_escape, never as a workflow command (DESIGN.md §7.1). A cassette that
  * cannot be read is exit 65 with one sentence naming the file (and seq).
  */
+#include "cli/cli.h"
 #include "cli/cli_options.h"
 #include "cli/cli_replay.h"
 
@@ -19,6 +20,7 @@
 
 #include <fnmatch.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -122,7 +124,8 @@ static int replay_parse(int argc, char **argv, replay_args *a)
                 return replay_usage("--to-scenario needs a value", NULL);
             a->to_scenario = argv[++i];
         } else if (s[0] == '-') {
-            return replay_usage("unknown option", s);
+            cli_unknown_arg_say("replay", s);
+            return RS_USAGE;
         } else if (a->cassette) {
             return replay_usage("one cassette at a time; also given:", s);
         } else {
@@ -158,9 +161,14 @@ void replay_say(FILE *fp, const char *prefix, const char *text)
 
 /* ---- --list ---- */
 
+/* Each call's time since the run's start (meta vt_start; the first row's
+ * when absent): a live run's clock is the wall clock, whose epoch seconds
+ * say nothing about when in the run a call came. */
 static int replay_list(const rec_tape *t, const char *glob)
 {
-    printf("%-6s %12s  %-18s %-50s %s\n", "seq", "virtual s", "op", "target", "status");
+    const char *vt = rec_tape_meta(t, "vt_start");
+    int64_t start = vt ? strtoll(vt, NULL, 10) : t->n_rows ? t->rows[0].vt_ms : 0;
+    printf("%-6s %14s  %-18s %-50s %s\n", "seq", "since start", "op", "target", "status");
     for (size_t i = 0; i < t->n_rows; i++) {
         const rec_row *r = &t->rows[i];
         if (glob) {
@@ -171,8 +179,12 @@ static int replay_list(const rec_tape *t, const char *glob)
         }
         char *target = out_escape(r->target ? r->target : "", false);
         char *op = out_escape(r->op, false);
-        printf("%-6" PRId64 " %8" PRId64 ".%03d  %-18s %-50s %d", r->seq, r->vt_ms / 1000,
-               (int)(r->vt_ms % 1000), op, target, r->status);
+        int64_t since = r->vt_ms - start;
+        int64_t mag = since < 0 ? -since : since;
+        char when[40];
+        snprintf(when, sizeof when, "%c%" PRId64 ".%03d s", since < 0 ? '-' : '+', mag / 1000,
+                 (int)(mag % 1000));
+        printf("%-6" PRId64 " %14s  %-18s %-50s %d", r->seq, when, op, target, r->status);
         if (r->error) {
             char *err = out_escape(r->error, false);
             printf("  %s", err);
@@ -258,6 +270,20 @@ static void replay_print_json(const rec_tape *t, rec_replay *rp, cJSON *replayed
     cJSON_Delete(doc);
 }
 
+/* A verdict's error line: a workflow command in a GitHub Actions step,
+ * "error: ..." elsewhere (cli_say), escaped either way: the path is the
+ * user's text. */
+static void replay_error(FILE *fp, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void replay_error(FILE *fp, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *msg = rs_xvasprintf(fmt, ap);
+    va_end(ap);
+    cli_say(fp, "error", msg);
+    free(msg);
+}
+
 /* The verdict on a replay that made every recorded call: 0 only when the
  * recording is whole (its end record), its counters came out again and the
  * replayed run exited as the recorded one did (DESIGN §8: the exit is part
@@ -269,12 +295,12 @@ static int replay_verdict_whole(const rec_tape *t, rec_replay *rp, cJSON *replay
         /* Killed before its end record, or copied before the end: what came
          * after seq N is not in the file, so the replay proves nothing of
          * it — never a success (issue 28). */
-        fprintf(fp,
-                "::error::strict replay of %s: recording ended at seq %" PRId64
-                " without its end record (the run was killed there, or the file was copied "
-                "before the run ended); the replay made each of its %zu recorded calls, and "
-                "what the run did after seq %" PRId64 " is not in the cassette\n",
-                t->path, replay_last_seq(t), rec_replay_matched(rp), replay_last_seq(t));
+        replay_error(fp,
+                     "strict replay of %s: recording ended at seq %" PRId64
+                     " without its end record (the run was killed there, or the file was copied "
+                     "before the run ended); the replay made each of its %zu recorded calls, and "
+                     "what the run did after seq %" PRId64 " is not in the cassette",
+                     t->path, replay_last_seq(t), rec_replay_matched(rp), replay_last_seq(t));
         if (note) replay_say(fp, "  ", note);
         return RS_FAILED;
     }
@@ -291,9 +317,8 @@ static int replay_verdict_whole(const rec_tape *t, rec_replay *rp, cJSON *replay
     if (!t->counters || !cJSON_Compare(t->counters, replayed, true)) {
         char *a = t->counters ? cJSON_PrintUnformatted(t->counters) : rs_xstrdup("(none)");
         char *b = cJSON_PrintUnformatted(replayed);
-        fprintf(fp,
-                "::error::strict replay of %s made every recorded call, but the counters differ\n",
-                t->path);
+        replay_error(fp, "strict replay of %s made every recorded call, but the counters differ",
+                     t->path);
         if (note) replay_say(fp, "  ", note);
         replay_say(fp, "  recorded: ", a);
         replay_say(fp, "  replayed: ", b);
@@ -304,10 +329,10 @@ static int replay_verdict_whole(const rec_tape *t, rec_replay *rp, cJSON *replay
     /* rec_meta_check has read meta exit as an integer in 0..255. */
     long recorded_exit = strtol(rec_tape_meta(t, "exit"), NULL, 10);
     if (recorded_exit != exit_code) {
-        fprintf(fp,
-                "::error::strict replay of %s made every recorded call with equal counters, but "
-                "exited %d where the recorded run exited %ld\n",
-                t->path, exit_code, recorded_exit);
+        replay_error(fp,
+                     "strict replay of %s made every recorded call with equal counters, but "
+                     "exited %d where the recorded run exited %ld",
+                     t->path, exit_code, recorded_exit);
         if (note) replay_say(fp, "  ", note);
         return RS_FAILED;
     }
@@ -330,7 +355,7 @@ static int replay_verdict(const rec_tape *t, rec_replay *rp, cJSON *replayed, co
     FILE *fp = json ? stderr : stdout;
     if (json) replay_print_json(t, rp, replayed, end);
     if (at >= 0) {
-        fprintf(fp, "::error::strict replay of %s diverged at seq %" PRId64 "\n", t->path, at);
+        replay_error(fp, "strict replay of %s diverged at seq %" PRId64, t->path, at);
         if (note) replay_say(fp, "  ", note);
         replay_say(fp, "  recorded: ", rec_replay_recorded(rp));
         replay_say(fp, "  replayed: ", rec_replay_replayed(rp));

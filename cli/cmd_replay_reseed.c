@@ -15,6 +15,7 @@
  * instead (scenario_readings.c), one column each: the verdict is shown for
  * every world the recording cannot tell apart, never for one guessed.
  */
+#include "cli/cli.h"
 #include "cli/cli_replay.h"
 
 #include "sim/runner/runner.h"
@@ -321,14 +322,14 @@ int replay_reseed(const rec_tape *t, const char *strategy_name, bool json)
             reseed_table(t, strategy->name, cols, n, &rd, warnings);
         for (size_t i = 0; i < n; i++) {
             if (!cols[i].diverged) continue;
-            char *p = out_escape(t->path, false);
             char *under = n > 1 ? rs_xasprintf(" (%s)", cols[i].label) : rs_xstrdup("");
-            fprintf(json ? stderr : stdout,
-                    "::error::reseed of %s: the replayed run%s exited %d where the recorded run "
-                    "exited %s\n",
-                    p, under, cJSON_GetObjectItemCaseSensitive(cols[i].run, "exit")->valueint, rx);
+            char *msg = rs_xasprintf(
+                "reseed of %s: the replayed run%s exited %d where the recorded run exited %s",
+                t->path, under, cJSON_GetObjectItemCaseSensitive(cols[i].run, "exit")->valueint,
+                rx);
+            cli_say(json ? stderr : stdout, "error", msg); /* escaped: the path is argv */
+            free(msg);
             free(under);
-            free(p);
             code = RS_FAILED;
         }
     }

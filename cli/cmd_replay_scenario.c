@@ -15,6 +15,7 @@
  * bytes: nothing in the file depends on time, paths outside it, or chance.
  */
 #define _XOPEN_SOURCE 700 /* realpath, fdopen, O_NOFOLLOW */
+#include "cli/cli.h"
 #include "cli/cli_replay.h"
 
 #include "sim/runner/runner.h"
@@ -281,13 +282,13 @@ static void tos_say_warnings(const rec_tape *t, cJSON *const runs[2], const cJSO
 {
     for (size_t i = 0; i < 2; i++) {
         char *warn = tos_exit_warning(t, runs, i);
-        if (warn) replay_say(stderr, "::warning::", warn);
+        if (warn) cli_say(stderr, "warning", warn);
         free(warn);
     }
     const cJSON *w;
     cJSON_ArrayForEach(w, warnings)
     {
-        replay_say(stderr, "::warning::", w->valuestring);
+        cli_say(stderr, "warning", w->valuestring);
     }
 }
 

@@ -7,6 +7,7 @@
  * The run itself speaks through the output sink on stdout (cli_run.c).
  */
 #include "cli/cli.h"
+#include "cli/cli_live.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,7 @@ static int run_usage_fail(bool json, const char *strategy_name, const rs_err *e)
     fprintf(stderr, "reassert: %s\n", msg);
     free(msg);
     if (json) cli_run_fail(stdout, true, strategy_name, e);
+    cli_run_step_outputs_failed(strategy_name, e);
     return e->code;
 }
 
@@ -47,6 +49,8 @@ int cmd_run(int argc, char **argv)
         rs_fail(&e, RS_USAGE, "--test-facade-clock is for --transport live against sim serve");
         return run_usage_fail(args.json_output, args.strategy_name, &e);
     }
+    if (!sim && cli_live_refuse_skip_verify(&e) != RS_OK)
+        return run_usage_fail(args.json_output, args.strategy_name, &e);
     /* --fences and --recover-fences need no credential (H27). */
     bool inspects = args.opt.mode == RS_MODE_FENCES || args.opt.mode == RS_MODE_RECOVER_FENCES;
     if (sim && !args.desired_name && !inspects) {

@@ -46,9 +46,7 @@ static int serve_args_parse(int argc, char **argv, serve_args *a)
                             : strcmp(f, "--call-log-max") == 0               ? &a->call_log_max
                                                                              : NULL;
         if (!slot) {
-            char *arg = out_escape(f, false);
-            fprintf(stderr, "reassert sim serve: unknown argument '%s'\n%s", arg, cli_usage_serve);
-            free(arg);
+            cli_unknown_arg_say("sim serve", f);
             return RS_USAGE;
         }
         if (cli_no_value(argc, argv, i)) {

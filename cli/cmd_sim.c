@@ -11,6 +11,7 @@
 
 #include "reports/compare.h"
 #include "reports/html.h"
+#include "reports/step_outputs.h"
 #include "reports/summary.h"
 #include "sim/world/world.h"
 
@@ -31,6 +32,8 @@ static int sim_usage_error(const char *msg)
 typedef struct sim_reports {
     const char *html_dir;     /* --report DIR */
     const char *summary_path; /* GITHUB_STEP_SUMMARY, in a GitHub Actions step */
+    const char *outputs_path; /* GITHUB_OUTPUT, in a GitHub Actions step */
+    cJSON *outputs;           /* the counts, taken with the reports; exit added after */
 } sim_reports;
 
 static int sim_value_option(const char *a, const char *v, sim_opts *o)
@@ -69,8 +72,9 @@ static int sim_value_option(const char *a, const char *v, sim_opts *o)
 
 static bool sim_reports_write(const cJSON *scenarios, void *arg)
 {
-    const sim_reports *r = arg;
+    sim_reports *r = arg;
     bool ok = true;
+    if (r->outputs_path) r->outputs = reports_step_outputs_sim(scenarios);
     rs_err e;
     rs_err_clear(&e);
     if (r->html_dir && reports_html_write(r->html_dir, scenarios, &e) != RS_OK) {
@@ -82,13 +86,35 @@ static bool sim_reports_write(const cJSON *scenarios, void *arg)
     /* The sim is the CI gate: a summary that never reached the job page is
      * a failed report, as an unwritten JUnit file is. */
     rs_err_clear(&e);
-    if (r->summary_path && reports_summary_append(r->summary_path, scenarios, true, &e) != RS_OK) {
+    if (r->summary_path &&
+        reports_summary_append(r->summary_path, scenarios, SUMMARY_SIM, &e) != RS_OK) {
         char *msg = out_escape(e.msg, false);
         fprintf(stderr, "reassert sim: %s\n", msg);
         free(msg);
         ok = false;
     }
     return ok;
+}
+
+/* In a GitHub Actions step (GITHUB_OUTPUT set): the gate's verdict and
+ * counts as step outputs (issue 30). The sim is the CI gate: outputs that
+ * never reached the step fail it, as an unwritten summary does. Frees
+ * r->outputs; returns the exit code. */
+static int sim_step_outputs(sim_reports *r, int code)
+{
+    cJSON_AddNumberToObject(r->outputs, "exit", code);
+    cJSON_AddStringToObject(r->outputs, "outcome", code == RS_OK ? "passed" : "failed");
+    rs_err e;
+    rs_err_clear(&e);
+    if (reports_step_outputs_append(r->outputs_path, r->outputs, &e) != RS_OK) {
+        char *msg = out_escape(e.msg, false);
+        fprintf(stderr, "reassert sim: %s\n", msg);
+        free(msg);
+        if (code == RS_OK) code = RS_FAILED;
+    }
+    cJSON_Delete(r->outputs);
+    r->outputs = NULL;
+    return code;
 }
 
 /* files must hold argc entries. */
@@ -99,10 +125,13 @@ static int sim_opts_parse(int argc, char **argv, const char **files, sim_opts *o
     memset(reports, 0, sizeof *reports);
     o->files = files;
     o->run = cli_sim_run;
+    o->actions = cli_actions();
     o->report = sim_reports_write;
     o->report_arg = reports;
     const char *summary = getenv("GITHUB_STEP_SUMMARY");
     if (summary && summary[0]) reports->summary_path = summary;
+    const char *outputs = getenv("GITHUB_OUTPUT");
+    if (outputs && outputs[0]) reports->outputs_path = outputs;
     size_t n = 0;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
@@ -119,9 +148,8 @@ static int sim_opts_parse(int argc, char **argv, const char **files, sim_opts *o
             int c = sim_value_option(a, argv[++i], o);
             if (c != RS_OK) return c;
         } else if (a[0] == '-' && a[1] == '-') {
-            char msg[256];
-            snprintf(msg, sizeof msg, "unknown option '%s'", a);
-            return sim_usage_error(msg);
+            cli_unknown_arg_say("sim", a);
+            return RS_USAGE;
         } else {
             files[n++] = a;
         }
@@ -146,8 +174,7 @@ static int sim_init_parse(int argc, char **argv, sim_init_args *a)
                             : strcmp(argv[i], "--run") == 0    ? &a->run
                                                                : NULL;
         if (!slot) {
-            fprintf(stderr, "reassert sim init: unknown argument '%s'\n%s", argv[i],
-                    cli_usage_sim_init);
+            cli_unknown_arg_say("sim init", argv[i]);
             return RS_USAGE;
         }
         if (cli_no_value(argc, argv, i)) {
@@ -256,13 +283,27 @@ static const char *const sim_value_opts[] = {"--strategy", "--seed",    "--junit
 
 static int sim_scenarios(int argc, char **argv)
 {
+    bool compare = false;
     for (int i = 0; i < argc; i++)
-        if (strcmp(argv[i], "--compare") == 0) return reports_compare_main(argc, argv, cli_sim_run);
+        compare = compare || strcmp(argv[i], "--compare") == 0;
+    if (compare) {
+        /* --compare takes its value and scenario files, nothing else. */
+        for (int i = 0; i < argc; i++) {
+            if (strcmp(argv[i], "--compare") == 0) {
+                i++;
+            } else if (argv[i][0] == '-') {
+                cli_unknown_arg_say("sim", argv[i]);
+                return RS_USAGE;
+            }
+        }
+        return reports_compare_main(argc, argv, cli_sim_run);
+    }
     const char **files = rs_xcalloc((size_t)argc + 1, sizeof *files);
     sim_opts o;
     sim_reports reports;
     int code = sim_opts_parse(argc, argv, files, &o, &reports);
     if (code == RS_OK) code = sim_main(&o);
+    if (reports.outputs) code = sim_step_outputs(&reports, code);
     free(files);
     return code;
 }

@@ -128,7 +128,8 @@ int cmd_sweep(int argc, char **argv)
             int c = sweep_value(a, argv[++i], &o, &seed_set);
             if (c != RS_OK) return c;
         } else if (a[0] == '-') {
-            return sweep_usage("unknown option '%s'", a);
+            cli_unknown_arg_say("sweep", a);
+            return RS_USAGE;
         } else if (o.file) {
             return sweep_usage("one scenario at a time (a second one: '%s')", a);
         } else {

@@ -9,6 +9,10 @@
 # clang-format.
 # `deps.sh report` (make report-check): Debian chromium, to render the
 # scenario report headless and screenshot it.
+# `deps.sh build` (action.yml): only what configuring and building the
+# binary needs (compiler, cmake, pkg-config and the libraries' -dev
+# packages, which bring the shared libraries the binary runs with), none of
+# the test tools: less to fetch on every CI job.
 set -eu
 # apt_install WHAT PACKAGES...: installs Debian packages as root, or says
 # exactly what to run when not root.
@@ -60,13 +64,22 @@ if [ "${1:-}" = fuzz ]; then
   apt-get install -y -q clang libclang-rt-dev
   exit 0
 fi
-pkgs="build-essential cmake pkg-config libsqlite3-dev libcjson-dev libfyaml-dev \
-libssl-dev check libcurl4-openssl-dev libmicrohttpd-dev libgnutls28-dev valgrind \
-libxml2-utils jq python3 sqlite3"
+build_pkgs="build-essential cmake pkg-config libsqlite3-dev libcjson-dev libfyaml-dev \
+libssl-dev check libcurl4-openssl-dev libmicrohttpd-dev libgnutls28-dev"
 missing=""
 for mod in sqlite3 libcjson libfyaml libcrypto check libcurl libmicrohttpd gnutls; do
   pkg-config --exists "$mod" 2>/dev/null || missing="$missing $mod"
 done
+if [ "${1:-}" = build ]; then
+  for tool in cmake cc pkg-config; do
+    command -v "$tool" >/dev/null 2>&1 || missing="$missing $tool"
+  done
+  [ -z "$missing" ] && exit 0
+  # shellcheck disable=SC2086 # one word per package
+  apt_install "$missing" $build_pkgs
+  exit 0
+fi
+pkgs="$build_pkgs valgrind libxml2-utils jq python3 sqlite3"
 for tool in cmake cc pkg-config valgrind xmllint jq python3 sqlite3 mkfifo; do
   command -v "$tool" >/dev/null 2>&1 || missing="$missing $tool"
 done

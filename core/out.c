@@ -87,6 +87,46 @@ char *out_escape(const char *msg, bool line_start)
     return s;
 }
 
+char *out_plain_line(const char *line, size_t len)
+{
+    static const struct {
+        const char *command, *plain;
+    } kinds[] = {{"::error::", "error: "},
+                 {"::warning::", "warning: "},
+                 {"::notice::", "notice: "},
+                 {"::group::", "==> "},
+                 {"::endgroup::", NULL}};
+    while (len && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+        len--;
+    const char *prefix = "", *p = line, *end = line + len;
+    for (size_t i = 0; i < RS_ARRAY_LEN(kinds); i++) {
+        size_t n = strlen(kinds[i].command);
+        if (len < n || memcmp(line, kinds[i].command, n) != 0) continue;
+        if (!kinds[i].plain) return NULL;
+        prefix = kinds[i].plain;
+        p = line + n;
+        break;
+    }
+    /* Worst case: every byte kept, a "%3A" for a leading ':', the '\n'. */
+    char *s = rs_xmalloc(strlen(prefix) + (size_t)(end - p) + 4), *o = s;
+    memcpy(o, prefix, strlen(prefix));
+    o += strlen(prefix);
+    if (!prefix[0]) {
+        while (p < end && (*p == ' ' || *p == '\t'))
+            *o++ = *p++;
+        if (end - p >= 2 && p[0] == ':' && p[1] == ':') {
+            memcpy(o, "%3A", 3);
+            o += 3;
+            p++;
+        }
+    }
+    memcpy(o, p, (size_t)(end - p));
+    o += end - p;
+    *o++ = '\n';
+    *o = '\0';
+    return s;
+}
+
 /* The one place a line reaches the sink: the program's own prefix, then the
  * message escaped (DESIGN.md §7.1), so no text a message carries — a Lease
  * holder, a name, an error from the cluster — ends the line, opens or closes a

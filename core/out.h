@@ -56,6 +56,18 @@ typedef struct rs_out {
  * line the sink receives has its message passed through this. */
 char *out_escape(const char *msg, bool line_start);
 
+/* One line as the sink received it (workflow-command form, with or without
+ * its '\n'), rewritten for a terminal, where workflow commands are noise
+ * (issue 30: they are for GitHub Actions only): "::error::M" becomes
+ * "error: M", "::warning::M" "warning: M", "::notice::M" "notice: M",
+ * "::group::T" "==> T", and "::endgroup::" nothing (NULL). The message
+ * keeps its escaping (out_escape: CR, LF and '%' as "%0D", "%0A", "%25"; a
+ * leading "::" of any other line "%3A:"), so no plain line starts a
+ * workflow command either: an Actions log may still show it (a container
+ * that does not see GITHUB_ACTIONS). The result ends in '\n'. Caller
+ * frees. */
+char *out_plain_line(const char *line, size_t len);
+
 void out_init(rs_out *o, rs_out_sink sink, bool json);
 /* Every later message and group title is redacted by filter (borrowed: it
  * must outlive every later call on o; NULL turns filtering off). */

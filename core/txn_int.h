@@ -139,6 +139,9 @@ void lease_heartbeat(rs_txn *tx);
 /* fence.c */
 tx_status fence_policy_take(rs_txn *tx);
 void fence_policy_release(rs_txn *tx, rs_result *res);
+/* Restarts kustomize-controller and proves every pre-restart pod was
+ * replaced by a Ready pod (fence_restart.c). */
+tx_status fence_restart_controller(rs_txn *tx);
 /* Before every write through the gate: the Lease and, once taken, both
  * policy fences (still carrying this run's tuple) — read in one batch, one
  * round trip (fence_held.c). */

@@ -12,6 +12,7 @@
  * followed to REC_NEST_MAX levels; JSON trees are walked with an explicit
  * stack, never by recursion.
  */
+#define _GNU_SOURCE /* memmem */
 #include "recorder/rec_redact.h"
 
 #include "core/cred/cred.h"
@@ -269,6 +270,11 @@ static char *rec_redact_depth(rec_redactor *r, const char *s, int depth);
 static char *rec_replace_atoms(const rec_redactor *r, const char *s)
 {
     size_t len = strlen(s), cap = len + 1, n = 0;
+    /* Most strings hold no atom: found at once, copied as they are. */
+    bool any = false;
+    for (size_t k = 0; !any && k < r->n && r->a[k].len >= REC_ATOM_MIN; k++)
+        any = memmem(s, len, r->a[k].v, r->a[k].len) != NULL;
+    if (!any) return rs_xstrdup(s);
     char *out = rs_xmalloc(cap);
     for (size_t i = 0; i < len;) {
         const rec_atom *hit = NULL;

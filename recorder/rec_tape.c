@@ -154,9 +154,16 @@ static rs_code rec_load_counters(sqlite3 *db, rec_tape *t, rs_err *e)
         const char *v = (const char *)sqlite3_column_text(st, 1);
         /* The whole text is one JSON value, and every number in it is a
          * count or a time: finite, >= 0 — not 1e999 (read as null), 0x32 (read
-         * as 0), "5 0" or -1. */
+         * as 0), "5 0" or -1 (an elapsed time excepted, below). */
         cJSON *val = v ? cJSON_ParseWithOpts(v, NULL, true) : NULL;
-        if (val && !rec_counts_ok(val)) {
+        /* virtual_seconds is the run's last clock read minus its first: a
+         * clock stepped back during the run (NTP, a scenario's negative
+         * advance) makes it negative, and replay reproduces it as it was.
+         * It must still be one finite number. */
+        bool elapsed = k && strcmp(k, "virtual_seconds") == 0;
+        bool ok =
+            elapsed ? cJSON_IsNumber(val) && isfinite(val->valuedouble) : val && rec_counts_ok(val);
+        if (val && !ok) {
             cJSON_Delete(val);
             val = NULL;
         }

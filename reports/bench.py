@@ -25,12 +25,21 @@ What it measures:
   {"title", "rows": [{"name", "value", "unit"}], "note"}, rendered as a
   table. A target that fails, or writes no such file, fails make bench.
 - The before/after table of every scenario (`reassert sim --compare`).
+- The speed of the harness against the commit before the speed work
+  (BENCH_BASE, default b54676b): built once into build-bench-base/ (a git
+  archive of that commit, cached), then each figure measured for both
+  builds in this same run: the median wall per scenario file (each build on
+  its own scenarios/), swarm plans per second on the rotation's Stage
+  (lazy), a 1,000-worker rotation Stage's wall, the record overhead per
+  call (each build's bench_record), and — with BENCH_MAKE_TEST=1 — `make
+  test` with JOBS=2 on a clean clone of each (about half an hour).
 """
 import argparse
 import json
 import os
 import re
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -99,32 +108,41 @@ def deploy_table(rows):
     return "\n".join([BEGIN, head, sep] + rows + [END])
 
 
-def suite_files():
+def suite_files(root=None):
     """Every scenario of the suite, as ctest and `reassert sim scenarios/`
-    take it: *.yaml at any depth under scenarios/, no pending/ folder and
-    nothing hidden, in bytewise path order; paths relative to ROOT."""
+    take it: *.yaml at any depth under root/scenarios/ (root: ROOT), no
+    pending/ folder and nothing hidden, in bytewise path order; paths
+    relative to root."""
+    root = root or ROOT
     out = []
-    for d, dirs, names in os.walk(os.path.join(ROOT, "scenarios")):
+    for d, dirs, names in os.walk(os.path.join(root, "scenarios")):
         dirs[:] = [x for x in dirs if x != "pending" and not x.startswith(".")]
-        out += [os.path.relpath(os.path.join(d, n), ROOT) for n in names
+        out += [os.path.relpath(os.path.join(d, n), root) for n in names
                 if n.endswith(".yaml") and not n.startswith(".")]
     return sorted(out, key=lambda p: p.encode())
 
 
-def throughput(binary, repeat):
-    files = suite_files()
+def time_files(binary, root, files, repeat):
+    """Each file run alone by `reassert sim` from root, repeat times: the
+    median wall and CPU (children) per file."""
     walls = {f: [] for f in files}
     cpu = {f: [] for f in files}
     for _ in range(repeat):
         for f in files:
             before = resource.getrusage(resource.RUSAGE_CHILDREN)
             t0 = time.monotonic_ns()
-            subprocess.run([binary, "sim", f], cwd=ROOT,
+            subprocess.run([binary, "sim", f], cwd=root,
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             walls[f].append((time.monotonic_ns() - t0) / 1e9)
             after = resource.getrusage(resource.RUSAGE_CHILDREN)
             cpu[f].append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
-    med = {f: statistics.median(v) for f, v in walls.items()}
+    return ({f: statistics.median(v) for f, v in walls.items()},
+            {f: statistics.median(v) for f, v in cpu.items()})
+
+
+def throughput(binary, repeat):
+    files = suite_files(ROOT)
+    med, cpu = time_files(binary, ROOT, files, repeat)
     total = sum(med.values())
     slow = sorted(med.items(), key=lambda kv: -kv[1])[:5]
     lines = [
@@ -133,14 +151,179 @@ def throughput(binary, repeat):
         f"| throughput (files / sum of median walls) | {len(files) / total:.2f} | scenarios/s |",
         f"| median wall per scenario | {statistics.median(med.values()) * 1000:.0f} | ms |",
         f"| median CPU per scenario (children) | "
-        f"{statistics.median(statistics.median(v) for v in cpu.values()) * 1000:.0f} | ms |",
+        f"{statistics.median(cpu.values()) * 1000:.0f} | ms |",
         f"| whole suite (sum of median walls) | {total:.1f} | s |",
     ]
-    lines += [f"| slowest: `{f}` | {w * 1000:.0f} | ms |" for f, w in slow]
+    lines += [f"| slowest: `{os.path.basename(f)}` | {w * 1000:.0f} | ms |" for f, w in slow]
     note = (f"Each scenario file run alone by `reassert sim` (every strategy it applies to), "
             f"{repeat} times; wall time from this script's monotonic clock around each "
             "process, CPU time from getrusage of its children. Machine-dependent: the "
             "machine and its load when `make bench` ran.")
+    return "\n".join(lines), note
+
+
+# ---- the speed of the harness against the commit before the speed work ----
+
+BASE_DIR = os.path.join(ROOT, "build-bench-base")
+
+
+def base_build(commit):
+    """reassert and bench_record of `commit`, built once into
+    build-bench-base/ (cached while the commit is the same)."""
+    src, build = os.path.join(BASE_DIR, "src"), os.path.join(BASE_DIR, "build")
+    stamp = os.path.join(BASE_DIR, "COMMIT")
+    binary, rec = os.path.join(build, "reassert"), os.path.join(build, "bench_record")
+    full = subprocess.run(["git", "-C", ROOT, "rev-parse", commit], capture_output=True,
+                          text=True).stdout.strip()
+    if not full:
+        sys.exit(f"bench: the base commit {commit} is not in this repository")
+    try:
+        with open(stamp, encoding="utf-8") as f:
+            cached = f.read().strip() == full
+    except OSError:
+        cached = False
+    if cached and os.access(binary, os.X_OK) and os.access(rec, os.X_OK):
+        return src, binary, rec
+    print(f"bench: building the base {commit} once into {os.path.relpath(BASE_DIR, ROOT)}/ ...",
+          file=sys.stderr)
+    shutil.rmtree(BASE_DIR, ignore_errors=True)
+    os.makedirs(src)
+    archive = subprocess.Popen(["git", "-C", ROOT, "archive", full], stdout=subprocess.PIPE)
+    subprocess.run(["tar", "-x", "-C", src], stdin=archive.stdout, check=True)
+    if archive.wait() != 0:
+        sys.exit(f"bench: git archive {commit} failed")
+    for cmd in (["cmake", "-S", src, "-B", build, "-DCMAKE_BUILD_TYPE=RelWithDebInfo"],
+                ["cmake", "--build", build, "--target", "reassert", "bench_record", "-j",
+                 str(os.cpu_count() or 2)]):
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        if r.returncode != 0:
+            sys.exit(f"bench: building the base failed ({' '.join(cmd)}):\n{r.stdout[-2000:]}"
+                     f"{r.stderr[-2000:]}")
+    with open(stamp, "w", encoding="utf-8") as f:
+        f.write(full + "\n")
+    return src, binary, rec
+
+
+def child_cpu():
+    u = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return u.ru_utime + u.ru_stime
+
+
+def swarm_rate(binary, root):
+    """(plans/s by the sweep's own clock, plans per CPU second)."""
+    c0 = child_cpu()
+    r = subprocess.run([binary, "sweep", FIXTURE, "--run", "stage", "--strategy", "lazy",
+                        "--swarm", "100", "--seed", "1"], cwd=root, capture_output=True, text=True)
+    cpu = child_cpu() - c0
+    m = re.search(r"([0-9.]+) plans/s$", r.stdout.strip())
+    if not m:
+        sys.exit(f"bench: no swarm summary from {binary}:\n{r.stdout[-1000:]}{r.stderr[-1000:]}")
+    return float(m.group(1)), 100 / cpu if cpu > 0 else float("nan")
+
+
+def big_stage_wall(binary, root, tmp):
+    """The rotation's Stage on 3 control planes and 1,000 workers, lazy."""
+    path = os.path.join(tmp, "stage-1000-workers.yaml")
+    with open(path, "w", encoding="utf-8") as f:
+        f.write("# Generated by reports/bench.py: the rotation's Stage on 1,000 workers.\n"
+                "name: stage-1000-workers\nseed: 7\nstrategies: [lazy]\n"
+                "cluster: {preset: prod, credential: previous, control-planes: 3, workers: 1000}\n"
+                "desired: current\nruns:\n  - name: stage\n")
+    t0, c0 = time.monotonic_ns(), child_cpu()
+    r = subprocess.run([binary, "sim", "--json", path], cwd=root, capture_output=True, text=True)
+    wall, cpu = (time.monotonic_ns() - t0) / 1e9, child_cpu() - c0
+    try:
+        calls = json.loads(r.stdout)["scenarios"][0]["runs"][0]["delta"]["api_calls"]
+    except (ValueError, KeyError, IndexError):
+        sys.exit(f"bench: the 1,000-worker Stage did not run on {binary}: {r.stderr[-1000:]}")
+    return wall, cpu, calls
+
+
+def record_overhead(rec, root, tmp, tag):
+    """(wall, CPU or None) record overhead per call, in us."""
+    out = os.path.join(tmp, f"record-{tag}.json")
+    r = subprocess.run([rec, root, out], capture_output=True, text=True)
+    if r.returncode != 0:
+        sys.exit(f"bench: {rec} failed: {r.stderr[-1000:]}")
+    with open(out, encoding="utf-8") as f:
+        rows = {x["name"]: x["value"] for x in json.load(f)["rows"]}
+    return rows["record overhead per call"], rows.get("record overhead per call, CPU")
+
+
+def make_test_wall(commit, tmp):
+    """`make test` with JOBS=2 on a clean clone of commit; (seconds, exit)."""
+    clone = os.path.join(tmp, "clone-" + commit[:12])
+    subprocess.run(["git", "clone", "-q", "--no-hardlinks", ROOT, clone], check=True)
+    subprocess.run(["git", "-C", clone, "checkout", "-q", commit], check=True)
+    t0 = time.monotonic()
+    r = subprocess.run(["make", "test", "JOBS=2"], cwd=clone, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL)
+    wall = time.monotonic() - t0
+    shutil.rmtree(clone, ignore_errors=True)
+    return wall, r.returncode
+
+
+def fmt_s(v):
+    return f"{v:.1f} s" if v >= 10 else f"{v:.2f} s"
+
+
+def speed_section(binary, repeat):
+    commit = os.environ.get("BENCH_BASE", "b54676b")
+    base_src, base_bin, base_rec = base_build(commit)
+    now_rec = os.path.join(os.path.dirname(binary), "bench_record")
+    subprocess.run(["cmake", "--build", os.path.dirname(binary), "--target", "bench_record"],
+                   stdout=subprocess.DEVNULL, check=True)
+    rows = []
+    print("bench: median wall per scenario file, base and now ...", file=sys.stderr)
+    base_files, now_files = suite_files(base_src), suite_files(ROOT)
+    bw, bc = time_files(base_bin, base_src, base_files, repeat)
+    nw, nc = time_files(binary, ROOT, now_files, repeat)
+    rows.append(("median wall per scenario file",
+                 f"{statistics.median(bw.values()) * 1000:.0f} ms",
+                 f"{statistics.median(nw.values()) * 1000:.0f} ms", "<= 10 ms"))
+    rows.append(("median CPU per scenario file (children)",
+                 f"{statistics.median(bc.values()) * 1000:.0f} ms",
+                 f"{statistics.median(nc.values()) * 1000:.0f} ms", "-"))
+    print("bench: swarm plans per second, base and now ...", file=sys.stderr)
+    (bsw, bswc), (nsw, nswc) = swarm_rate(base_bin, base_src), swarm_rate(binary, ROOT)
+    rows.append(("swarm plans per second (rotation Stage, lazy, 100 plans)", f"{bsw:.2f}",
+                 f"{nsw:.2f}", ">= 100"))
+    rows.append(("swarm plans per CPU second", f"{bswc:.2f}", f"{nswc:.2f}", "-"))
+    with tempfile.TemporaryDirectory() as tmp:
+        print("bench: the 1,000-worker rotation Stage, base and now ...", file=sys.stderr)
+        bwall, bcpu, bcalls = big_stage_wall(base_bin, base_src, tmp)
+        nwall, ncpu, ncalls = big_stage_wall(binary, ROOT, tmp)
+        rows.append((f"1,000-worker rotation Stage, wall ({bcalls} -> {ncalls} calls)",
+                     fmt_s(bwall), fmt_s(nwall), "<= 5 s"))
+        rows.append(("1,000-worker rotation Stage, CPU", fmt_s(bcpu), fmt_s(ncpu), "-"))
+        print("bench: record overhead per call, base and now ...", file=sys.stderr)
+        bro, _ = record_overhead(base_rec, base_src, tmp, "base")
+        nro, nroc = record_overhead(now_rec, ROOT, tmp, "now")
+        rows.append(("record overhead per call", f"{bro:g} us", f"{nro:g} us", "<= 50 us"))
+        if nroc is not None:
+            rows.append(("record overhead per call, CPU", "-", f"{nroc:g} us", "-"))
+        if os.environ.get("BENCH_MAKE_TEST") == "1":
+            print("bench: make test on clean clones, base and now (long) ...", file=sys.stderr)
+            head = subprocess.run(["git", "-C", ROOT, "rev-parse", "HEAD"], capture_output=True,
+                                  text=True).stdout.strip()
+            bt, brc = make_test_wall(commit, tmp)
+            nt, nrc = make_test_wall(head, tmp)
+            rows.append(("`make test` JOBS=2, clean clone (exit)",
+                         f"{bt / 60:.1f} min ({brc})", f"{nt / 60:.1f} min ({nrc})", "<= 10 min"))
+        else:
+            rows.append(("`make test` JOBS=2, clean clone", "not measured", "not measured",
+                         "<= 10 min"))
+    lines = [f"| measure | {commit} | now | target |", "|---|---|---|---|"]
+    lines += [f"| {a} | {b} | {c} | {d} |" for a, b, c, d in rows]
+    note = (f"Both builds measured in this run, on this machine and its load: {commit} built "
+            f"once into build-bench-base/ (git archive, cached), each run from its own source "
+            f"tree (the median per file is over each one's own scenarios/). Walls are this "
+            f"script's monotonic clock around each process ({repeat} repeats for the files); "
+            "swarm plans/s is the sweep's own summary line; the record overhead is each "
+            "build's bench_record (median of 7 rounds). CPU rows are getrusage of the children "
+            "(bench_record: its own CPU clock): a shared, loaded machine inflates the walls, "
+            "not the CPU. `make test` is measured only with "
+            "BENCH_MAKE_TEST=1 (a clean clone of each commit, `make test JOBS=2`).")
     return "\n".join(lines), note
 
 
@@ -234,6 +417,7 @@ def main():
     table = deploy_table(deploy_rows(binary, CLUSTERS))
     print(f"bench: harness throughput ({repeat} repeats) ...", file=sys.stderr)
     tput, tnote = throughput(binary, repeat)
+    speed, snote = speed_section(binary, repeat)
     sections = []
     for t in bench_targets():
         print(f"bench: make {t} ...", file=sys.stderr)
@@ -255,6 +439,12 @@ def main():
         "the sim's calibrated latency model (DESIGN.md §4).",
         "",
         table,
+        "",
+        "## The harness against the commit before the speed work",
+        "",
+        speed,
+        "",
+        snote,
         "",
         "## Harness throughput",
         "",

@@ -99,10 +99,8 @@ int reports_compare_main(int argc, char **argv, sim_run_fn run)
                 return RS_USAGE;
             }
             i++;
-        } else if (argv[i][0] == '-') {
-            fprintf(stderr, "reassert sim --compare: unknown option '%s'\n", argv[i]);
-            return RS_USAGE;
         }
+        /* any other option was refused by cmd_sim, the command's parser */
     }
     print_header();
     for (int i = 0; i < argc; i++) {

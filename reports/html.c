@@ -1,8 +1,9 @@
 /*
  * html.c — `reassert sim --report DIR`: one self-contained page,
  * DIR/index.html, for a person to read after a CI run: per scenario and run
- * the verdict with the failing expectations, the counters, a timeline on
- * the run's virtual-time axis (inline SVG) and the eager-vs-lazy table.
+ * the verdict with the failing expectations, the counters, a timeline
+ * (inline SVG, html_timeline.c) on an axis every run of the scenario shares
+ * and the eager-vs-lazy table.
  *
  * The one idea: the page is a pure function of the runner's result document
  * (already redacted), so it is the same bytes on every execution and can
@@ -12,6 +13,7 @@
  */
 #include "reports/html.h"
 
+#include "reports/html_timeline.h"
 #include "reports/report_util.h"
 
 #include <errno.h>
@@ -20,14 +22,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-/* The SVG's geometry, in pixels. */
-#define TL_LABEL_W 150
-#define TL_PLOT_W 780
-#define TL_LANE_H 20
-#define TL_TOP 8
-#define TL_AXIS_H 30
-#define TL_TICKS_WANTED 8
 
 static const char *const css =
     "body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#1d232a;background:#fff}"
@@ -41,157 +35,7 @@ static const char *const css =
     "section.scenario{border:1px solid #d0d7de;border-radius:6px;padding:12px;margin:16px 0}"
     "section.FAIL{border-color:#cf222e}article.run{margin:8px 0 16px}"
     "ul.failures{color:#a40e26}p.file,p.note{color:#57606a;margin:0}"
-    "pre{background:#f6f8fa;padding:8px;overflow:auto;max-height:400px}"
-    "svg.timeline{display:block;margin:4px 0}";
-
-/* Lanes of the timeline, top to bottom: what a span or mark's "lane" names,
- * its row label and its colour. */
-static const struct {
-    const char *lane, *label, *color;
-    bool fence; /* an empty fence lane says "not taken" */
-} lanes[] = {
-    {"lease", "Lease held", "#0969da", true},
-    {"parent", "parent fence", "#8250df", true},
-    {"child", "child fence", "#bf3989", true},
-    {"restart", "controller restart", "#cf222e", false},
-    {"claim", "node claims", "#9a6700", false},
-    {"drain", "drains", "#bc4c00", false},
-    {"reboot", "reboots", "#1a7f37", false},
-    {"write", "writes", "#57606a", false},
-    {"cutover", "root cutover", "#0550ae", false},
-};
-#define N_LANES (sizeof lanes / sizeof lanes[0])
-
-static int lane_index(const char *lane)
-{
-    for (size_t i = 0; lane && i < N_LANES; i++)
-        if (strcmp(lanes[i].lane, lane) == 0) return (int)i;
-    return -1;
-}
-
-static double x_of(double ms, double from, double range)
-{
-    return TL_LABEL_W + (ms - from) / range * TL_PLOT_W;
-}
-
-/* A tick step of 1, 2 or 5 times a power of ten giving about
- * TL_TICKS_WANTED ticks over range_s seconds. */
-static double tick_step(double range_s)
-{
-    double step = 0.001;
-    for (int i = 0; i < 40 && range_s / step > TL_TICKS_WANTED; i++) {
-        double m = step;
-        step = m * 2;
-        if (range_s / step <= TL_TICKS_WANTED) break;
-        step = m * 5;
-        if (range_s / step <= TL_TICKS_WANTED) break;
-        step = m * 10;
-    }
-    return step;
-}
-
-static void svg_axis(FILE *f, double range_ms, int y)
-{
-    double range_s = range_ms / 1000.0, step = tick_step(range_s);
-    fprintf(f, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#57606a\"/>\n", TL_LABEL_W,
-            y, TL_LABEL_W + TL_PLOT_W, y);
-    for (int i = 0; i <= 100 && i * step <= range_s + 1e-9; i++) {
-        double x = TL_LABEL_W + i * step / range_s * TL_PLOT_W;
-        fprintf(f,
-                "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"#57606a\"/>"
-                "<text x=\"%.1f\" y=\"%d\" font-size=\"11\" text-anchor=\"middle\">%g s</text>\n",
-                x, y, x, y + 4, x, y + 16, i * step);
-    }
-    fprintf(f, "<text x=\"4\" y=\"%d\" font-size=\"11\">virtual time</text>\n", y + 16);
-}
-
-static void svg_title(FILE *f, const char *label, double from_s, double to_s, bool open)
-{
-    fputs("<title>", f);
-    if (label && label[0]) {
-        rep_html(f, label);
-        fputs(": ", f);
-    }
-    if (to_s > from_s || open)
-        fprintf(f, "%.3f s to %.3f s%s", from_s, to_s, open ? " (still held at the end)" : "");
-    else
-        fprintf(f, "at %.3f s", from_s);
-    fputs("</title>", f);
-}
-
-static void svg_spans(FILE *f, const cJSON *tl, double from, double range, bool *used)
-{
-    const cJSON *s;
-    cJSON_ArrayForEach(s, cJSON_GetObjectItemCaseSensitive(tl, "spans"))
-    {
-        int li = lane_index(rep_str(s, "lane"));
-        if (li < 0) continue;
-        used[li] = true;
-        double a = rep_num(s, "from"), b = rep_num(s, "to");
-        bool open = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(s, "open"));
-        double x = x_of(a, from, range), w = (b - a) / range * TL_PLOT_W;
-        fprintf(f,
-                "<rect class=\"span %s\" x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%d\""
-                " fill=\"%s\"%s>",
-                lanes[li].lane, x, TL_TOP + li * TL_LANE_H + 3, w < 2 ? 2 : w, TL_LANE_H - 6,
-                lanes[li].color, open ? " fill-opacity=\"0.5\"" : "");
-        svg_title(f, rep_str(s, "label"), (a - from) / 1000.0, (b - from) / 1000.0, open);
-        fputs("</rect>\n", f);
-    }
-}
-
-static void svg_marks(FILE *f, const cJSON *tl, double from, double range, bool *used)
-{
-    const cJSON *m;
-    cJSON_ArrayForEach(m, cJSON_GetObjectItemCaseSensitive(tl, "marks"))
-    {
-        int li = lane_index(rep_str(m, "lane"));
-        if (li < 0) continue;
-        used[li] = true;
-        double at = rep_num(m, "at"), x = x_of(at, from, range);
-        int y = TL_TOP + li * TL_LANE_H;
-        fprintf(f,
-                "<line class=\"mark %s\" x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\""
-                " stroke=\"%s\" stroke-width=\"%s\">",
-                lanes[li].lane, x, y + 2, x, y + TL_LANE_H - 2, lanes[li].color,
-                li == lane_index("write") ? "1" : "3");
-        svg_title(f, rep_str(m, "label"), (at - from) / 1000.0, (at - from) / 1000.0, false);
-        fputs("</line>\n", f);
-    }
-}
-
-static void html_timeline(FILE *f, const cJSON *tl)
-{
-    if (!cJSON_IsObject(tl)) return;
-    double from = rep_num(tl, "from_ms"), to = rep_num(tl, "to_ms");
-    double range = to > from ? to - from : 1;
-    int h = TL_TOP + (int)N_LANES * TL_LANE_H + TL_AXIS_H;
-    fprintf(f,
-            "<svg class=\"timeline\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" "
-            "height=\"%d\" viewBox=\"0 0 %d %d\" role=\"img\">\n",
-            TL_LABEL_W + TL_PLOT_W + 20, h, TL_LABEL_W + TL_PLOT_W + 20, h);
-    for (size_t i = 0; i < N_LANES; i++) {
-        int y = TL_TOP + (int)i * TL_LANE_H;
-        fprintf(f,
-                "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"%s\"/>"
-                "<text x=\"4\" y=\"%d\" font-size=\"12\">%s</text>\n",
-                TL_LABEL_W, y, TL_PLOT_W, TL_LANE_H, i % 2 ? "#ffffff" : "#f6f8fa",
-                y + TL_LANE_H - 6, lanes[i].label);
-    }
-    bool used[N_LANES] = {false};
-    svg_spans(f, tl, from, range, used);
-    svg_marks(f, tl, from, range, used);
-    for (size_t i = 0; i < N_LANES; i++)
-        if (lanes[i].fence && !used[i])
-            fprintf(f,
-                    "<text class=\"not-taken\" x=\"%d\" y=\"%d\" font-size=\"12\" "
-                    "fill=\"#57606a\">not taken</text>\n",
-                    TL_LABEL_W + 6, TL_TOP + (int)i * TL_LANE_H + TL_LANE_H - 6);
-    svg_axis(f, range, TL_TOP + (int)N_LANES * TL_LANE_H + 2);
-    fputs("</svg>\n", f);
-    double dropped = rep_num(tl, "marks_dropped");
-    if (dropped > 0) fprintf(f, "<p class=\"note\">%.0f more writes not drawn.</p>\n", dropped);
-}
+    "pre{background:#f6f8fa;padding:8px;overflow:auto;max-height:400px}";
 
 /* The run's counter deltas, every key the runner reported, a few pairs to
  * a row. */
@@ -225,7 +69,7 @@ static void html_counters(FILE *f, const cJSON *run)
     fputs("</table>\n", f);
 }
 
-static void html_run(FILE *f, const cJSON *run, size_t si, size_t ri)
+static void html_run(FILE *f, const cJSON *run, size_t si, size_t ri, double range_ms)
 {
     bool passed = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(run, "passed"));
     const char *verdict = passed ? "PASS" : "FAIL";
@@ -249,7 +93,7 @@ static void html_run(FILE *f, const cJSON *run, size_t si, size_t ri)
         }
         fputs("</ul>\n", f);
     }
-    html_timeline(f, cJSON_GetObjectItemCaseSensitive(run, "timeline"));
+    tl_run(f, cJSON_GetObjectItemCaseSensitive(run, "timeline"), range_ms);
     html_counters(f, run);
     const char *out = rep_str(run, "output");
     if (!passed && out && out[0]) {
@@ -284,9 +128,14 @@ static void html_scenario(FILE *f, const cJSON *s, size_t si)
         fputs("</p>\n", f);
     }
     html_compare(f, s);
+    /* The switch comes before every timeline it shows or hides. */
+    double range_ms = tl_scenario_range_ms(s);
+    tl_switch(f, si, tl_scenario_log_first(s));
+    tl_overview(f, s, range_ms);
     size_t ri = 0;
     const cJSON *r;
-    cJSON_ArrayForEach(r, cJSON_GetObjectItemCaseSensitive(s, "runs")) html_run(f, r, si, ri++);
+    cJSON_ArrayForEach(r, cJSON_GetObjectItemCaseSensitive(s, "runs"))
+        html_run(f, r, si, ri++, range_ms);
     fputs("</section>\n", f);
 }
 
@@ -326,9 +175,9 @@ static bool html_page(FILE *f, const cJSON *scenarios)
 {
     fprintf(f,
             "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-            "<title>reassert sim report</title>\n<style>%s</style>\n</head>\n<body>\n"
+            "<title>reassert sim report</title>\n<style>%s%s</style>\n</head>\n<body>\n"
             "<h1>reassert sim report</h1>\n",
-            css);
+            css, tl_css);
     html_index(f, scenarios);
     size_t si = 0;
     const cJSON *s;

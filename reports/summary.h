@@ -16,10 +16,21 @@
  * nodes (redacted). */
 void reports_summary_sim(FILE *f, const cJSON *scenarios);
 /* The run's outcome, exit, strategy, fence, counters, errors and warnings,
- * from its result document (the `run --output json` shape). */
-void reports_summary_run(FILE *f, const cJSON *doc);
-/* Appends one of the above (sim: doc is the scenario array) to path.
- * RS_FAILED naming the path when it cannot be written. */
-rs_code reports_summary_append(const char *path, const cJSON *doc, bool sim, rs_err *e);
+ * from its result document (the `run --output json` shape). wall_clock: the
+ * run's clock was the wall clock (a live run), so its virtual_seconds
+ * counter is called wall_seconds here. */
+void reports_summary_run(FILE *f, const cJSON *doc, bool wall_clock);
+
+/* What reports_summary_append appends. */
+typedef enum reports_summary_of {
+    SUMMARY_SIM,           /* doc is the runner's scenario array */
+    SUMMARY_RUN,           /* a run on a virtual clock (the sim transport) */
+    SUMMARY_RUN_WALL_CLOCK /* a run on the wall clock (live) */
+} reports_summary_of;
+
+/* Appends one of the above to path. RS_FAILED naming the path when it
+ * cannot be written. */
+rs_code reports_summary_append(const char *path, const cJSON *doc, reports_summary_of of,
+                               rs_err *e);
 
 #endif

@@ -6,6 +6,10 @@
 # (exit 1); the untouched recording strict-replays (exit 0).
 # Args: reassert binary, source dir.
 set -u
+# A GitHub Actions step, where forged commands would be parsed (plain text:
+# tests/check_ci_native.sh).
+GITHUB_ACTIONS=true
+export GITHUB_ACTIONS
 BIN=$1
 SRC=$2
 T=$(mktemp -d)
@@ -58,6 +62,14 @@ expect counter-not-json 65 "counter 'writes' is not JSON with counts >= 0" count
 for v in 1e999 0x32 '5 0' -1; do
   mutate counter-not-a-count "update counters set value='$v' where name='writes'"
   expect counter-not-a-count 65 "counter 'writes' is not JSON with counts >= 0" counter-not-a-count.db --strict
+done
+# virtual_seconds is the run's last clock read minus its first: a clock
+# stepped back mid-run makes it negative (scenario
+# controller/clock-step-back-during-rollout), and the cassette is read as
+# recorded — but it is still one finite number.
+for v in 1e999 '"x"' '[1]'; do
+  mutate elapsed-not-a-time "update counters set value='$v' where name='virtual_seconds'"
+  expect elapsed-not-a-time 65 "counter 'virtual_seconds' is not JSON with counts >= 0" elapsed-not-a-time.db --strict
 done
 mutate fmt-junk "update meta set value='1abc' where key='format_version'"
 expect fmt-junk 65 "fmt-junk.db" fmt-junk.db --list

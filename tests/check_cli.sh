@@ -28,6 +28,23 @@ expect 0 "version" -- --version
 expect 64 "unknown flag" -- run --bogus
 expect_text "unknown option '--bogus'" "unknown flag names it"
 expect 64 "missing value" -- run --strategy
+# An unknown flag is one line naming it and the command's --help, in every
+# command's parser (issue 30): the whole usage printed after it buried it.
+for c in run sim "sim init" "sim serve" sweep replay "sim --compare eager,lazy"; do
+  # shellcheck disable=SC2086 # the command's words
+  "$bin" $c --bogus >"$tmp/out.stdout" 2>"$tmp/out"
+  got=$?
+  cmd=${c%% --*}
+  who="reassert $cmd" # run's errors say "reassert:", as `reassert --flag` runs it too
+  [ "$cmd" = run ] && who=reassert
+  if [ "$got" -eq 64 ] && [ "$(wc -l <"$tmp/out")" -eq 1 ] && [ ! -s "$tmp/out.stdout" ] &&
+     grep -qxF -- "$who: unknown option '--bogus' (see reassert $cmd --help)" "$tmp/out"; then
+    passes=$((passes + 1))
+  else
+    echo "FAIL: $c --bogus: want exit 64 and one line naming it and --help, got $got: $(head -c 400 "$tmp/out")"
+    fails=$((fails + 1))
+  fi
+done
 expect 64 "bad strategy" -- run --strategy fast
 expect 64 "fences + check-only" -- run --fences --check-only
 expect 64 "fences + allow-incomplete" -- run --fences --allow-incomplete-fanout
@@ -118,27 +135,45 @@ expect_json 65 "json: missing world" -- run --output json --transport "sim:$tmp/
 expect_json 65 "json: not a world" -- run --output json --transport "sim:$tmp/text.db" --desired current
 
 # Cluster and scenario text never forms a workflow command (DESIGN.md §7.1).
+# In a GitHub Actions step (GITHUB_ACTIONS=true) and as plain text alike.
+for gha in true ""; do
 for f in lease-holder-injection scenario-name-newline run-name-newline; do
-  "$bin" sim --strategy lazy "$src/tests/harness/inputs/$f.yaml" >"$tmp/out" 2>&1
+  GITHUB_ACTIONS=$gha "$bin" sim --strategy lazy "$src/tests/harness/inputs/$f.yaml" >"$tmp/out" 2>&1
   if tr '\r' '\n' <"$tmp/out" | grep -qE '^[[:space:]]*::[a-z-]+( [^:]*)?::FORGED'; then
     echo "FAIL: $f: a forged workflow command: $(grep -F FORGED "$tmp/out" | head -c 300)"; fails=$((fails + 1))
   else passes=$((passes + 1)); fi
 done
-"$bin" sim --strategy lazy "$src/tests/harness/inputs/lease-holder-injection.yaml" >"$tmp/out" 2>&1
-expect_text "%250A::error::FORGED-LEASE-PCT" "a % in the Lease holder is escaped as %25"
+GITHUB_ACTIONS=$gha "$bin" sim --strategy lazy "$src/tests/harness/inputs/lease-holder-injection.yaml" >"$tmp/out" 2>&1
+expect_text "%250A::error::FORGED-LEASE-PCT" "a % in the Lease holder is escaped as %25 (GITHUB_ACTIONS=$gha)"
+done
 
 # A run's own --strategy is the strategy it runs, is reported and is checked under.
 "$bin" sim --strategy lazy --json "$src/tests/harness/inputs/strategy-in-args.yaml" >"$tmp/s.json" 2>/dev/null
 if jq -e '[.scenarios[].runs[].strategy] | length > 0 and all(. == "eager")' "$tmp/s.json" >/dev/null 2>&1; then
   passes=$((passes + 1)); else echo "FAIL: a run with --strategy eager in its args is not labelled eager"; fails=$((fails + 1)); fi
 
+# The sim's --json run object carries what the run reported deciding on
+# annotations alone (DESIGN §3.3 r2), and only that: the scenario's run lists
+# prod-worker-2, the fixture's runs list nothing.
+"$bin" sim --json "$src/scenarios/node/annotation-only-held-to-annotations.yaml" >"$tmp/ao.json" 2>/dev/null
+if jq -e '[.scenarios[].runs[]] | length == 1 and all(.annotation_only_nodes == ["prod-worker-2"] and .passed)' \
+     "$tmp/ao.json" >/dev/null 2>&1; then passes=$((passes + 1)); else
+  echo "FAIL: sim --json run object lacks annotation_only_nodes [prod-worker-2]: $(head -c 300 "$tmp/ao.json")"; fails=$((fails + 1)); fi
+"$bin" sim --json "$src/scenarios/cost/no-drift-small.yaml" >"$tmp/ao0.json" 2>/dev/null
+if jq -e '[.scenarios[].runs[]] | length == 1 and all(.annotation_only_nodes == [])' \
+     "$tmp/ao0.json" >/dev/null 2>&1; then passes=$((passes + 1)); else
+  echo "FAIL: sim --json run object of a run with every auth read: annotation_only_nodes is not []"; fails=$((fails + 1)); fi
+
 # argv and scenario names on the CLI's own error lines are escaped too.
-"$bin" run "$(printf -- '--x\n::error::FORGED')" >"$tmp/out" 2>&1
-"$bin" sim "$(printf -- '--x\n::error::FORGED')" >>"$tmp/out" 2>&1
-"$bin" sim init --scenario "$src/tests/harness/inputs/scenario-name-newline.yaml" --db "$tmp/n.db" >>"$tmp/out" 2>&1
+for gha in true ""; do
+rm -f "$tmp/n.db"
+GITHUB_ACTIONS=$gha "$bin" run "$(printf -- '--x\n::error::FORGED')" >"$tmp/out" 2>&1
+GITHUB_ACTIONS=$gha "$bin" sim "$(printf -- '--x\n::error::FORGED')" >>"$tmp/out" 2>&1
+GITHUB_ACTIONS=$gha "$bin" sim init --scenario "$src/tests/harness/inputs/scenario-name-newline.yaml" --db "$tmp/n.db" >>"$tmp/out" 2>&1
 if tr '\r' '\n' <"$tmp/out" | grep -qE '^[[:space:]]*::[a-z-]+( [^:]*)?::FORGED'; then
-  echo "FAIL: a CLI error line forges a workflow command: $(grep -F FORGED "$tmp/out" | head -c 300)"; fails=$((fails + 1))
+  echo "FAIL: a CLI error line forges a workflow command (GITHUB_ACTIONS=$gha): $(grep -F FORGED "$tmp/out" | head -c 300)"; fails=$((fails + 1))
 else passes=$((passes + 1)); fi
+done
 
 # Every subcommand's --help (and sim -h) is help: exit 0 with its usage text.
 for c in run sim "sim init" sweep replay "sim serve"; do

@@ -6,6 +6,10 @@
 # workflow command, so it cannot forge an annotation or end a group.
 # Args: reassert binary, source dir.
 set -eu
+# A GitHub Actions step: `--fences` prints no ::error:: there, and a forged
+# command would be parsed there (plain text: tests/check_ci_native.sh).
+GITHUB_ACTIONS=true
+export GITHUB_ACTIONS
 BIN=$1
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT

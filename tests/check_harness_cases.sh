@@ -7,6 +7,10 @@
 # only if none failed.
 #   tests/check_harness_cases.sh BUILD/reassert SOURCE_ROOT
 set -u
+# A GitHub Actions step, where forged commands would be parsed (plain text:
+# tests/check_ci_native.sh).
+GITHUB_ACTIONS=true
+export GITHUB_ACTIONS
 bin=$1; src=$2
 case $bin in /*) ;; *) bin=$(pwd)/$bin ;; esac
 case $src in /*) ;; *) src=$(pwd)/$src ;; esac

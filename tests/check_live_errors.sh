@@ -9,7 +9,9 @@
 # (1: the proxy is honoured), a decrypt command that fails
 # (65; its stderr — which here holds the password and a forged ::error:: —
 # is never repeated), and the usage errors (64). --help documents every flag
-# and environment variable.
+# and environment variable. The bao/vault CLIs' conventions: ~/.vault-token
+# after the flag and BAO_TOKEN/VAULT_TOKEN; BAO_SKIP_VERIFY/VAULT_SKIP_VERIFY
+# refused (64).
 set -u
 bin=$1
 src=$2
@@ -176,6 +178,59 @@ BAO_TOKEN_T=wrong-token live 1 "OpenBao 403" -- --kubeconfig "$tmp/good"
 has "$tmp/all" "refused the token from BAO_TOKEN" "a refused OpenBao token is said"
 has "$tmp/all" "$url" "the OpenBao error names the address"
 
+# The bao and vault CLIs' conventions (issue 30): with no flag and no
+# BAO_TOKEN/VAULT_TOKEN, the token their token helper stored at login
+# (~/.vault-token) is used; the flag and the variables come first.
+# bao_live CODE WHAT HOME BAO_TOKEN -- ARGS...: a live run, that HOME, that
+# BAO_TOKEN (empty: unset) and no VAULT_TOKEN.
+bao_live() {
+  want=$1; what=$2; home=$3; tok=$4; shift 5
+  (unset VAULT_TOKEN BAO_SKIP_VERIFY VAULT_SKIP_VERIFY
+   HOME=$home; export HOME; LIVE_BAO_TOKEN=$tok
+   live_run --test-facade-clock "$@") >"$tmp/out" 2>"$tmp/err" </dev/null
+  got=$?
+  [ "$got" -eq "$want" ] || fail "$what: expected exit $want, got $got: $(cat "$tmp/out" "$tmp/err" | head -c 400)"
+  cat "$tmp/out" "$tmp/err" >"$tmp/all"
+  lacks "$tmp/all" "bao-token-err-2" "$what"
+}
+mkdir -p "$tmp/home" "$tmp/nohome"
+printf 'wrong-helper-token\n' >"$tmp/home/.vault-token"
+before=$(calls)
+bao_live 1 "~/.vault-token is read" "$tmp/home" "" --
+has "$tmp/all" "refused the token from $tmp/home/.vault-token" "the token helper's file is used and named"
+lacks "$tmp/all" "wrong-helper-token" "~/.vault-token's token is never printed"
+[ "$(calls)" = "$before" ] || fail "~/.vault-token: a call reached the world before the error"
+bao_live 1 "BAO_TOKEN before ~/.vault-token" "$tmp/home" "wrong-env-token" --
+has "$tmp/all" "refused the token from BAO_TOKEN" "BAO_TOKEN wins over ~/.vault-token"
+printf 'bao-token-err-2\n' >"$tmp/home/.vault-token"
+bao_live 1 "--openbao-token-file before ~/.vault-token" "$tmp/home" "" -- --openbao-token-file "$tmp/wrong.token"
+has "$tmp/all" "refused the token from $tmp/wrong.token" "the flag wins over ~/.vault-token"
+# No token anywhere is a usage error of the preflight (64), naming every
+# place a token is looked for.
+bao_live 64 "no token anywhere" "$tmp/nohome" "" --
+has "$tmp/all" "give --openbao-token-file FILE, set BAO_TOKEN (or VAULT_TOKEN), or log in with bao (~/.vault-token)" "a missing token names every place looked"
+: >"$tmp/nohome/.vault-token"
+bao_live 64 "an empty ~/.vault-token is no token" "$tmp/nohome" "" --
+has "$tmp/all" "or log in with bao (~/.vault-token)" "an empty ~/.vault-token is no token"
+rm -f "$tmp/nohome/.vault-token"
+mkdir "$tmp/nohome/.vault-token"
+bao_live 65 "~/.vault-token a directory" "$tmp/nohome" "" --
+has "$tmp/all" "$tmp/nohome/.vault-token" "an unreadable ~/.vault-token is named"
+# BAO_SKIP_VERIFY/VAULT_SKIP_VERIFY: refused (64, before the kubeconfig is
+# read), never silently ignored; a false value asks for what is done anyway.
+for v in BAO_SKIP_VERIFY=true VAULT_SKIP_VERIFY=1 BAO_SKIP_VERIFY=yes; do
+  before=$(calls)
+  env "$v" BAO_ADDR="$url" BAO_TOKEN=bao-token-err-2 "$bin" run --transport live \
+    --kubeconfig "$tmp/malformed" >"$tmp/out" 2>&1 </dev/null
+  got=$?
+  [ "$got" -eq 64 ] || fail "$v: expected exit 64, got $got: $(head -c 300 "$tmp/out")"
+  has "$tmp/out" "${v%%=*} is set: reassert never skips TLS verification" "$v is refused, named"
+  [ "$(calls)" = "$before" ] || fail "$v: a call reached the world"
+done
+(BAO_SKIP_VERIFY=false VAULT_SKIP_VERIFY=0; export BAO_SKIP_VERIFY VAULT_SKIP_VERIFY
+ live_run --test-facade-clock --kubeconfig "$tmp/good" --check-only) >"$tmp/out" 2>&1 </dev/null ||
+  fail "BAO_SKIP_VERIFY=false VAULT_SKIP_VERIFY=0: not a normal run: $(head -c 300 "$tmp/out")"
+
 live 65 "decrypt command fails" -- --kubeconfig "$tmp/good" --decrypt-command "$tmp/decrypt-bad.sh"
 has "$tmp/all" "could not decrypt" "a failed decrypt is said"
 lacks "$tmp/all" "FORGED" "the decrypt command's stderr is not repeated"
@@ -200,7 +255,8 @@ live 0 "the good kubeconfig" -- --kubeconfig "$tmp/good" --check-only
 "$bin" run --help >"$tmp/help" 2>&1 || fail "run --help"
 for word in --kubeconfig --context --talosconfig --talosctl --liveness-command --secret-file \
   --decrypt-command --openbao-token-file --test-facade-clock TEST-ONLY KUBECONFIG BAO_ADDR \
-  VAULT_ADDR BAO_TOKEN VAULT_TOKEN BAO_CACERT BAO_CAPATH BAO_NAMESPACE REASSERT_REGISTRY_URL \
+  VAULT_ADDR BAO_TOKEN VAULT_TOKEN .vault-token BAO_SKIP_VERIFY VAULT_SKIP_VERIFY \
+  BAO_CACERT BAO_CAPATH BAO_NAMESPACE REASSERT_REGISTRY_URL \
   REASSERT_REGISTRY_CACERT GITHUB_RUN_ID tokenFile exec tls-server-name proxy-url; do
   has "$tmp/help" "$word" "run --help"
 done

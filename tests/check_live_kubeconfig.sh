@@ -7,6 +7,10 @@
 # resourceVersion does not move), and no token appears in any output.
 # Args: reassert binary, source dir.
 set -u
+# A GitHub Actions step: errors are ::error:: lines (plain text is
+# tests/check_ci_native.sh's).
+GITHUB_ACTIONS=true
+export GITHUB_ACTIONS
 BIN=$1
 SRC=$2
 # shellcheck source=tests/lib_serve.sh

@@ -6,29 +6,26 @@
 # run too, with JUnit: a failure report (a state check on a Secret, an
 # output-contains needle, a dumped output) is where a secret leaks, and the
 # shipped scenarios all pass. A hit fails the test without printing the secret.
-# REASSERT_SCAN_QUICK=1 (the sanitizer build): the scan covers the scenarios
-# that declare a password of their own plus every eighth other one (text and
-# JSON), and every tests/harness/inputs/secret-* file (text, JSON and JUnit), looking for
-# every catalogue secret still; every scenario runs under the sanitizers as its
-# own scenario/* test, and the plain build scans the output of all of them.
+# The suite's run is the ctest fixture's (tests/suite_run.sh, shared with
+# check_record_replay and check_junit) when REASSERT_SUITE_RUN names it, so
+# the sanitizer build scans the whole suite's output too.
 set -u
 bin=$1
 src=$2
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
-set --
-place=0
-for f in $(find "$src/scenarios" -name '*.yaml' ! -path '*/pending/*' | LC_ALL=C sort); do
-  place=$((place + 1))
-  if [ "${REASSERT_SCAN_QUICK:-}" = 1 ] && [ $((place % 8)) -ne 1 ] &&
-     ! grep -q 'password' "$f"; then
-    continue
-  fi
-  set -- "$@" "$f"
-done
-[ $# -gt 0 ] || { echo "FAIL: no scenario to scan"; exit 1; }
-"$bin" sim "$@" >"$out/text" 2>&1
-"$bin" sim --json "$@" >"$out/json" 2>&1
+# The suite's text and JSON reports: the ctest fixture's run
+# (tests/suite_run.sh, REASSERT_SUITE_RUN), or one made here.
+run=${REASSERT_SUITE_RUN:-}
+if [ -z "$run" ]; then
+  run=$out/run
+  sh "$src/tests/suite_run.sh" "$bin" "$src" "$run" >/dev/null ||
+    { echo "FAIL: the suite could not be run"; exit 1; }
+fi
+[ -s "$run/files" ] || { echo "FAIL: no scenario to scan"; exit 1; }
+cp "$run/text" "$out/text"
+cp "$run/json" "$out/json"
+cp "$run/suite.xml" "$out/junit"
 "$bin" sim "$src"/tests/harness/inputs/secret-*.yaml >"$out/failing-text" 2>&1
 frc=$?
 "$bin" sim --json --junit "$out/failing-junit" "$src"/tests/harness/inputs/secret-*.yaml >"$out/failing-json" 2>&1
@@ -56,7 +53,7 @@ while IFS= read -r secret; do
     end=$(( ${#e} - 4 ))
     [ "$end" -ge $((start + 11)) ] && printf '%s\n' "$e" | cut -c"$start-$end" >>"$out/forms"
   done
-  for f in text json failing-text failing-json failing-junit; do
+  for f in text json junit failing-text failing-json failing-junit; do
     if grep -qF -f "$out/forms" "$out/$f"; then
       echo "FAIL: catalogue secret #$i appears in the $f report"
       status=1

@@ -19,6 +19,10 @@
 #     passes, and is byte-identical run to run; --op GLOB filters.
 # Usage: check_replay_contract.sh BINARY SOURCE_DIR
 set -u
+# A GitHub Actions step, where forged commands would be parsed (plain text:
+# tests/check_ci_native.sh).
+GITHUB_ACTIONS=true
+export GITHUB_ACTIONS
 B=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 T=$(mktemp -d)
 SERVE_PID=
@@ -240,7 +244,7 @@ grep -q '^cluster: {cassette: "lazy/rrc7-base.stage.db"}' rec/inc.yaml ||
 cmp -s inc1.json inc2.json || fail "the written scenario is not deterministic"
 
 "$B" replay $L --list --op 'kube.?et' > op.out 2>&1 || fail "--op: $(head -3 op.out)"
-n=$(awk 'NR > 1 { print $3 }' op.out | sort -u | tr '\n' ' ')
+n=$(awk 'NR > 1 { print $4 }' op.out | sort -u | tr '\n' ' ') # seq, "+T", "s", op
 [ "$n" = "kube.get " ] || fail "--op 'kube.?et' listed ops: $n"
 n=$("$B" replay $L --list --op 'run.liveness' | wc -l)
 [ "$n" = 1 ] || fail "--op run.liveness (no such call in a Stage): $n lines (want the header only)"
@@ -248,6 +252,18 @@ n=$("$B" replay $L --list --op 'run.liveness' | wc -l)
 [ $? = 64 ] || fail "--op nomatch* (a glob no operation matches) is not 64"
 "$B" replay $L --list --op > /dev/null 2>&1
 [ $? = 64 ] || fail "--op without a value is not 64"
+# --list's times are since the run's start, "+S.mmm s": a live
+# recording's clock is the wall clock (here: the rows and vt_start moved to
+# epoch milliseconds, as a live run records them), whose epoch seconds say
+# nothing about when in the run a call came.
+cp $L epoch.db
+sqlite3 epoch.db "update calls set vt_ms = vt_ms + 1765000000000; update meta set value = cast(value as integer) + 1765000000000 where key = 'vt_start'"
+"$B" replay $L --list > rel.out 2>&1
+"$B" replay epoch.db --list > epoch.out 2>&1 || fail "--list of the epoch-time cassette: $(head -3 epoch.out)"
+cmp -s rel.out epoch.out || fail "--list of a wall-clock cassette differs from the same run's: $(sed -n 2p epoch.out)"
+awk 'NR > 1 && $2 !~ /^\+[0-9]+\.[0-9][0-9][0-9]$/ { bad = 1 } NR > 1 && $3 != "s" { bad = 1 } END { exit bad }' epoch.out ||
+  fail "--list times are not +S.mmm s: $(sed -n 2p epoch.out)"
+grep -q '^1 *+0\.' epoch.out || fail "--list's first call is not near +0 s: $(sed -n 2p epoch.out)"
 
 # ----------------------------------- a run killed mid-way keeps its calls
 "$B" sim init --scenario base.yaml --db w.db --run stage > /dev/null 2>&1 || fail "sim init"

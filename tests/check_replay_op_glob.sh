@@ -29,7 +29,8 @@ n=$(($(wc -l <"$T/o") - 1))
 want=$(sqlite3 "file:$C?immutable=1" "select count(*) from calls where op='kube.get' and target like 'Secret/%'")
 [ $rc -eq 0 ] && [ "$n" -eq "$want" ] && [ "$n" -gt 0 ] ||
   fail "--op 'kube.get Secret/*': $n row(s), exit $rc, expected the $want Secret reads"
-tail -n +2 "$T/o" | awk '$3 != "kube.get" || $4 !~ /^Secret\//' | grep -q . &&
+# Columns: seq, the time (+S.mmm and "s"), op, target, status.
+tail -n +2 "$T/o" | awk '$4 != "kube.get" || $5 !~ /^Secret\//' | grep -q . &&
   fail "--op 'kube.get Secret/*' lists another call: $(tail -n +2 "$T/o" | head -3)"
 "$BIN" replay "$C" --list --op 'kube.*' >"$T/o" 2>"$T/e" && [ "$(wc -l <"$T/o")" -gt 1 ] ||
   fail "--op 'kube.*' (no target glob) lists nothing"

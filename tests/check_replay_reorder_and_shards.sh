@@ -9,6 +9,10 @@
 #   `--json` is byte-identical run to run.
 # Usage: check_replay_reorder_and_shards.sh BUILD/reassert SOURCE_DIR
 set -u
+# A GitHub Actions step, where forged commands would be parsed (plain text:
+# tests/check_ci_native.sh).
+GITHUB_ACTIONS=true
+export GITHUB_ACTIONS
 B=$1
 d=$(mktemp -d "${TMPDIR:-/tmp}/replay-shards.XXXXXX")
 trap 'rm -rf "$d"' EXIT INT TERM

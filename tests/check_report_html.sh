@@ -70,9 +70,14 @@ import re, sys
 s = open(sys.argv[1], encoding="utf-8").read()
 op = sys.argv[3]
 if op == "sub":
-    s = re.sub(sys.argv[4], sys.argv[5], s, count=int(sys.argv[6]) if len(sys.argv) > 6 else 0)
+    t = re.sub(sys.argv[4], sys.argv[5], s, count=int(sys.argv[6]) if len(sys.argv) > 6 else 0,
+               flags=re.S)
+    if t == s:
+        sys.exit("tamper: the pattern matched nothing: " + sys.argv[4])
+    s = t
 open(sys.argv[2], "w", encoding="utf-8").write(s)
 PY
+  [ $? -eq 0 ] || { fail "tampering ($what) changed nothing"; return; }
   if $check "$tmp/t.html" --forbid-file "$tmp/forbid" --stage-reassert two-run-stage-reassert \
     --failing "$name" --escaped "$name" >/dev/null 2>&1; then
     fail "the checker accepted a page with $what"
@@ -87,6 +92,13 @@ tamper "the secret" sub '<h1>' '<h1>LEAKCANARY'
 tamper "unescaped text" sub '&lt;script&gt;' '<script>'
 tamper "an unclosed run" sub '</article>' '' 1
 tamper "the failing scenario listed last" sub 'hostile-&lt;b&gt;' 'renamed'
+# One axis per scenario, and the CSS-only switch between two (issue 30).
+tamper "a timeline on an axis of its own" sub 'data-axis-ms="([0-9.]+)"' 'data-axis-ms="1\1"' 1
+tamper "a run's end where its own axis puts it" sub '(class="run-end" x1=")[0-9.]+' '\g<1>930.0' 0
+tamper "no axis switch" sub '<input type="checkbox" class="logscale"[^>]*>' '' 0
+tamper "a switch without CSS" sub 'input\.logscale:checked~svg\.lin,input\.logscale:checked~\* svg\.lin\{display:none\}' '' 0
+tamper "one axis only" sub '<svg class="timeline log"' '<svg class="timeline lin"' 0
+tamper "a restart dropped from the eager row" sub '(data-run="eager reassert">(?:(?!</g>).)*?)<line class="mark restart"' '\1<line class="mark gone"' 0
 
 # A report that cannot be written fails the command, naming the path.
 : >"$tmp/file"

@@ -30,6 +30,10 @@
 #
 #   tests/check_reseed.sh BUILD/reassert SOURCE_ROOT
 set -u
+# A GitHub Actions step, where forged commands would be parsed (plain text:
+# tests/check_ci_native.sh).
+GITHUB_ACTIONS=true
+export GITHUB_ACTIONS
 bin=$1
 src=$2
 out=$(mktemp -d)

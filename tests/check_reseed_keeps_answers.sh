@@ -18,6 +18,9 @@
 #
 #   tests/check_reseed_keeps_answers.sh BUILD/reassert SOURCE_ROOT
 set -u
+# The verdicts are read in their GitHub Actions form (::error::, ::warning::).
+GITHUB_ACTIONS=true
+export GITHUB_ACTIONS
 bin=$1
 src=$2
 out=$(mktemp -d)

@@ -83,7 +83,11 @@ expect_in "$tmp/out" '"warnings":[]' "reused proof gives no warning"
 # same drift again in the round it restarts under the fence.
 w2=$tmp/drifted.db
 expect 0 "sim init (drifted world)" -- sim init --scenario "$scn" --db "$w2"
+# (in a GitHub Actions step: the groups below are its ::group:: lines)
+GITHUB_ACTIONS=true
+export GITHUB_ACTIONS
 expect 0 "text run on the drifted world" -- run --transport sim:"$w2" --desired current
+unset GITHUB_ACTIONS
 cat "$tmp/out" "$tmp/err" | grep 'drift:' >"$tmp/drift"
 expect_in "$tmp/drift" "drift: variables-base differs" "a drift notice is printed"
 dups=$(sort "$tmp/drift" | uniq -d)

@@ -8,7 +8,12 @@
 # failing expectation is an `::error file=...,line=...::` annotation and a
 # forged `::error::` in a needle stays escaped. No credential appears. An
 # unwritable summary fails the sim (the CI gate) but never a deploy's run.
+# A live run's time is wall_seconds, a sim-transport run's virtual_seconds.
 set -u
+# A GitHub Actions step: workflow commands (GITHUB_ACTIONS=true; ctest unsets
+# it for every test, see CMakeLists.txt).
+GITHUB_ACTIONS=true
+export GITHUB_ACTIONS
 bin=$1
 src=$2
 tmp=$(mktemp -d)
@@ -135,6 +140,26 @@ rc=$?
 grep -q '^### reassert run: ❌ failed (exit 1)' "$rh" || fail "held Lease heading: $(head -c 300 "$rh")"
 grep -q '^- .*held by 0123456789abcdef-sim.other-4242-deadbeef' "$rh" ||
   fail "held Lease: the error is not listed: $(cat "$rh")"
+grep -qx '| virtual_seconds | [0-9.]* |' "$rs" || fail "a sim-transport run's time is not virtual_seconds"
+# A live run's time is the wall clock's: wall_seconds, never
+# "virtual". Against sim serve, --check-only (the registry proof), without
+# the test-only facade clock.
+. "$src/tests/lib_serve.sh"
+. "$src/tests/lib_live.sh"
+cp "$w" "$tmp/live.db"
+mkdir "$tmp/live"
+if live_setup "$bin" "$src" "$tmp/live" "$tmp/live.db"; then
+  rl=$tmp/live.md
+  (GITHUB_STEP_SUMMARY=$rl; export GITHUB_STEP_SUMMARY
+   live_run --check-only) >"$tmp/live.out" 2>&1 </dev/null ||
+    fail "a live --check-only run failed: $(tail -c 300 "$tmp/live.out")"
+  grep -qx '| wall_seconds | [0-9.]* |' "$rl" || fail "a live run's time is not wall_seconds: $(cat "$rl")"
+  if grep -qi virtual "$rl"; then fail "a live run's summary says virtual: $(grep -i virtual "$rl")"; fi
+  kill "$SERVE_PID" 2>/dev/null
+  wait "$SERVE_PID" 2>/dev/null
+else
+  fail "sim serve over TLS did not start"
+fi
 # An unwritable summary is a warning, never a failed deploy.
 GITHUB_STEP_SUMMARY=$tmp "$bin" run --transport sim:"$w" --desired current >/dev/null 2>"$tmp/w.err"
 rc=$?

@@ -12,6 +12,11 @@
 # worlds, --config files) are generated here, under a private directory that
 # is removed on exit. Every invocation runs under `timeout`; a timeout fails.
 set -u
+# The checks read the GitHub Actions form (its annotations; forging matters
+# where the runner parses commands): a GitHub Actions step. Plain text is
+# tests/check_ci_native.sh's.
+GITHUB_ACTIONS=true
+export GITHUB_ACTIONS
 bin=$1
 src=$2
 case $bin in /*) ;; *) bin=$(pwd)/$bin ;; esac
@@ -169,9 +174,12 @@ load_error fanout-list-over-256 "$gen/fanout-list-257.yaml" "fanout-namespaces"
 x le -- sim --strategy lazy "$bad/fault-never-fires.yaml"; rc_in fault-never-fires le 1 && ok
 x le -- sim --strategy lazy "$bad/during-never-fires.yaml"; rc_in during-never-fires le 1 && ok
 
-# A run whose core process dies by a signal fails even without `expect`.
-# The child is killed (SIGABRT, by its pid) while it works on a big cluster.
-printf 'name: abort-no-expect\nseed: 1\ncluster: {preset: prod, credential: previous, workers: 150, fanout-namespaces: 80}\ndesired: current\nruns:\n  - name: r\n' >"$gen/abort.yaml"
+# A run whose process dies by a signal fails, naming the signal. A run that
+# a `crash` fault may end runs in a process of its own (one that never
+# fires here): it is killed (SIGABRT, by its pid) while it works on a big
+# cluster. (Any other run runs in the runner's process: its death is the
+# runner's, exit by that signal, never a pass.)
+printf 'name: abort-no-expect\nseed: 1\ncluster: {preset: prod, credential: previous, workers: 150, fanout-namespaces: 80}\ndesired: current\nruns:\n  - name: r\n    faults: [{on: "kube.get *", nth: 100000, crash: true}]\n' >"$gen/abort.yaml"
 timeout -k 5 60 "$bin" sim --strategy lazy "$gen/abort.yaml" >"$work/abort.all" 2>&1 &
 tpid=$!
 victim=""; i=0
@@ -181,11 +189,11 @@ while [ $i -lt 200 ] && [ -z "$victim" ]; do
   [ -z "$victim" ] && sleep 0.05
   i=$((i + 1))
 done
-if [ -n "$victim" ]; then sleep 0.3; kill -ABRT "$victim" 2>/dev/null || victim=""; fi
+if [ -n "$victim" ]; then kill -ABRT "$victim" 2>/dev/null || victim=""; fi
 wait "$tpid"; rc=$?
 if [ -z "$victim" ]; then no abort-no-expect "could not catch the run's child process to kill it"
-elif [ "$rc" -eq 1 ]; then ok
-else no abort-no-expect "a run killed by SIGABRT, no expect: sim exit $rc, want 1: $(snip "$work/abort.all")"; fi
+elif [ "$rc" -eq 1 ] && grep -q 'died by SIGABRT' "$work/abort.all"; then ok
+else no abort-no-expect "a run killed by SIGABRT: sim exit $rc, want 1 naming the signal: $(snip "$work/abort.all")"; fi
 
 # ---------------------------------------------------------------- secrets
 # Distinctive catalogue credentials (tests/harness/inputs/secret-*.yaml): no encoding of

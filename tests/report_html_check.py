@@ -8,11 +8,20 @@ browser (tests/check_report_html.sh).
 Checks: one well-formed document (every element closed in order, no stray
 end tag); self-contained (no script, no external resource, no URL besides
 in-page anchors and the SVG namespace); every scenario section has its
-runs, each with an inline SVG timeline and a counter table. With
+runs, each with a counter table and an inline SVG timeline drawn twice,
+on a linear and a logarithmic axis, behind a CSS-only switch (a checkbox
+input.logscale ahead of every timeline, :checked rules that show one axis
+and hide the other); an overview of every run of the scenario, a row each,
+on both axes; every timeline of a scenario on one axis (issue 30): the
+same data-axis-ms, the longest run reaching the plot's right end, and each
+run's end drawn where its length puts it on that axis. With
 --stage-reassert NAME, that scenario's lazy `stage` run shows the Lease and
-both policy fences, a controller restart and the root cutover, and its lazy
-`reassert` run shows no fence at all (three "not taken" lanes) while the
-eager `reassert` shows all three. --forbid-file lists strings (one a line)
+both policy fences, a controller restart and the root cutover (on both
+axes, and its overview row the Lease and the restart), and its lazy
+`reassert` run shows no fence at all (three "not taken" lanes, an overview
+row with no Lease and no restart) while the eager `reassert` shows all
+three; the lazy `reassert` ends left of the eager one, and on the
+logarithmic axis it is not a sliver (its end past a fifth of the plot). --forbid-file lists strings (one a line)
 that must not appear anywhere in the page; --escaped TEXT must appear as
 HTML-escaped text; --failing NAME must be listed first in the index, with a
 failures list in its section. Exit 0 when all holds, 1 with one line per
@@ -29,8 +38,9 @@ VOID = {"meta", "br", "hr", "img", "input", "link", "source", "wbr", "area", "ba
 ALLOWED = {
     "html", "head", "meta", "title", "style", "body", "h1", "h2", "h3", "p", "span",
     "table", "tr", "th", "td", "a", "section", "article", "ul", "li", "details",
-    "summary", "pre", "svg", "rect", "line", "text",
+    "summary", "pre", "svg", "rect", "line", "text", "input", "label", "g",
 }
+PLOT_X0, PLOT_W = 150.0, 780.0  # reports/html_timeline.c's geometry
 SVG_NS = "http://www.w3.org/2000/svg"
 
 
@@ -90,17 +100,50 @@ class Page(html.parser.HTMLParser):
             self.capture = ("index-a", [])
         if tag == "section" and "scenario" in cls:
             self.cur_section = {"id": a.get("id"), "name": "", "cls": cls, "runs": [],
-                                "compare": False, "failures": 0}
+                                "compare": False, "failures": 0, "switch": None,
+                                "labels": set(), "svg_before_switch": 0, "axes": set(),
+                                "overview": {"lin": 0, "log": 0}, "rows": {}}
+            self.cur_svg = None
+            self.cur_row = None
             self.sections.append(self.cur_section)
         if self.cur_section is None:
             return
         if tag == "h2":
             self.capture = ("h2", [])
+        if tag == "input" and "logscale" in cls:
+            if a.get("type") != "checkbox" or self.cur_section["switch"] is not None:
+                self.problems.append(f"section {a.get('id')!r}: the axis switch is not one checkbox")
+            self.cur_section["switch"] = a.get("id")
+        if tag == "label" and a.get("for"):
+            self.cur_section["labels"].add(a.get("for"))
+        if tag == "svg":
+            mode = "log" if "log" in cls else "lin" if "lin" in cls else None
+            self.cur_svg = mode
+            if mode is None:
+                self.problems.append(f"an <svg> drawn on neither axis: {cls}")
+            if self.cur_section["switch"] is None:
+                self.cur_section["svg_before_switch"] += 1
+            self.cur_section["axes"].add(a.get("data-axis-ms"))
+            if "overview" in cls and mode:
+                self.cur_section["overview"][mode] += 1
+        if tag == "g" and "row" in cls and self.cur_run is None and self.cur_svg:
+            key = (a.get("data-run") or "", self.cur_svg)
+            self.cur_row = {"spans": set(), "marks": set(), "length": 0}
+            self.cur_section["rows"][key] = self.cur_row
+        if self.cur_row is not None:
+            if tag == "rect" and "span" in cls:
+                self.cur_row["spans"].update(c for c in cls if c != "span")
+            if tag == "line" and "mark" in cls:
+                self.cur_row["marks"].update(c for c in cls if c != "mark")
+            if tag == "rect" and "run-length" in cls:
+                self.cur_row["length"] += 1
         if tag == "table" and "compare" in cls:
             self.cur_section["compare"] = True
         if tag == "article" and "run" in cls:
             self.cur_run = {"title": "", "cls": cls, "svg": 0, "counters": 0, "spans": set(),
-                            "marks": set(), "not_taken": 0, "failures": 0}
+                            "marks": set(), "not_taken": 0, "failures": 0,
+                            "by_axis": {m: {"svg": 0, "spans": set(), "marks": set(),
+                                            "not_taken": 0, "end": []} for m in ("lin", "log")}}
             self.cur_section["runs"].append(self.cur_run)
         if tag == "ul" and "failures" in cls:
             self.cur_section["failures"] += 1
@@ -110,16 +153,28 @@ class Page(html.parser.HTMLParser):
             return
         if tag == "h3":
             self.capture = ("h3", [])
+        ax = self.cur_run["by_axis"].get(self.cur_svg) if self.cur_svg else None
         if tag == "svg" and "timeline" in cls:
             self.cur_run["svg"] += 1
+            if ax is not None:
+                ax["svg"] += 1
         if tag == "table" and "counters" in cls:
             self.cur_run["counters"] += 1
         if tag == "rect" and "span" in cls:
             self.cur_run["spans"].update(c for c in cls if c != "span")
+            if ax is not None:
+                ax["spans"].update(c for c in cls if c != "span")
         if tag == "line" and "mark" in cls:
             self.cur_run["marks"].update(c for c in cls if c != "mark")
+            if ax is not None:
+                ax["marks"].update(c for c in cls if c != "mark")
         if tag == "text" and "not-taken" in cls:
             self.cur_run["not_taken"] += 1
+            if ax is not None:
+                ax["not_taken"] += 1
+        if tag == "line" and "run-end" in cls and ax is not None:
+            ax["end"].append(float(a.get("x1") or "nan"))
+            self.capture = ("run-end", [])
 
     def handle_endtag(self, tag):
         if tag in VOID:
@@ -131,6 +186,15 @@ class Page(html.parser.HTMLParser):
                     pass
             return
         self.stack.pop()
+        if tag == "svg":
+            self.cur_svg = None
+        if tag == "g":
+            self.cur_row = None
+        if self.capture and self.capture[0] == "run-end" and tag == "title":
+            m = re.search(r"ended at ([0-9.]+) s", "".join(self.capture[1]))
+            if self.cur_run is not None and m:
+                self.cur_run.setdefault("length_s", float(m.group(1)))
+            self.capture = None
         if self.capture and tag in ("h2", "h3", "a"):
             kind, buf = self.capture
             text = "".join(buf).strip()
@@ -151,6 +215,41 @@ class Page(html.parser.HTMLParser):
     def handle_data(self, data):
         if self.capture:
             self.capture[1].append(data)
+
+
+def shared_axis_problems(s):
+    """One switch ahead of every timeline; one axis for the whole scenario."""
+    probs = []
+    name = s["name"]
+    if s["switch"] is None or s["switch"] not in s["labels"]:
+        probs.append(f"scenario {name!r}: no labelled log-scale checkbox")
+    if s["svg_before_switch"]:
+        probs.append(f"scenario {name!r}: a timeline comes before the axis switch")
+    if s["overview"] != {"lin": 1, "log": 1}:
+        probs.append(f"scenario {name!r}: overviews {s['overview']} (want one on each axis)")
+    if len(s["axes"]) != 1 or None in s["axes"]:
+        probs.append(f"scenario {name!r}: its timelines do not share one axis: {sorted(map(str, s['axes']))}")
+        return probs
+    axis_s = float(next(iter(s["axes"]))) / 1000.0
+    longest = 0.0
+    for r in s["runs"]:
+        ln = r.get("length_s")
+        ends = r["by_axis"]["lin"]["end"]
+        if ln is None or len(ends) != 1:
+            probs.append(f"run {r['title']!r} of {name!r}: no run end drawn")
+            continue
+        longest = max(longest, ln)
+        want = PLOT_X0 + min(ln / axis_s, 1.0) * PLOT_W if axis_s > 0 else PLOT_X0
+        if abs(ends[0] - want) > 1.0:
+            probs.append(f"run {r['title']!r} of {name!r}: ends at x={ends[0]}, its length "
+                         f"{ln} s on the {axis_s} s axis puts it at {want:.1f}")
+        key = " ".join(r["title"].split()[0:3:2])
+        rows = [s["rows"].get((key, m)) for m in ("lin", "log")]
+        if any(row is None or row["length"] != 1 for row in rows):
+            probs.append(f"run {r['title']!r} of {name!r}: no overview row on each axis")
+    if axis_s > 0.001 and abs(longest - axis_s) > 0.001:
+        probs.append(f"scenario {name!r}: the axis is {axis_s} s, its longest run {longest} s")
+    return probs
 
 
 def run_named(section, strategy, name):
@@ -180,15 +279,23 @@ def main():
         probs.append(f"unclosed elements at the end: {p.stack}")
     if re.search(r"(?i)@import|url\(", raw):
         probs.append("CSS that may fetch (@import or url())")
+    css = "".join(re.findall(r"<style>(.*?)</style>", raw, re.S))
+    for mode, when in (("lin", ":checked"), ("log", ":not(:checked)")):
+        if not re.search(r"input\.logscale%s~[^{]*svg\.%s[^{]*\{display:none\}" % (re.escape(when), mode), css):
+            probs.append(f"no CSS rule hides svg.{mode} when the switch is {when}")
     if not p.sections:
         probs.append("no scenario section")
     for s in p.sections:
         if not s["runs"] and "SKIPPED" not in s["cls"] and s["failures"] == 0:
             probs.append(f"scenario {s['name']!r} has no run and no failure")
         for r in s["runs"]:
-            if r["svg"] != 1 or r["counters"] != 1:
-                probs.append(f"run {r['title']!r} of {s['name']!r}: {r['svg']} timelines, "
-                             f"{r['counters']} counter tables (want 1 each)")
+            axes = {m: r["by_axis"][m]["svg"] for m in ("lin", "log")}
+            if axes != {"lin": 1, "log": 1} or r["counters"] != 1:
+                probs.append(f"run {r['title']!r} of {s['name']!r}: timelines {axes}, "
+                             f"{r['counters']} counter tables (want one timeline on each axis "
+                             "and one table)")
+        if s["runs"]:
+            probs.extend(shared_axis_problems(s))
     if a.forbid_file:
         for line in open(a.forbid_file, encoding="utf-8").read().splitlines():
             if line and line in raw:
@@ -221,11 +328,32 @@ def main():
                 if not {"restart", "cutover", "write"} <= st["marks"]:
                     probs.append(f"lazy stage marks {sorted(st['marks'])}: want restart, "
                                  "cutover, write")
-                if lr["spans"] & fences or lr["not_taken"] != 3 or lr["marks"]:
+                if lr["spans"] & fences or lr["not_taken"] != 6 or lr["marks"]:
                     probs.append(f"lazy reassert is not fence-free: spans {sorted(lr['spans'])}"
                                  f", marks {sorted(lr['marks'])}, {lr['not_taken']} not taken")
                 if not fences <= er["spans"] or "restart" not in er["marks"]:
                     probs.append(f"eager reassert spans {sorted(er['spans'])}: want fences")
+                for m in ("lin", "log"):
+                    sa, la = st["by_axis"][m], lr["by_axis"][m]
+                    if not fences <= sa["spans"] or not {"restart", "cutover"} <= sa["marks"]:
+                        probs.append(f"lazy stage on the {m} axis: spans {sorted(sa['spans'])}, "
+                                     f"marks {sorted(sa['marks'])}")
+                    if la["spans"] & fences or la["not_taken"] != 3:
+                        probs.append(f"lazy reassert on the {m} axis is not fence-free")
+                    rs_, rl, re_ = (s["rows"].get(("lazy stage", m)), s["rows"].get(("lazy reassert", m)),
+                                    s["rows"].get(("eager reassert", m)))
+                    if not rs_ or "lease" not in rs_["spans"] or "restart" not in rs_["marks"]:
+                        probs.append(f"overview ({m}): lazy stage's row lacks the Lease or the restart")
+                    if not re_ or "lease" not in re_["spans"] or "restart" not in re_["marks"]:
+                        probs.append(f"overview ({m}): eager reassert's row lacks the Lease or the restart")
+                    if not rl or rl["spans"] or rl["marks"]:
+                        probs.append(f"overview ({m}): lazy reassert's row is not fence-free")
+                le, ee = lr["by_axis"]["lin"]["end"], er["by_axis"]["lin"]["end"]
+                if not (le and ee and le[0] < ee[0]):
+                    probs.append(f"lazy reassert does not end left of eager on the shared axis: {le} {ee}")
+                ll = lr["by_axis"]["log"]["end"]
+                if not ll or ll[0] - PLOT_X0 < PLOT_W / 5:
+                    probs.append(f"lazy reassert on the log axis is a sliver: ends at {ll}")
             if not s["compare"]:
                 probs.append("no eager-vs-lazy table")
     for x in probs:

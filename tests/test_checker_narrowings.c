@@ -424,13 +424,9 @@ static int t_run_path(const sim_run_req *req, FILE *out)
     size_t len = strlen(req->run_name);
     bool again = len > 6 && strcmp(req->run_name + len - 6, "-again") == 0;
     if (!(again && t_again_silent)) {
-        sim_world *w = NULL;
-        rs_err e = {0};
-        if (sim_world_open(req->db_path, &w, &e) != RS_OK) return 70;
-        rs_transport *t = sim_transport_open(w, req->run_name, req->run);
+        rs_transport *t = sim_transport_open(req->world, req->run_name, req->run);
         tc_kube(t, RS_OP_KUBE_GET, "Lease", "flux-system", "ghcr-auth-refresh");
         t->close(t);
-        sim_world_close(w);
     }
     if (!again) /* as the core does (H1): the holder named, and the command */
         fputs("::error::Lease flux-system/ghcr-auth-refresh is held by " THIEF_HOLDER

@@ -465,6 +465,65 @@ START_TEST(test_exit_0_with_a_fence_left_held_is_invariant_2)
 }
 END_TEST
 
+/* DESIGN §6 invariant 2 (r2): a node the run reported in
+ * annotation_only_nodes is held to its annotations, its Talos auth not
+ * checked — that node only: another node with a stale Talos auth is still
+ * invariant 2, and so is a listed node whose annotations are stale. (The run
+ * side: scenarios/node/annotation-only-held-to-annotations.yaml.) */
+static cJSON *t_check_listed(sim_world *w, const inv_mark *m, const char *listed_json)
+{
+    static const int off[] = {7};
+    cJSON *listed = listed_json ? cJSON_Parse(listed_json) : NULL;
+    cJSON *failures = cJSON_CreateArray();
+    inv_run r = {.name = ROGUE,
+                 .desired = "current",
+                 .exit_code = 0,
+                 .output = "",
+                 .off = off,
+                 .n_off = 1,
+                 .annotation_only = listed};
+    inv_check(w, m, &r, failures);
+    cJSON_Delete(listed);
+    return failures;
+}
+
+START_TEST(test_annotation_only_excuses_only_the_listed_node)
+{
+    sim_world *w = t_world("current");
+    tc_event(w, "talos.partial-apply",
+             "{\"nodes\":[\"prod-worker-1\",\"prod-worker-2\"],\"registry-auth\":\"previous\"}");
+    inv_mark m;
+    inv_mark_take(w, &m);
+    /* Not listed at all: both nodes. */
+    cJSON *failures = t_check_listed(w, &m, NULL);
+    t_only(failures, 2);
+    ck_assert_int_eq(cJSON_GetArraySize(failures), 2);
+    cJSON_Delete(failures);
+    /* One listed: the other is still invariant 2. */
+    failures = t_check_listed(w, &m, "[\"prod-worker-1\"]");
+    t_only(failures, 2);
+    ck_assert_int_eq(cJSON_GetArraySize(failures), 1);
+    ck_assert(t_mentions(failures, "Talos registry auth of prod-worker-2"));
+    ck_assert(!t_mentions(failures, "prod-worker-1"));
+    cJSON_Delete(failures);
+    /* Both listed: nothing the run did not say. */
+    failures = t_check_listed(w, &m, "[\"prod-worker-1\",\"prod-worker-2\"]");
+    t_none(failures);
+    cJSON_Delete(failures);
+    /* Listed, but its annotations are stale: held to them. */
+    tc_event(w, "talos.partial-apply",
+             "{\"nodes\":[\"prod-worker-1\"],\"drop-node-annotations\":true}");
+    failures = t_check_listed(w, &m, "[\"prod-worker-1\",\"prod-worker-2\"]");
+    t_only(failures, 2);
+    ck_assert(
+        t_mentions(failures, "Node/prod-worker-1 does not carry the desired verified revision"));
+    ck_assert(!t_mentions(failures, "Talos registry auth"));
+    cJSON_Delete(failures);
+    inv_mark_free(&m);
+    sim_world_close(w);
+}
+END_TEST
+
 /* A cordon left behind only on an error path: the run hands back its drain
  * claim and fails, but the node stays unschedulable. Invariant 2 holds on
  * every exit (DESIGN §6): uncordoned, or named in an error line as held. */
@@ -888,6 +947,7 @@ static Suite *invariants_suite(void)
     tcase_add_test(tc, test_node_release_after_the_fences_is_cleanup_but_a_drain_is_not);
     tcase_add_test(tc, test_exit_0_with_a_stale_consumer_is_invariant_2);
     tcase_add_test(tc, test_exit_0_with_a_fence_left_held_is_invariant_2);
+    tcase_add_test(tc, test_annotation_only_excuses_only_the_listed_node);
     tcase_add_test(tc, test_failed_run_leaving_its_cordon_unnamed_is_invariant_2);
     tcase_add_test(tc, test_root_write_after_a_talos_mutation_is_invariant_3);
     tcase_add_test(tc, test_root_write_after_one_inventory_is_invariant_3);

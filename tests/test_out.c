@@ -110,6 +110,68 @@ START_TEST(test_escape_function)
 }
 END_TEST
 
+/* Every line the sink got, through out_plain_line, joined. */
+static char *t_plain(const char *text)
+{
+    size_t cap = strlen(text) * 2 + 1, used = 0;
+    char *all = calloc(1, cap);
+    for (const char *p = text; *p;) {
+        size_t len = strcspn(p, "\n");
+        char *line = out_plain_line(p, len);
+        if (line) {
+            ck_assert_uint_lt(used + strlen(line), cap);
+            memcpy(all + used, line, strlen(line) + 1);
+            used += strlen(line);
+        }
+        free(line);
+        p += len + (p[len] == '\n');
+    }
+    return all;
+}
+
+/* Issue 30: outside a GitHub Actions step the program's own workflow
+ * commands become plain words, and still no line starts a command. */
+START_TEST(test_plain_form_of_every_command)
+{
+    t_buf b = {0};
+    rs_out o;
+    out_init(&o, (rs_out_sink){.write = t_write, .ctx = &b}, false);
+    out_group_begin(&o, "Fence");
+    out_notice(&o, "drift: %s", "variables-base");
+    out_warning(&o, "100%% of %s", "x\n::error::FORGED");
+    out_error(&o, "held by %s", "y\r::endgroup::");
+    out_info(&o, "%s", "::warning::FORGED-INFO");
+    out_group_end(&o);
+    char *plain = t_plain(b.text);
+    ck_assert_str_eq(plain, "==> Fence\n"
+                            "notice: drift: variables-base\n"
+                            "warning: 100%25 of x%0A::error::FORGED\n"
+                            "error: held by y%0D::endgroup::\n"
+                            "%3A:warning::FORGED-INFO\n");
+    ck_assert_int_eq(t_commands(plain), 0);
+    free(plain);
+    out_free(&o);
+}
+END_TEST
+
+START_TEST(test_plain_line_edges)
+{
+    ck_assert_ptr_null(out_plain_line("::endgroup::\n", 13));
+    char *s = out_plain_line("  ::set-output name=x::y", 24); /* not ours: still no command */
+    ck_assert_str_eq(s, "  %3A:set-output name=x::y\n");
+    free(s);
+    s = out_plain_line("::error::", 9);
+    ck_assert_str_eq(s, "error: \n");
+    free(s);
+    s = out_plain_line("::errorx::y\r\n", 13); /* no such command of ours */
+    ck_assert_str_eq(s, "%3A:errorx::y\n");
+    free(s);
+    s = out_plain_line("", 0);
+    ck_assert_str_eq(s, "\n");
+    free(s);
+}
+END_TEST
+
 static Suite *out_suite(void)
 {
     Suite *s = suite_create("out");
@@ -119,6 +181,8 @@ static Suite *out_suite(void)
     tcase_add_test(tc, test_group_title_is_escaped);
     tcase_add_test(tc, test_json_mode_collects_the_message_as_is);
     tcase_add_test(tc, test_escape_function);
+    tcase_add_test(tc, test_plain_form_of_every_command);
+    tcase_add_test(tc, test_plain_line_edges);
     suite_add_tcase(s, tc);
     return s;
 }

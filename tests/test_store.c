@@ -16,18 +16,22 @@
 #include <stdlib.h>
 #include <string.h>
 
-static sqlite3 *db;
+static sqlite3 *raw; /* the connection */
+static store *db;    /* the store over it */
 
 static void setup(void)
 {
-    ck_assert_int_eq(sqlite3_open(":memory:", &db), SQLITE_OK);
-    ck_assert_int_eq(store_init(db), SQLITE_OK);
+    ck_assert_int_eq(sqlite3_open(":memory:", &raw), SQLITE_OK);
+    ck_assert_int_eq(store_init(raw), SQLITE_OK);
+    db = store_open(raw);
 }
 
 static void teardown(void)
 {
-    sqlite3_close(db);
+    store_close(db);
+    sqlite3_close(raw);
     db = NULL;
+    raw = NULL;
 }
 
 static cJSON *parse(const char *text)
@@ -95,7 +99,7 @@ static void assert_status(cJSON *out, int code, const char *reason)
 
 START_TEST(test_create_stamps_identity_and_takes_a_revision)
 {
-    ck_assert_int_eq(store_init(db), SQLITE_OK); /* idempotent */
+    ck_assert_int_eq(store_init(raw), SQLITE_OK); /* idempotent */
     ck_assert_int_eq(store_revision(db), 0);
     cJSON *obj = parse("{\"metadata\":{\"name\":\"auth\",\"labels\":{\"a\":\"b\"}},"
                        "\"type\":\"Opaque\",\"data\":{\"k\":\"dg==\"}}");
@@ -127,7 +131,8 @@ START_TEST(test_uid_is_deterministic_and_unique)
     store_get(db, "ConfigMap", "a", "y", &y);
     ck_assert_str_ne(meta(x, "uid"), meta(y, "uid"));
     /* A second world replaying the same calls gets the same uids. */
-    sqlite3 *first = db;
+    store *first = db;
+    sqlite3 *first_raw = raw;
     setup();
     create("ConfigMap", "a", "{\"metadata\":{\"name\":\"x\"}}");
     cJSON *x2 = NULL;
@@ -135,6 +140,7 @@ START_TEST(test_uid_is_deterministic_and_unique)
     ck_assert_str_eq(meta(x, "uid"), meta(x2, "uid"));
     teardown();
     db = first;
+    raw = first_raw;
     cJSON_Delete(x);
     cJSON_Delete(y);
     cJSON_Delete(x2);

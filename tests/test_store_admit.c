@@ -15,18 +15,22 @@
 #include <stdlib.h>
 #include <string.h>
 
-static sqlite3 *db;
+static sqlite3 *raw; /* the connection */
+static store *db;    /* the store over it */
 
 static void setup(void)
 {
-    ck_assert_int_eq(sqlite3_open(":memory:", &db), SQLITE_OK);
-    ck_assert_int_eq(store_init(db), SQLITE_OK);
+    ck_assert_int_eq(sqlite3_open(":memory:", &raw), SQLITE_OK);
+    ck_assert_int_eq(store_init(raw), SQLITE_OK);
+    db = store_open(raw);
 }
 
 static void teardown(void)
 {
-    sqlite3_close(db);
+    store_close(db);
+    sqlite3_close(raw);
     db = NULL;
+    raw = NULL;
 }
 
 /* The Status answer's code, reason and whether its message holds want;

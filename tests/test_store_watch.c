@@ -17,15 +17,19 @@
 #include <string.h>
 
 static sqlite3 *db;
+static store *st; /* the store over db */
 
 static void setup(void)
 {
     ck_assert_int_eq(sqlite3_open(":memory:", &db), SQLITE_OK);
     ck_assert_int_eq(store_init(db), SQLITE_OK);
+    st = store_open(db);
 }
 
 static void teardown(void)
 {
+    store_close(st);
+    st = NULL;
     sqlite3_close(db);
     db = NULL;
 }
@@ -35,7 +39,7 @@ static void create(const char *name, const char *labels)
     char text[256];
     snprintf(text, sizeof text, "{\"metadata\":{\"name\":\"%s\",\"labels\":%s}}", name, labels);
     cJSON *obj = cJSON_Parse(text), *out = NULL;
-    ck_assert_int_eq(store_create(db, "ConfigMap", "default", obj, &out), 201);
+    ck_assert_int_eq(store_create(st, "ConfigMap", "default", obj, &out), 201);
     cJSON_Delete(out);
     cJSON_Delete(obj);
 }
@@ -43,7 +47,7 @@ static void create(const char *name, const char *labels)
 static int merge(const char *name, const char *patch)
 {
     cJSON *p = cJSON_Parse(patch), *out = NULL;
-    int code = store_patch(db, "ConfigMap", "default", name, RS_PATCH_MERGE, p, &out);
+    int code = store_patch(st, "ConfigMap", "default", name, RS_PATCH_MERGE, p, &out);
     cJSON_Delete(out);
     cJSON_Delete(p);
     return code;
@@ -74,19 +78,19 @@ static seen events_after(long long rev)
 START_TEST(test_every_change_is_logged_with_its_revision)
 {
     create("before", "{}"); /* before the log: not in it */
-    long long start = store_revision(db);
+    long long start = store_revision(st);
     ck_assert_int_eq(store_watch_enable(db), SQLITE_OK);
     ck_assert_int_eq(store_watch_horizon(db), start);
     create("a", "{\"x\":\"1\"}");
-    long long created = store_revision(db);
+    long long created = store_revision(st);
     ck_assert_int_eq(merge("a", "{\"metadata\":{\"labels\":{\"x\":\"2\"}}}"), 200);
-    long long modified = store_revision(db);
+    long long modified = store_revision(st);
     ck_assert_int_eq(merge("a", "{\"metadata\":{\"labels\":{\"x\":\"2\"}}}"), 200); /* no-op */
-    ck_assert_int_eq(store_revision(db), modified);
+    ck_assert_int_eq(store_revision(st), modified);
     cJSON *out = NULL;
-    ck_assert_int_eq(store_delete(db, "ConfigMap", "default", "a", &out), 200);
+    ck_assert_int_eq(store_delete(st, "ConfigMap", "default", "a", &out), 200);
     cJSON_Delete(out);
-    long long deleted = store_revision(db);
+    long long deleted = store_revision(st);
     seen s = events_after(start);
     ck_assert_str_eq(s.text, "ADDED a,MODIFIED a+prev,DELETED a+prev");
     ck_assert_int_eq(s.n, 3);
@@ -101,7 +105,7 @@ END_TEST
 START_TEST(test_a_rolled_back_write_leaves_no_event)
 {
     ck_assert_int_eq(store_watch_enable(db), SQLITE_OK);
-    long long start = store_revision(db);
+    long long start = store_revision(st);
     ck_assert_int_eq(sqlite3_exec(db, "SAVEPOINT t", NULL, NULL, NULL), SQLITE_OK);
     create("dry", "{}");
     sqlite3_exec(db, "ROLLBACK TO t", NULL, NULL, NULL);
@@ -125,7 +129,7 @@ START_TEST(test_compaction_moves_the_horizon)
     }
     store_watch_compact(db, 2);
     long long h = store_watch_horizon(db);
-    ck_assert_int_eq(h, store_revision(db) - 2);
+    ck_assert_int_eq(h, store_revision(st) - 2);
     seen s = events_after(h);
     ck_assert_str_eq(s.text, "ADDED c3,ADDED c4");
 }
@@ -136,7 +140,7 @@ START_TEST(test_creation_timestamp_from_the_store_clock)
     store_set_now(db, 1767225600LL * 1000 + 61500); /* 2026-01-01T00:01:01.5Z */
     create("t", "{}");
     cJSON *obj = NULL;
-    ck_assert_int_eq(store_get(db, "ConfigMap", "default", "t", &obj), 200);
+    ck_assert_int_eq(store_get(st, "ConfigMap", "default", "t", &obj), 200);
     const cJSON *md = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
     ck_assert_str_eq(
         cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(md, "creationTimestamp")),
@@ -147,7 +151,7 @@ START_TEST(test_creation_timestamp_from_the_store_clock)
     ck_assert_int_eq(
         merge("t", "{\"metadata\":{\"creationTimestamp\":\"1999-01-01T00:00:00Z\",\"labels\":{}}}"),
         200);
-    ck_assert_int_eq(store_get(db, "ConfigMap", "default", "t", &obj), 200);
+    ck_assert_int_eq(store_get(st, "ConfigMap", "default", "t", &obj), 200);
     md = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
     ck_assert_str_eq(
         cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(md, "creationTimestamp")),

@@ -270,27 +270,28 @@ START_TEST(test_prod_preset_pods_per_node)
     sim_world *w = t_build_open(t_path);
     cJSON *list = NULL;
     ck_assert_int_eq(
-        store_list(sim_world_db(w), "Pod", NULL, NULL, "spec.nodeName=prod-worker-1", &list), 200);
+        store_list(sim_world_store(w), "Pod", NULL, NULL, "spec.nodeName=prod-worker-1", &list),
+        200);
     ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(list, "items")), 3);
     cJSON_Delete(list);
-    ck_assert_int_eq(
-        store_list(sim_world_db(w), "Pod", NULL, NULL, "spec.nodeName=prod-control-plane-1", &list),
-        200);
+    ck_assert_int_eq(store_list(sim_world_store(w), "Pod", NULL, NULL,
+                                "spec.nodeName=prod-control-plane-1", &list),
+                     200);
     /* The DaemonSet pod and the three static pods of a Talos control plane
      * (DESIGN §3.3 r2), seen through the API as mirror pods. */
     ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(list, "items")), 4);
     cJSON_Delete(list);
     cJSON *mirror = NULL;
-    ck_assert_int_eq(store_get(sim_world_db(w), "Pod", "kube-system",
+    ck_assert_int_eq(store_get(sim_world_store(w), "Pod", "kube-system",
                                "kube-apiserver-prod-control-plane-1", &mirror),
                      200);
     const cJSON *ann = cJSON_GetObjectItemCaseSensitive(
         cJSON_GetObjectItemCaseSensitive(mirror, "metadata"), "annotations");
     ck_assert(cJSON_IsString(cJSON_GetObjectItemCaseSensitive(ann, "kubernetes.io/config.mirror")));
     cJSON_Delete(mirror);
-    ck_assert_int_eq(
-        store_list(sim_world_db(w), "Pod", "flux-system", "app=kustomize-controller", NULL, &list),
-        200);
+    ck_assert_int_eq(store_list(sim_world_store(w), "Pod", "flux-system",
+                                "app=kustomize-controller", NULL, &list),
+                     200);
     ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(list, "items")), 2);
     cJSON_Delete(list);
     sim_world_close(w);
@@ -413,7 +414,7 @@ END_TEST
 static cJSON *t_controller_pods(sim_world *w)
 {
     cJSON *list = NULL;
-    store_list(sim_world_db(w), "Pod", "flux-system", "app=kustomize-controller", NULL, &list);
+    store_list(sim_world_store(w), "Pod", "flux-system", "app=kustomize-controller", NULL, &list);
     return list;
 }
 
@@ -1196,13 +1197,13 @@ START_TEST(test_long_advance_jumps_instead_of_ticking)
 {
     sim_world *w = t_build_open(t_path);
     rs_err e = {0};
-    long long rev0 = store_revision(w->db);
+    long long rev0 = store_revision(w->st);
     int64_t target = 8784LL * 3600 * 1000; /* 366 days, the longest a scenario may give */
     ck_assert_int_eq(t_event(w, "advance", "{\"ms\":31622400000}", &e), RS_OK);
     ck_assert_int_eq(sim_world_now_ms(w), target);
     /* Ticking every ESO refresh (hourly, 4 objects) and Flux interval (10 min,
      * 2 Kustomizations) for a year writes far more than this. */
-    ck_assert_int_lt(store_revision(w->db) - rev0, 2000);
+    ck_assert_int_lt(store_revision(w->st) - rev0, 2000);
     sqlite3_stmt *st = NULL;
     ck_assert_int_eq(sqlite3_prepare_v2(w->db,
                                         "SELECT count(*), min(due_ms), max(due_ms) FROM timers"

@@ -1,10 +1,11 @@
 #!/bin/sh
 # Runs every Check suite but one (in-process: CK_FORK=no) and two scenarios under
 # valgrind's memcheck; any memory error or definite/indirect leak in the
-# process under test fails. Scenario runs fork one child per run, which ends
-# with _exit (as a crashed run would) while the parent's frames are still on
-# its stack: those children are silenced (--child-silent-after-fork) and the
-# in-process full transaction is covered by test_core_run instead.
+# process under test fails. A scenario run runs in `reassert sim`'s own
+# process (the full transaction is checked here); only a run a `crash` fault
+# may end is a forked child, which ends with _exit (as a crashed run would)
+# while the parent's frames are still on its stack: those children are
+# silenced (--child-silent-after-fork).
 # REASSERT_E2E_QUICK=1: test_live_e2e runs only its short live runs here
 # (its processes under test are children, which valgrind does not follow).
 set -u
@@ -28,10 +29,9 @@ check() { # check NAME COMMAND... (WANT=N: the exit expected, default 0)
     status=1
   fi
 }
-# test_rejected_designs is not run here: its whole work is scenario runs, each
-# in a forked child that valgrind runs (slowly) but silences, as above, so it
-# checked nothing but the scenario loader and the runner's parent side, which
-# the two scenarios below check too (about a fifth of this pass's time).
+# test_rejected_designs is not run here: its whole work is scenario runs of
+# the same transaction the two scenarios below run (about a fifth of this
+# pass's time).
 for t in "$build"/test_*; do
   [ -x "$t" ] || continue
   [ "$(basename "$t")" = test_rejected_designs ] && continue

@@ -297,8 +297,21 @@ void cred_redact_add_dockerconfig(cred_redact *r, const char *name, const char *
 char *cred_redact_text(const cred_redact *r, const char *text, size_t len, size_t *out_len)
 {
     const unsigned char *t = (const unsigned char *)text;
+    /* Most text holds no needle: one pass finds that without the cover
+     * array, and the text is copied as it is. */
+    bool any = false;
+    for (size_t i = 0; r && r->n && !any && i < len; i++)
+        for (size_t k = r->first[t[i]]; !any && k < r->first[t[i] + 1]; k++)
+            any = r->v[k].len <= len - i && memcmp(t + i, r->v[k].bytes, r->v[k].len) == 0;
+    if (!any) {
+        char *copy = rs_xmalloc(len + 1);
+        memcpy(copy, text, len);
+        copy[len] = '\0';
+        if (out_len) *out_len = len;
+        return copy;
+    }
     /* cover[i]: 1 + the needle that covers byte i first; 0: shown. */
-    size_t *cover = r && r->n ? rs_xcalloc(len ? len : 1, sizeof *cover) : NULL;
+    size_t *cover = rs_xcalloc(len ? len : 1, sizeof *cover);
     size_t n_redactions = 0;
     for (size_t i = 0; cover && i < len; i++) {
         for (size_t k = r->first[t[i]]; k < r->first[t[i] + 1]; k++) {

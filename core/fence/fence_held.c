@@ -33,7 +33,18 @@ static rs_code policy_judge(rs_txn *tx, const rs_req *reqs, const rs_resp *resps
     for (int i = 0; i < 2 && rc == RS_OK; i++) {
         bool child = i == 1;
         const char *owner_key = child ? c->ann.child_owner : c->ann.parent_owner;
-        if (resps[i].status != 200 || !resps[i].body) {
+        if (resps[i].status == 404) {
+            /* Proved lost: the object is gone, and this run's fence with it
+             * (another actor deleted it); nothing is left to release. */
+            if (child)
+                tx->child_held = false;
+            else
+                tx->parent_held = false;
+            rc = rs_fail(e, RS_FAILED,
+                         "Kustomization %s/%s is gone (HTTP 404: deleted by another actor), and "
+                         "this run's fence with it; refusing to write (see `reassert --fences`)",
+                         reqs[i].ns, reqs[i].name);
+        } else if (resps[i].status != 200 || !resps[i].body) {
             rc = rs_fail(e, RS_FAILED,
                          "reading Kustomization %s/%s to prove this run's fence failed (%s); "
                          "refusing to write",

@@ -89,6 +89,7 @@ typedef struct lease_write {
     const char *from_holder, *from_rv; /* take over: the terminal holder's tuple */
     bool creating;                     /* acquire: the last write sent was the create */
     lease_seen seen;                   /* the last re-read's judgement */
+    char seen_holder[128];             /* release: the holder that re-read showed */
 } lease_write;
 
 static void add_op(cJSON *patch, const char *op, const char *path, const char *value)
@@ -255,19 +256,57 @@ static kube_cas_step lease_plan_take_over(lease_write *l, kube_cas_req *w)
     return KUBE_CAS_WRITE;
 }
 
+/* A release's re-read: judged, and the holder it showed kept for the
+ * message (a malformed one as such). */
+static void lease_release_seen(lease_write *l, int status, const cJSON *obj)
+{
+    l->seen = lease_judge(l->tx, status, obj);
+    const char *h = status == 200 && obj ? kobj_lease_holder(obj, NULL) : NULL;
+    if (status == 200 && obj && !h) h = LEASE_MALFORMED;
+    snprintf(l->seen_holder, sizeof l->seen_holder, "%s", h ? h : "");
+}
+
+/* A release that did not end with the Lease free, said as the last re-read
+ * proved it (DESIGN §3.4 r2): another holder took it (lost: this run's
+ * books drop it, and the message names that holder, never this run), the
+ * re-read failed (unknown: it may still be ours), or it is still ours
+ * (retained). Each names the Lease and `reassert --fences` (invariant 7). */
+static rs_code lease_release_failed(lease_write *l, const char *answer, const char *read_answer,
+                                    rs_err *e)
+{
+    rs_txn *tx = l->tx;
+    const char *ns = tx->cfg->lease_ns, *name = tx->cfg->lease_name;
+    if (l->seen == LEASE_OTHER) {
+        lease_drop(tx);
+        return rs_fail(e, RS_FAILED,
+                       "releasing Lease %s/%s failed (%s): it is held by another run (%s), not "
+                       "by this run (%s); the fence was lost before the release (inspect what "
+                       "is held with `reassert --fences`)",
+                       ns, name, answer, l->seen_holder, tx->holder);
+    }
+    if (l->seen == LEASE_UNREADABLE)
+        return rs_fail(e, RS_FAILED,
+                       "releasing Lease %s/%s failed (%s) and re-reading it failed (%s); it may "
+                       "still be held by this run (%s) (inspect with `reassert --fences`)",
+                       ns, name, answer, read_answer, tx->holder);
+    return rs_fail(e, RS_FAILED,
+                   "releasing Lease %s/%s failed (%s); it is retained by this run (%s) "
+                   "(inspect with `reassert --fences`)",
+                   ns, name, answer, tx->holder);
+}
+
 /* First blind on the remembered resourceVersion; after any failure the
  * re-read decides: free => released; still ours => again (its fresh
- * resourceVersion); anyone else or unreadable => retained. */
+ * resourceVersion); anyone else => lost; unreadable => unknown. */
 static kube_cas_step lease_plan_release(lease_write *l, const kube_cas_view *v, kube_cas_req *w,
                                         rs_err *e)
 {
     rs_txn *tx = l->tx;
     if (v->read) { /* the re-read after a failed release */
-        l->seen = lease_judge(tx, v->read_status, v->cur);
+        lease_release_seen(l, v->read_status, v->cur);
         if (l->seen == LEASE_FREE) return KUBE_CAS_DONE;
         if (l->seen != LEASE_OURS) {
-            rs_fail(e, RS_FAILED, "releasing Lease %s/%s failed; it is retained by %s",
-                    tx->cfg->lease_ns, tx->cfg->lease_name, tx->holder);
+            lease_release_failed(l, v->prev_answer.text, v->read_answer.text, e);
             return KUBE_CAS_REFUSE;
         }
     }
@@ -302,11 +341,12 @@ static kube_cas_step lease_plan(void *ctx, const kube_cas_view *v, kube_cas_req 
 static kube_cas_seen lease_seen_after_lost(void *ctx, int status, const cJSON *obj)
 {
     lease_write *l = ctx;
-    l->seen = lease_judge(l->tx, status, obj);
     if (l->purpose == LEASE_RELEASE) {
+        lease_release_seen(l, status, obj);
         if (l->seen == LEASE_FREE) return KUBE_CAS_ADOPT;
         return l->seen == LEASE_OURS ? KUBE_CAS_RETRY : KUBE_CAS_NOT_OURS;
     }
+    l->seen = lease_judge(l->tx, status, obj);
     if (l->seen == LEASE_OURS) return KUBE_CAS_ADOPT;
     return l->purpose == LEASE_ACQUIRE && !l->creating ? KUBE_CAS_RETRY : KUBE_CAS_NOT_OURS;
 }
@@ -449,13 +489,14 @@ rs_code lease_take_over(rs_txn *tx, const char *holder, const char *rv, rs_err *
 rs_code lease_release(rs_txn *tx, rs_err *e)
 {
     if (!tx->lease_held) return RS_OK;
-    lease_write l = {.tx = tx, .purpose = LEASE_RELEASE};
+    lease_write l = {.tx = tx, .purpose = LEASE_RELEASE, .seen = LEASE_OURS};
     kube_cas_result res;
     kube_cas_end end = lease_cas(&l, &res, e);
     if (kube_cas_ok(end)) return RS_OK;
     if (end == KUBE_CAS_REFUSED) return RS_FAILED;
-    return rs_fail(e, RS_FAILED, "releasing Lease %s/%s failed; it is retained by %s",
-                   tx->cfg->lease_ns, tx->cfg->lease_name, tx->holder);
+    /* Attempts ran out, or a lost answer's re-read did not show it free. */
+    return lease_release_failed(&l, res.answer.text,
+                                res.read_answer.text[0] ? res.read_answer.text : "not read", e);
 }
 
 void lease_heartbeat(rs_txn *tx)

@@ -317,6 +317,7 @@ static void reg_prepare(live_registry *r, const rs_req *req, reg_prep *p, live_h
         /* The challenge names the token endpoint; the credential goes there
          * as basic auth, so never over plain http, whatever the registry
          * itself is reached by. */
+        RS_ASSERT(h->realm); /* reg_host_of set err when the challenge had none */
         if (strncasecmp(h->realm, "http://", 7) == 0) {
             p->err = "the registry's challenge names a plain http token endpoint: the credential "
                      "would cross the network in clear; refused";

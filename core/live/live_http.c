@@ -4,6 +4,7 @@
  * sent / not-sent judgement of every failure.
  */
 #include "core/live/live_http.h"
+#include "core/live/live_curl.h"
 
 #include "core/cred/cred.h"
 
@@ -43,7 +44,8 @@ rs_code live_http_open(const live_http_conf *conf, live_http **out, rs_err *e)
 {
     *out = NULL;
     if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
-        return rs_fail(e, RS_FAILED, "libcurl could not be initialised");
+        return rs_fail(e, RS_FAILED, "libcurl could not be initialised%s%s",
+                       live_curl_error()[0] ? ": " : "", live_curl_error());
     live_http *h = rs_xcalloc(1, sizeof *h);
     h->share = curl_share_init();
     if (!h->share) {

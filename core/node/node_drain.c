@@ -30,7 +30,7 @@ void node_boot_id(const cJSON *node, char out[NODE_BOOT_ID_MAX])
  * kube-controller-manager and kube-scheduler that way; evicting one only
  * makes the kubelet register it again, so a drain that waits for it to be
  * gone never ends). */
-static bool pod_stays(rs_txn *tx, const cJSON *pod)
+bool node_pod_stays(rs_txn *tx, const cJSON *pod)
 {
     if (kobj_annotation(pod, tx->cfg->ann.config_mirror)) return true;
     const cJSON *refs = cJSON_GetObjectItemCaseSensitive(
@@ -93,7 +93,7 @@ tx_status node_drain(rs_txn *tx, const node_info *n)
         const cJSON *items = cJSON_GetObjectItemCaseSensitive(r.body, "items");
         cJSON_ArrayForEach(pod, items)
         {
-            if (pod_stays(tx, pod)) continue;
+            if (node_pod_stays(tx, pod)) continue;
             remaining++;
             node_drain_note(blocked, sizeof blocked, pod);
             if (kobj_str(pod, "metadata.deletionTimestamp")) continue; /* going: wait */

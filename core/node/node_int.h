@@ -1,7 +1,8 @@
 /*
  * node_int.h — what the node procedure's files share (internal to
- * core/node/): the drain and the post-reboot wait (node_drain.c), used by the
- * per-node procedure (node_process.c); the node fence (node_claim.c).
+ * core/node/): the drain and the post-reboot wait (node_drain.c), the drain's
+ * destination check (node_destination.c), used by the per-node procedure
+ * (node_process.c); the node fence (node_claim.c).
  */
 #ifndef RS_NODE_INT_H
 #define RS_NODE_INT_H
@@ -13,6 +14,12 @@
 
 /* status.nodeInfo.bootID into out ("" when absent or too long). */
 void node_boot_id(const cJSON *node, char out[NODE_BOOT_ID_MAX]);
+/* Whether a drain leaves pod alone (a DaemonSet or a mirror pod). */
+bool node_pod_stays(rs_txn *tx, const cJSON *pod);
+/* Before a drain's claim: every pod the drain would evict has a Ready,
+ * schedulable node whose NoSchedule/NoExecute taints it tolerates (H170);
+ * else fails closed naming why each other node cannot take them. */
+tx_status node_drain_destination(rs_txn *tx, const node_info *n);
 /* Evicts every pod but DaemonSet and mirror pods and waits until the evicted
  * ones are gone, bounded by the drain timeout; a blocked drain fails naming
  * the pod and the API's refusal. */

@@ -3,9 +3,10 @@
  * under the full fence:
  *
  *   revalidate identity -> [control-plane reboot: prove etcd quorum of the
- *   others] -> claim the cordon (CAS: owner, phase `claimed`, unschedulable)
- *   -> phase `mutating` -> [reboot: patch RegistryAuthConfig, drain,
- *   quorum again, reboot, wait Ready] -> [not proof-only: remove + pull the
+ *   others] -> [reboot: prove the evicted pods have a destination] -> claim
+ *   the cordon (CAS: owner, phase `claimed`, unschedulable) -> phase
+ *   `mutating` -> [reboot: patch RegistryAuthConfig, drain, quorum again,
+ *   reboot, wait Ready] -> [not proof-only: remove + pull the
  *   operator image] -> record the revision marker in Talos nodeAnnotations
  *   -> restore the original schedulability and drop owner/phase.
  *
@@ -162,6 +163,8 @@ tx_status node_process(rs_txn *tx, const node_info *n, int mode_i)
     bool cp_reboot = mode == NODE_REBOOT && n->control_plane;
     tx_status s = TX_OK;
     if (cp_reboot) s = node_quorum(tx, n, "before the drain");
+    /* A drain with nowhere to go is refused before the claim (H170). */
+    if (s == TX_OK && mode == NODE_REBOOT) s = node_drain_destination(tx, n);
     if (s == TX_OK) s = node_claim(tx, n); /* revalidates identity on its read */
     if (s != TX_OK) return s;
     s = node_advance(tx, n);

@@ -89,12 +89,13 @@ static bool has_prefix(const char *s, const char *p)
     return strncmp(s, p, strlen(p)) == 0;
 }
 
+/* target == "<kind>/<ns>/<name>" */
 static bool ref_is(const char *target, const char *kind, const char *ns, const char *name)
 {
-    char *want = rs_xasprintf("%s/%s/%s", kind, ns, name);
-    bool eq = strcmp(target, want) == 0;
-    free(want);
-    return eq;
+    size_t k = strlen(kind), n = strlen(ns);
+    return strncmp(target, kind, k) == 0 && target[k] == '/' &&
+           strncmp(target + k + 1, ns, n) == 0 && target[k + 1 + n] == '/' &&
+           strcmp(target + k + n + 2, name) == 0;
 }
 
 static bool is_consumer(const rs_config *c, const char *target)

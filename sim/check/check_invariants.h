@@ -40,6 +40,9 @@ typedef struct inv_run {
     const char *output;  /* stdout+stderr of the run */
     const int *off;      /* invariants switched off for this run */
     size_t n_off;
+    /* The nodes the run reported in annotation_only_nodes: invariant 2
+     * checks their annotations, not their Talos auth (DESIGN §6 r2). */
+    const cJSON *annotation_only; /* a JSON array of names; may be NULL */
 } inv_run;
 
 void inv_mark_take(sim_world *w, inv_mark *m);

@@ -69,7 +69,7 @@ static void check_lease(sim_world *w, inv_report *rep)
 static void check_nodes(sim_world *w, inv_report *rep)
 {
     cJSON *list = NULL;
-    if (store_list(w->db, "Node", NULL, NULL, NULL, &list) != 200) {
+    if (store_list(w->st, "Node", NULL, NULL, NULL, &list) != 200) {
         inv_report_add(rep, 7, "cannot judge node fences: the nodes could not be listed");
         cJSON_Delete(list);
         return;

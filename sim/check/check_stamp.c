@@ -64,21 +64,23 @@ void inv_run_begin(sim_world *w, const char *run_name)
 static bool ks_fence_of_run(sim_world *w, const char *ns, const char *name, const char *owner_key,
                             const char *run_name)
 {
-    cJSON *ks = simw_get(w, "Kustomization", ns, name);
+    cJSON *hold = NULL;
+    const cJSON *ks = simw_peek(w, "Kustomization", ns, name, &hold);
     const cJSON *spec = cJSON_GetObjectItemCaseSensitive(ks, "spec");
     bool held = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(spec, "suspend")) &&
                 inv_holder_of_run(simw_annotation(ks, owner_key), run_name);
-    cJSON_Delete(ks);
+    cJSON_Delete(hold);
     return held;
 }
 
 int inv_fence_flags(sim_world *w, const char *run_name, bool *lease_held, bool *fences_held)
 {
     const rs_config *c = &w->cfg;
-    cJSON *lease = simw_get(w, "Lease", c->lease_ns, c->lease_name);
+    cJSON *hold = NULL;
+    const cJSON *lease = simw_peek(w, "Lease", c->lease_ns, c->lease_name, &hold);
     const char *path[] = {"spec", "holderIdentity"};
     *lease_held = inv_holder_of_run(simw_json_str(lease, path, 2), run_name);
-    cJSON_Delete(lease);
+    cJSON_Delete(hold);
     bool parent =
         ks_fence_of_run(w, c->parent_ns, c->parent_name, w->cfg.ann.parent_owner, run_name);
     bool child = ks_fence_of_run(w, c->child_ns, c->child_name, w->cfg.ann.child_owner, run_name);
@@ -141,10 +143,11 @@ static const char *peer_unhealthy(sim_world *w, const char *peer)
 {
     if (simw_talos_int(w, peer, "rebooting")) return "rebooting";
     if (!simw_talos_int(w, peer, "etcd_healthy")) return "etcd unhealthy";
-    cJSON *obj = simw_get(w, "Node", NULL, peer);
+    cJSON *hold = NULL;
+    const cJSON *obj = simw_peek(w, "Node", NULL, peer, &hold);
     const char *ready = obj ? simw_condition_status(obj, "Ready") : NULL;
     bool ok = inv_str_eq(ready, "True");
-    cJSON_Delete(obj);
+    cJSON_Delete(hold);
     return ok ? NULL : "Node not Ready";
 }
 
@@ -266,12 +269,13 @@ void inv_at_kube_write(sim_world *w, const char *run_name, const char *kind, con
      * reversed) gets no waiver: the next run could take the Lease while
      * this one's fences still stand. */
     const rs_config *c = &w->cfg;
-    cJSON *lease = simw_get(w, "Lease", c->lease_ns, c->lease_name);
+    cJSON *hold = NULL;
+    const cJSON *lease = simw_peek(w, "Lease", c->lease_ns, c->lease_name, &hold);
     const char *path[] = {"spec", "holderIdentity"};
     const char *holder = simw_json_str(lease, path, 2);
     bool stolen = !lease || (holder && holder[0] && !inv_holder_of_run(holder, run_name)) ||
                   ((!holder || !holder[0]) && lease_emptied_by_another(w, run_name));
-    cJSON_Delete(lease);
+    cJSON_Delete(hold);
     if (!stolen) return;
     /* The call being performed is logged right after this, as max(seq)+1. */
     sqlite3_stmt *st = simw_stmt(w, "INSERT OR IGNORE INTO releases(run, call_seq) SELECT ?1,"

@@ -127,6 +127,6 @@ void ctl_pod_terminate(sim_world *w, const char *ns, const char *name, int64_t a
 void ctl_pod_delete(sim_world *w, const char *ns, const char *name)
 {
     cJSON *out = NULL;
-    store_delete(w->db, "Pod", ns, name, &out);
+    store_delete(w->st, "Pod", ns, name, &out);
     cJSON_Delete(out);
 }

@@ -88,7 +88,7 @@ static void eso_consumer_write(sim_world *w, const cJSON *es, const char *ns, co
         cJSON_AddStringToObject(obj, "type", type);
         cJSON_AddStringToObject(cJSON_AddObjectToObject(obj, "data"), key, b64);
         cJSON *out = NULL;
-        store_create(w->db, "Secret", ns, obj, &out);
+        store_create(w->st, "Secret", ns, obj, &out);
         cJSON_Delete(out);
         cJSON_Delete(obj);
     } else {

@@ -172,7 +172,7 @@ static void ctl_mirror_register_again(sim_world *w, const char *ns, const char *
         for (size_t i = 0; i < RS_ARRAY_LEN(drop); i++)
             cJSON_DeleteItemFromObjectCaseSensitive(meta, drop[i]);
         cJSON *out = NULL;
-        store_create(w->db, "Pod", ns, copy, &out);
+        store_create(w->st, "Pod", ns, copy, &out);
         cJSON_Delete(out);
         cJSON_Delete(copy);
     }

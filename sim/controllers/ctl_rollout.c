@@ -68,7 +68,7 @@ static void rollout_pods_create(sim_world *w, const char *hash, bool ready)
                                                    ready ? "pod is ready" : "containers not ready",
                                                    wall));
         cJSON *out = NULL;
-        store_create(w->db, "Pod", c->controller_ns, pod, &out);
+        store_create(w->st, "Pod", c->controller_ns, pod, &out);
         cJSON_Delete(out);
         cJSON_Delete(pod);
         free(name);
@@ -78,7 +78,7 @@ static void rollout_pods_create(sim_world *w, const char *hash, bool ready)
 static cJSON *rollout_pods(sim_world *w)
 {
     cJSON *list = NULL;
-    store_list(w->db, "Pod", w->cfg.controller_ns, w->cfg.controller_selector, NULL, &list);
+    store_list(w->st, "Pod", w->cfg.controller_ns, w->cfg.controller_selector, NULL, &list);
     return list;
 }
 

@@ -1,13 +1,16 @@
 /*
- * runner.c — `reassert sim`: every scenario x strategy on a fresh world, every
- * run in a forked child, then expectations, invariants and a report.
+ * runner.c — `reassert sim`: every scenario x strategy on a fresh world in
+ * memory, every run through the production run path, then expectations,
+ * invariants and a report.
  *
- * The child is the production run path and nothing else (the caller's
- * sim_run_fn, the same code `reassert run --transport sim:FILE.db` runs): it
- * opens the world file, runs txn_run through the sim transport, and exits
- * with the run's code. The
- * parent never trusts the child's word for what happened: counters, state and
- * invariants are read from the world the child left behind.
+ * A run is the production run path and nothing else (the caller's
+ * sim_run_fn, the same code `reassert run --transport sim:FILE.db` runs):
+ * options, credential, transport stack, txn_run through the sim transport,
+ * its exit code. It runs in this process; a run that a `crash` fault may
+ * end runs in a forked child, so the crash ends it exactly as kill -9 would
+ * (world_image.c hands its world back). The runner never trusts the run's
+ * word for what happened: counters, state and invariants are read from the
+ * world the run left behind.
  */
 #define _XOPEN_SOURCE 700
 #include "sim/runner/runner.h"
@@ -27,6 +30,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 static const char *const all_strategies[] = {"lazy", "eager"};
@@ -55,26 +59,6 @@ static char *read_file(const char *path)
     return buf;
 }
 
-/* "{tmp}" => the execution's private directory. */
-static char *subst_tmp(const char *arg, const char *tmp)
-{
-    size_t cap = strlen(arg) + 1;
-    for (const char *p = strstr(arg, "{tmp}"); p; p = strstr(p + 5, "{tmp}"))
-        cap += strlen(tmp);
-    char *out = rs_xmalloc(cap);
-    char *o = out;
-    for (const char *p = arg; *p;) {
-        if (strncmp(p, "{tmp}", 5) == 0) {
-            o += sprintf(o, "%s", tmp);
-            p += 5;
-        } else {
-            *o++ = *p++;
-        }
-    }
-    *o = '\0';
-    return out;
-}
-
 /* Replaces the execution's private directory by "{tmp}" in text (consumed),
  * so a report is byte-for-byte the same on every execution. */
 static char *untmp(char *text, const char *tmp)
@@ -93,55 +77,6 @@ static char *untmp(char *text, const char *tmp)
     *o = '\0';
     free(text);
     return out;
-}
-
-/* Runs the caller's run path for one run in a forked child. Returns the exit
- * code (128+sig when the child died of a signal, and *sig receives the
- * signal; 0 when it exited). */
-static int run_child(const char *db, const sc_scenario *sc, const sc_run *run,
-                     const rs_strategy *strategy, const char *tmp, const char *out_path,
-                     const char *unfired_path, const char *record_path, sim_run_fn run_fn, int *sig)
-{
-    *sig = 0;
-    fflush(stdout);
-    fflush(stderr);
-    pid_t pid = fork();
-    if (pid < 0) return RS_FAILED;
-    if (pid == 0) {
-        int fd = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-        if (fd < 0) _exit(RS_FAILED);
-        dup2(fd, 1);
-        dup2(fd, 2);
-        close(fd);
-        char **argv = rs_xcalloc(run->n_args + 1, sizeof *argv);
-        for (size_t i = 0; i < run->n_args; i++)
-            argv[i] = subst_tmp(run->args[i], tmp);
-        sim_run_req req = {.db_path = db,
-                           .run_name = run->name,
-                           .run = run,
-                           .strategy = strategy,
-                           .desired_name = sc->desired,
-                           .argc = (int)run->n_args,
-                           .argv = argv,
-                           .unfired_path = unfired_path,
-                           .scenario_name = sc->name,
-                           .record_path = record_path};
-        int code = run_fn(&req, stdout);
-        fflush(stdout);
-        for (size_t i = 0; i < run->n_args; i++)
-            free(argv[i]);
-        free(argv);
-        _exit(code);
-    }
-    int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
-    if (WIFEXITED(status)) return WEXITSTATUS(status);
-    if (WIFSIGNALED(status)) {
-        *sig = WTERMSIG(status);
-        return 128 + *sig;
-    }
-    return RS_FAILED;
 }
 
 /* A core process that died by a signal did not finish its run, whatever the
@@ -210,7 +145,7 @@ static const char *run_args_strategy(const sc_run *run)
 /* One run: before events, the child, then every check (see sim_run_checked
  * in runner.h). Returns the run's report node, redacted. */
 static cJSON *run_checked(const sc_scenario *sc, const sc_run *run, const rs_strategy *strategy,
-                          const char *expect_as, const char *tmp, const char *db, sim_run_fn run_fn,
+                          const char *expect_as, const char *tmp, sim_world *w, sim_run_fn run_fn,
                           const char *record_dir, const cred_redact *redact, bool check_expect,
                           bool check_unfired)
 {
@@ -220,35 +155,36 @@ static cJSON *run_checked(const sc_scenario *sc, const sc_run *run, const rs_str
     cJSON *failure_lines = cJSON_CreateArray(); /* the scenario line of each */
     rs_err e;
     rs_err_clear(&e);
-    sim_world *w = NULL;
-    cJSON *before = NULL;
     inv_mark mark = {0};
     long long check_mark = 0;
-    int64_t from_ms = 0;
-    if (sim_world_open(db, &w, &e) == RS_OK) {
-        /* A `check:` is evaluated where it stands among the events; its
-         * failures carry their own lines (failures has no others yet). */
-        for (size_t i = 0; i < run->n_before && e.code == RS_OK; i++)
-            if (run->before[i].lines)
-                expect_state_now(w, &run->before[i], "before", failures, failure_lines);
-            else
-                sim_world_apply_event(w, &run->before[i], &e);
-        before = sim_counters_snapshot(w);
-        inv_mark_take(w, &mark);
-        check_mark = expect_during_mark(w);
-        from_ms = sim_world_now_ms(w);
-        sim_world_close(w);
-    }
+    /* A `check:` is evaluated where it stands among the events; its
+     * failures carry their own lines (failures has no others yet). */
+    for (size_t i = 0; i < run->n_before && e.code == RS_OK; i++)
+        if (run->before[i].lines)
+            expect_state_now(w, &run->before[i], "before", failures, failure_lines);
+        else
+            sim_world_apply_event(w, &run->before[i], &e);
+    cJSON *before = sim_counters_snapshot(w);
+    inv_mark_take(w, &mark);
+    check_mark = expect_during_mark(w);
+    int64_t from_ms = sim_world_now_ms(w);
     if (e.code != RS_OK) cJSON_AddItemToArray(failures, cJSON_CreateString(e.msg));
-    char out_path[4096], unfired_path[4096];
+    char out_path[4096], unfired_path[4096], result_path[4096];
     snprintf(out_path, sizeof out_path, "%s/%s.out", tmp, run->name);
     snprintf(unfired_path, sizeof unfired_path, "%s/%s.unfired", tmp, run->name);
+    snprintf(result_path, sizeof result_path, "%s/%s.result", tmp, run->name);
+    unlink(result_path); /* an earlier strategy's, or a run of the same name */
     int sig = 0;
     char *record = record_dir ? runner_record_path(record_dir, sc, run) : NULL;
-    int code = run_child(db, sc, run, strategy, tmp, out_path, unfired_path, record, run_fn, &sig);
+    rs_err lost;
+    rs_err_clear(&lost);
+    int code = runner_exec(w, sc, run, strategy, tmp, out_path, unfired_path, result_path, record,
+                           run_fn, &sig, &lost);
     record_crash_end(record, code, sig, failures);
     free(record);
+    cJSON *annotation_only = runner_annotation_only(result_path, failures);
     fail_if_killed(sig, failures);
+    if (lost.code != RS_OK) cJSON_AddItemToArray(failures, cJSON_CreateString(lost.msg));
     char *output = untmp(read_file(out_path), tmp);
     char *unfired = read_file(unfired_path);
     /* A sweep's own faults may never be reached (an earlier one changed the
@@ -256,32 +192,26 @@ static cJSON *run_checked(const sc_scenario *sc, const sc_run *run, const rs_str
     for (char *line = strtok(unfired, "\n"); line; line = strtok(NULL, "\n"))
         if (check_unfired || !strstr(line, " never fired"))
             cJSON_AddItemToArray(failures, cJSON_CreateString(line));
-    cJSON *after = NULL, *delta = NULL, *timeline = NULL;
-    if (sim_world_open(db, &w, &e) == RS_OK) {
-        after = sim_counters_snapshot(w);
-        delta = sim_counters_delta(before, after);
-        timeline = runner_timeline(w, mark.call_seq, run->name, from_ms, sim_world_now_ms(w));
-        cJSON *expect = sc_expect_for(run, expect_as);
-        cJSON *lines = sc_expect_lines_for(run, expect_as);
-        pad_lines(failure_lines, failures);
-        expect_during_failures(w, check_mark, run->name, failures, failure_lines);
-        if (check_expect)
-            expect_check(expect, lines, code, delta, output, w, failures, failure_lines);
-        cJSON_Delete(lines);
-        inv_run ir = {.name = run->name,
-                      .args = run->args,
-                      .n_args = run->n_args,
-                      .desired = sc->desired,
-                      .exit_code = code,
-                      .output = output,
-                      .off = run->invariants_off,
-                      .n_off = run->n_invariants_off};
-        inv_check(w, &mark, &ir, failures);
-        cJSON_Delete(expect);
-        sim_world_close(w);
-    } else {
-        cJSON_AddItemToArray(failures, cJSON_CreateString(e.msg));
-    }
+    cJSON *after = sim_counters_snapshot(w);
+    cJSON *delta = sim_counters_delta(before, after);
+    cJSON *timeline = runner_timeline(w, mark.call_seq, run->name, from_ms, sim_world_now_ms(w));
+    cJSON *expect = sc_expect_for(run, expect_as);
+    cJSON *lines = sc_expect_lines_for(run, expect_as);
+    pad_lines(failure_lines, failures);
+    expect_during_failures(w, check_mark, run->name, failures, failure_lines);
+    if (check_expect) expect_check(expect, lines, code, delta, output, w, failures, failure_lines);
+    cJSON_Delete(lines);
+    inv_run ir = {.name = run->name,
+                  .args = run->args,
+                  .n_args = run->n_args,
+                  .desired = sc->desired,
+                  .exit_code = code,
+                  .output = output,
+                  .off = run->invariants_off,
+                  .n_off = run->n_invariants_off,
+                  .annotation_only = annotation_only};
+    inv_check(w, &mark, &ir, failures);
+    cJSON_Delete(expect);
     pad_lines(failure_lines, failures);
     bool passed = cJSON_GetArraySize(failures) == 0;
     cJSON *r = cJSON_CreateObject();
@@ -289,8 +219,10 @@ static cJSON *run_checked(const sc_scenario *sc, const sc_run *run, const rs_str
     cJSON_AddStringToObject(r, "strategy", named ? named : strategy->name);
     cJSON_AddNumberToObject(r, "exit", code);
     cJSON_AddBoolToObject(r, "passed", passed);
-    cJSON_AddItemToObject(r, "counters", after ? after : cJSON_CreateObject());
-    cJSON_AddItemToObject(r, "delta", delta ? delta : cJSON_CreateObject());
+    cJSON_AddItemToObject(r, "counters", after);
+    cJSON_AddItemToObject(r, "delta", delta);
+    /* What the run reported deciding on annotations alone (DESIGN §3.3 r2). */
+    cJSON_AddItemToObject(r, "annotation_only_nodes", annotation_only);
     cJSON_AddItemToObject(r, "failures", failures);
     cJSON_AddItemToObject(r, "failure_lines", failure_lines);
     if (run->n_invariants_off) {
@@ -315,11 +247,19 @@ static cJSON *run_checked(const sc_scenario *sc, const sc_run *run, const rs_str
 /* One run of `reassert sim`: appends the run's JSON to runs; returns whether
  * it passed. */
 static bool run_one(const sc_scenario *sc, const sc_run *run, const rs_strategy *strategy,
-                    const char *expect_as, const char *tmp, const char *db, sim_run_fn run_fn,
+                    const char *expect_as, const char *tmp, sim_world *w, sim_run_fn run_fn,
                     const char *record_dir, const cred_redact *redact, cJSON *runs)
 {
+    /* Wall time, for JUnit's time attributes only (a timing field: the
+     * --json report, whose bytes a seed fixes, never carries it). */
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
     cJSON *r =
-        run_checked(sc, run, strategy, expect_as, tmp, db, run_fn, record_dir, redact, true, true);
+        run_checked(sc, run, strategy, expect_as, tmp, w, run_fn, record_dir, redact, true, true);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double wall_ms =
+        (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+    cJSON_AddNumberToObject(r, "wall_ms", wall_ms < 0 ? 0 : wall_ms);
     bool passed = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r, "passed"));
     cJSON_AddItemToArray(runs, r);
     return passed;
@@ -328,29 +268,50 @@ static bool run_one(const sc_scenario *sc, const sc_run *run, const rs_strategy 
 cJSON *sim_run_checked(const sim_run_ctx *c, const sc_run *run)
 {
     cred_redact *redact = runner_redact_set(c->sc);
-    cJSON *r = run_checked(c->sc, run, c->strategy, c->expect_as, c->tmp, c->db, c->run_fn, NULL,
+    cJSON *r = run_checked(c->sc, run, c->strategy, c->expect_as, c->tmp, c->world, c->run_fn, NULL,
                            redact, c->check_expect, c->check_unfired);
     cred_redact_free(redact);
     return r;
 }
 
-/* The world just built resolves every reference of the scenario (a
- * reference to nothing is bad data, found before any run). */
-static rs_code scenario_resolve(const sc_scenario *sc, const char *db, rs_err *e)
+/* The scenario's world, built once: every strategy runs on its own copy
+ * (a build replays the preset's hundreds of objects; a copy is one pass
+ * over the pages). */
+typedef struct world_src {
+    const sc_scenario *sc;
+    sim_world *image;
+    bool built;
+    rs_err e; /* why it could not be built */
+} world_src;
+
+/* A fresh world for one strategy: a copy of the image, or the image itself
+ * for the last (last: nothing copies it after). */
+static sim_world *world_take(world_src *src, bool last, rs_err *e)
 {
+    if (!src->built) {
+        rs_err_clear(&src->e);
+        (void)sim_world_build_mem(src->sc, &src->image, NULL, NULL, &src->e);
+        src->built = true;
+    }
+    if (!src->image) {
+        *e = src->e;
+        return NULL;
+    }
     sim_world *w = NULL;
-    rs_code rc = sim_world_open(db, &w, e);
-    if (rc == RS_OK) rc = sim_world_resolve_refs(w, sc, e);
-    sim_world_close(w);
-    return rc;
+    if (last) {
+        w = src->image;
+        src->image = NULL;
+    } else {
+        (void)sim_world_clone(src->image, &w, e);
+    }
+    return w;
 }
 
-/* Every run of one scenario under one strategy, on a fresh world. A
- * reference that does not resolve fills *load (when given) and runs
- * nothing: the scenario is bad data, not a failed run. */
+/* Every run of one scenario under one strategy, on a fresh world. */
 static bool scenario_strategy(const sc_scenario *sc, const rs_strategy *strategy,
                               const char *expect_as, sim_run_fn run_fn, const char *record_dir,
-                              cJSON *runs, rs_err *load)
+                              world_src *src, bool last, const cred_redact *redact, cJSON *runs,
+                              rs_err *load)
 {
     char tmp[] = "/tmp/reassert-sim-XXXXXX";
     if (!mkdtemp(tmp)) {
@@ -361,13 +322,13 @@ static bool scenario_strategy(const sc_scenario *sc, const rs_strategy *strategy
         cJSON_AddItemToArray(runs, r);
         return false;
     }
-    char db[4200];
-    snprintf(db, sizeof db, "%s/world.db", tmp);
     rs_err e;
     rs_err_clear(&e);
     bool passed = true;
-    cred_redact *redact = runner_redact_set(sc);
-    if (sim_world_build(db, sc, &e) == RS_OK && scenario_resolve(sc, db, &e) != RS_OK && load) {
+    sim_world *w = world_take(src, last, &e);
+    /* The world just built resolves every reference of the scenario (a
+     * reference to nothing is bad data, found before any run). */
+    if (w && sim_world_resolve_refs(w, sc, &e) != RS_OK && load) {
         *load = e;
         passed = false;
     } else if (e.code != RS_OK) {
@@ -382,11 +343,11 @@ static bool scenario_strategy(const sc_scenario *sc, const rs_strategy *strategy
         passed = false;
     } else {
         for (size_t i = 0; i < sc->n_runs; i++)
-            passed = run_one(sc, &sc->runs[i], strategy, expect_as, tmp, db, run_fn, record_dir,
+            passed = run_one(sc, &sc->runs[i], strategy, expect_as, tmp, w, run_fn, record_dir,
                              redact, runs) &&
                      passed;
     }
-    cred_redact_free(redact);
+    sim_world_close(w);
     nftw(tmp, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
     return passed;
 }
@@ -402,19 +363,28 @@ static cJSON *scenario_run(sc_scenario *sc, const sim_opts *c, rs_err *load)
     cJSON *runs = cJSON_CreateArray();
     cJSON *skipped = cJSON_CreateArray();
     bool passed = true;
+    const char *reasons[RS_ARRAY_LEN(all_strategies)];
+    size_t n_run = 0, done = 0;
     for (size_t i = 0; i < RS_ARRAY_LEN(all_strategies); i++) {
         const char *st = all_strategies[i];
-        const char *reason = NULL;
+        reasons[i] = NULL;
         if (c->strategy && strcmp(c->strategy, st) != 0)
-            reason = "not selected by --strategy";
+            reasons[i] = "not selected by --strategy";
         else if (!strategy_applies(sc, st))
-            reason = "the scenario does not apply to it";
+            reasons[i] = "the scenario does not apply to it";
         else if (!rs_strategy_find(st))
-            reason = "not available in this build";
-        if (reason) {
+            reasons[i] = "not available in this build";
+        n_run += !reasons[i];
+    }
+    /* The scenario's own strings too: every report reads this node. */
+    cred_redact *redact = runner_redact_set(sc);
+    world_src src = {.sc = sc};
+    for (size_t i = 0; i < RS_ARRAY_LEN(all_strategies); i++) {
+        const char *st = all_strategies[i];
+        if (reasons[i]) {
             cJSON *k = cJSON_CreateObject();
             cJSON_AddStringToObject(k, "strategy", st);
-            cJSON_AddStringToObject(k, "reason", reason);
+            cJSON_AddStringToObject(k, "reason", reasons[i]);
             cJSON *names = cJSON_AddArrayToObject(k, "runs"); /* one skipped test each */
             for (size_t r = 0; r < sc->n_runs; r++)
                 cJSON_AddItemToArray(names, cJSON_CreateString(sc->runs[r].name));
@@ -423,12 +393,15 @@ static cJSON *scenario_run(sc_scenario *sc, const sim_opts *c, rs_err *load)
         }
         char *rdir = runner_record_dir(c, st);
         if (rdir) (void)mkdir(rdir, 0700);
-        passed =
-            scenario_strategy(sc, rs_strategy_find(st), st, c->run, rdir, runs, load) && passed;
+        passed = scenario_strategy(sc, rs_strategy_find(st), st, c->run, rdir, &src,
+                                   ++done == n_run, redact, runs, load) &&
+                 passed;
         free(rdir);
         if (load->code != RS_OK) break;
     }
+    sim_world_close(src.image);
     if (load->code != RS_OK) {
+        cred_redact_free(redact);
         cJSON_Delete(runs);
         cJSON_Delete(skipped);
         cJSON_Delete(s);
@@ -439,8 +412,6 @@ static cJSON *scenario_run(sc_scenario *sc, const sim_opts *c, rs_err *load)
     if (cJSON_GetArraySize(runs) == 0) cJSON_AddBoolToObject(s, "all_skipped", true);
     cJSON_AddItemToObject(s, "runs", runs);
     cJSON_AddItemToObject(s, "skipped", skipped);
-    /* The scenario's own strings too: every report reads this node. */
-    cred_redact *redact = runner_redact_set(sc);
     runner_redact(redact, s);
     cred_redact_free(redact);
     return s;
@@ -514,7 +485,7 @@ int sim_main(const sim_opts *c)
             n_skip++;
         else
             ok ? n_pass++ : n_fail++;
-        if (!c->json) runner_text_scenario(stdout, s);
+        if (!c->json) runner_text_scenario(stdout, s, c->actions);
         cJSON_AddItemToArray(scenarios, s);
         sc_free(sc);
     }
@@ -522,7 +493,7 @@ int sim_main(const sim_opts *c)
     bool hook_ok = !c->report || c->report(scenarios, c->report_arg);
     if (c->json) {
         /* The run's raw output stays in the text report only, its
-         * timeline in --report. */
+         * timeline in --report, its wall time in --junit. */
         cJSON *s;
         cJSON_ArrayForEach(s, scenarios)
         {
@@ -531,6 +502,7 @@ int sim_main(const sim_opts *c)
             {
                 cJSON_DeleteItemFromObjectCaseSensitive(r, "output");
                 cJSON_DeleteItemFromObjectCaseSensitive(r, "timeline");
+                cJSON_DeleteItemFromObjectCaseSensitive(r, "wall_ms");
             }
         }
         cJSON *doc = cJSON_CreateObject();
@@ -559,7 +531,11 @@ bool sim_scenario_run(const sc_scenario *sc, const rs_strategy *strategy, const 
                       sim_run_fn run, cJSON **runs_out)
 {
     cJSON *runs = cJSON_CreateArray();
-    bool passed = scenario_strategy(sc, strategy, expect_as, run, NULL, runs, NULL);
+    world_src src = {.sc = sc};
+    cred_redact *redact = runner_redact_set(sc);
+    bool passed =
+        scenario_strategy(sc, strategy, expect_as, run, NULL, &src, true, redact, runs, NULL);
+    cred_redact_free(redact);
     if (runs_out)
         *runs_out = runs;
     else

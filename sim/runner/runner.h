@@ -3,9 +3,10 @@
  * their expectations, counters and invariants.
  *
  * Each scenario x strategy gets a private {tmp} directory and a fresh world
- * file; each run executes the production run path in a forked child against
- * that file (so a `crash` fault ends the child exactly as kill -9 would, and
- * the world survives in SQLite for the parent to inspect).
+ * in memory; each run executes the production run path against it, in this
+ * process — or, when a `crash` fault may end the run, in a forked child (so
+ * the crash ends it exactly as kill -9 would), whose world is handed back
+ * for the runner to inspect.
  *
  * The run path itself (options -> credential -> transport stack -> txn_run
  * -> output -> files) belongs to cli/, and sim/ never includes cli/: the
@@ -22,7 +23,8 @@
 
 /* What the runner knows about one run beyond its argv. */
 typedef struct sim_run_req {
-    const char *db_path;         /* the world file: the run's root */
+    struct sim_world *world;     /* the world the run's root opens (the runner's), or */
+    const char *db_path;         /* a world file, when world is NULL */
     const char *run_name;        /* the run reference becomes "sim.<run_name>" */
     const sc_run *run;           /* its faults/during apply; NULL for none */
     const rs_strategy *strategy; /* used when the args name none; NULL: the default */
@@ -32,6 +34,9 @@ typedef struct sim_run_req {
     const char *unfired_path;  /* faults/during that never fired, one per line; may be NULL */
     const char *scenario_name; /* the scenario's name (cassette meta) */
     const char *record_path;   /* sim --record: this run's cassette; NULL for none */
+    /* Where the run writes what it reported for the checker (one JSON
+     * object: `annotation_only_nodes`); NULL for none. */
+    const char *result_path;
 } sim_run_req;
 
 /* Runs one run, printing its text or JSON output to out; returns its exit
@@ -56,16 +61,17 @@ bool sim_scenario_run(const sc_scenario *sc, const rs_strategy *strategy, const 
 
 /* One run on a world that already exists (a sweep's plan runs its runs one
  * by one, judging the world between them): the run's `before:` events, the
- * run path in a forked child, then the §6 invariants; the run's `expect`
+ * run path (forked only when a `crash` fault may end it), then the §6
+ * invariants; the run's `expect`
  * only when check_expect; a fault or `during:` entry that never fired is a
  * failure only when check_unfired (one whose event could not apply always
- * is). tmp is the plan's private directory ({tmp}), db the world file. */
+ * is). tmp is the plan's private directory ({tmp}), world the plan's world. */
 typedef struct sim_run_ctx {
     const sc_scenario *sc;
     const rs_strategy *strategy;
     const char *expect_as; /* "lazy" or "eager": whose expectations */
     const char *tmp;
-    const char *db;
+    struct sim_world *world;
     sim_run_fn run_fn;
     bool check_expect;
     bool check_unfired;
@@ -95,6 +101,10 @@ typedef struct sim_opts {
     /* --record DIR: one cassette per run, DIR/<scenario>.<run>.db (under
      * DIR/<strategy>/ when no --strategy picks one); NULL for none. */
     const char *record_dir;
+    /* A GitHub Actions step (the caller read GITHUB_ACTIONS): failures as
+     * `::error file=,line=::` annotations and failed runs' output in a
+     * group; otherwise plain text. */
+    bool actions;
     sim_run_fn run;
     sim_report_fn report; /* may be NULL */
     void *report_arg;

@@ -8,36 +8,20 @@
 #include "sim/world/world.h"
 
 #include <stdlib.h>
-#include <unistd.h>
 
 cJSON *sim_scenario_warnings(const sc_scenario *sc, rs_err *e)
 {
-    const char *tmp = getenv("TMPDIR");
-    char *dir = rs_xasprintf("%s/reassert-warn-XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
-    if (!mkdtemp(dir)) {
-        free(dir);
-        rs_fail(e, RS_FAILED, "cannot create a temporary directory for the world");
-        return NULL;
-    }
-    char *db = rs_xasprintf("%s/world.db", dir);
     char **warn = NULL;
     size_t n = 0;
     cJSON *out = NULL;
-    if (sim_world_build_warn(db, sc, &warn, &n, e) == RS_OK) {
+    sim_world *w = NULL;
+    if (sim_world_build_mem(sc, &w, &warn, &n, e) == RS_OK) {
         out = cJSON_CreateArray();
         for (size_t i = 0; i < n; i++)
             cJSON_AddItemToArray(out, cJSON_CreateString(warn[i]));
     }
+    sim_world_close(w);
     sim_strings_free(warn, n);
-    static const char *const suffix[] = {"", "-wal", "-shm", "-journal"};
-    for (size_t i = 0; i < RS_ARRAY_LEN(suffix); i++) {
-        char *p = rs_xasprintf("%s%s", db, suffix[i]);
-        unlink(p);
-        free(p);
-    }
-    free(db);
-    rmdir(dir);
-    free(dir);
     return out;
 }
 

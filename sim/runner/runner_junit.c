@@ -17,6 +17,7 @@ typedef enum junit_kind { JUNIT_PASSED, JUNIT_FAILURE, JUNIT_ERROR, JUNIT_SKIPPE
 
 typedef struct junit_counts {
     long tests, failures, errors, skipped;
+    double seconds; /* wall time of the runs counted */
 } junit_counts;
 
 static const char *jstr(const cJSON *o, const char *key)
@@ -121,6 +122,14 @@ static void count(junit_counts *c, junit_kind k)
     c->skipped += k == JUNIT_SKIPPED;
 }
 
+/* A run's wall time (the runner's "wall_ms": the before events, the forked
+ * run and its checks), 0 when absent (a skipped run never ran). */
+static double run_seconds(const cJSON *r)
+{
+    const cJSON *ms = cJSON_GetObjectItemCaseSensitive(r, "wall_ms");
+    return cJSON_IsNumber(ms) && ms->valuedouble > 0 ? ms->valuedouble / 1e3 : 0.0;
+}
+
 static junit_counts suite_counts(const cJSON *s)
 {
     junit_counts c = {0};
@@ -129,7 +138,11 @@ static junit_counts suite_counts(const cJSON *s)
         return c;
     }
     const cJSON *r;
-    cJSON_ArrayForEach(r, cJSON_GetObjectItemCaseSensitive(s, "runs")) count(&c, run_kind(r));
+    cJSON_ArrayForEach(r, cJSON_GetObjectItemCaseSensitive(s, "runs"))
+    {
+        count(&c, run_kind(r));
+        c.seconds += run_seconds(r);
+    }
     const cJSON *k;
     cJSON_ArrayForEach(k, cJSON_GetObjectItemCaseSensitive(s, "skipped"))
     {
@@ -141,11 +154,12 @@ static junit_counts suite_counts(const cJSON *s)
 
 static void counts_attrs(FILE *f, const junit_counts *c)
 {
-    fprintf(f, " tests=\"%ld\" failures=\"%ld\" errors=\"%ld\" skipped=\"%ld\" time=\"0\"",
-            c->tests, c->failures, c->errors, c->skipped);
+    fprintf(f, " tests=\"%ld\" failures=\"%ld\" errors=\"%ld\" skipped=\"%ld\" time=\"%.3f\"",
+            c->tests, c->failures, c->errors, c->skipped, c->seconds);
 }
 
-static void testcase_open(FILE *f, const char *classname, const char *run, const char *strategy)
+static void testcase_open(FILE *f, const char *classname, const char *run, const char *strategy,
+                          double seconds)
 {
     fputs("    <testcase", f);
     xml_attr(f, "classname", classname);
@@ -156,7 +170,7 @@ static void testcase_open(FILE *f, const char *classname, const char *run, const
         xml_text(f, strategy, true);
         fputc(']', f);
     }
-    fputs("\" time=\"0\"", f);
+    fprintf(f, "\" time=\"%.3f\"", seconds);
 }
 
 /* <failure>/<error>: the first failure as the message, every one as text. */
@@ -164,7 +178,7 @@ static void run_testcase(FILE *f, const char *classname, const cJSON *r)
 {
     junit_kind k = run_kind(r);
     const char *name = jstr(r, "name");
-    testcase_open(f, classname, name[0] ? name : "(tmp)", jstr(r, "strategy"));
+    testcase_open(f, classname, name[0] ? name : "(tmp)", jstr(r, "strategy"), run_seconds(r));
     if (k == JUNIT_PASSED) {
         fputs("/>\n", f);
         return;
@@ -197,7 +211,7 @@ static void suite_write(FILE *f, const cJSON *s)
     xml_attr(f, "file", jstr(s, "file"));
     fputs(">\n", f);
     if (load_error) {
-        testcase_open(f, name, "load", NULL);
+        testcase_open(f, name, "load", NULL, 0.0);
         fputs(">\n      <error", f);
         xml_attr(f, "message", cJSON_GetStringValue(load_error));
         xml_attr(f, "type", "load");
@@ -212,7 +226,7 @@ static void suite_write(FILE *f, const cJSON *s)
         const cJSON *rn;
         cJSON_ArrayForEach(rn, cJSON_GetObjectItemCaseSensitive(k, "runs"))
         {
-            testcase_open(f, name, cJSON_GetStringValue(rn), jstr(k, "strategy"));
+            testcase_open(f, name, cJSON_GetStringValue(rn), jstr(k, "strategy"), 0.0);
             fputs(">\n      <skipped", f);
             xml_attr(f, "message", jstr(k, "reason"));
             fputs("/>\n    </testcase>\n", f);
@@ -235,6 +249,7 @@ rs_code sim_junit_write(const char *path, const cJSON *scenarios, rs_err *e)
         all.failures += c.failures;
         all.errors += c.errors;
         all.skipped += c.skipped;
+        all.seconds += c.seconds;
     }
     fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"reassert sim\"", f);
     counts_attrs(f, &all);

@@ -16,6 +16,7 @@
 
 struct sim_session {
     sim_world *w;
+    bool borrowed; /* the world is the caller's (a scenario runner's): kept open */
     rs_transport *t;
     char *unfired_path;
     char *run_name;
@@ -31,6 +32,19 @@ rs_code sim_session_open(const char *db_path, const char *run_name, const sc_run
     if (c != RS_OK) return c;
     sim_session *s = rs_xcalloc(1, sizeof *s);
     s->w = w;
+    s->run_name = rs_xstrdup(run_name ? run_name : "");
+    s->run = run;
+    s->unfired_path = unfired_path ? rs_xstrdup(unfired_path) : NULL;
+    *out = s;
+    return RS_OK;
+}
+
+rs_code sim_session_open_world(sim_world *w, const char *run_name, const sc_run *run,
+                               const char *unfired_path, sim_session **out)
+{
+    sim_session *s = rs_xcalloc(1, sizeof *s);
+    s->w = w;
+    s->borrowed = true;
     s->run_name = rs_xstrdup(run_name ? run_name : "");
     s->run = run;
     s->unfired_path = unfired_path ? rs_xstrdup(unfired_path) : NULL;
@@ -101,6 +115,6 @@ void sim_session_close(sim_session *s)
     if (s->t && s->t->close) s->t->close(s->t);
     free(s->unfired_path);
     free(s->run_name);
-    sim_world_close(s->w);
+    if (!s->borrowed) sim_world_close(s->w);
     free(s);
 }

@@ -19,6 +19,7 @@
 #include <cjson/cJSON.h>
 
 typedef struct sim_session sim_session;
+struct sim_world; /* sim/world/world.h */
 
 /* Opens the world at db_path for one run named run_name (the transport's
  * run reference). The run's faults and during entries (run may be NULL)
@@ -26,6 +27,10 @@ typedef struct sim_session sim_session;
  * entries that never fired, one sentence per line. */
 rs_code sim_session_open(const char *db_path, const char *run_name, const sc_run *run,
                          const char *unfired_path, sim_session **out, rs_err *e);
+/* The same over a world the caller owns and keeps open (the scenario
+ * runner's, in memory); closing the session leaves it open. */
+rs_code sim_session_open_world(struct sim_world *w, const char *run_name, const sc_run *run,
+                               const char *unfired_path, sim_session **out);
 /* The root transport (owned by the session), opened on the first call:
  * from then on the world counts this run. */
 rs_transport *sim_session_transport(sim_session *s);

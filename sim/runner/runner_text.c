@@ -5,7 +5,8 @@
  * skipped, then the GitHub Actions lines (runner_actions.c).
  *
  * Every string from the scenario or the cluster is escaped as a workflow
- * command message: no line of this report can start a command.
+ * command message: no line of this report can start a command, in a
+ * GitHub Actions step (actions) or as plain text.
  */
 #include "sim/runner/runner_int.h"
 
@@ -52,7 +53,7 @@ static void print_run_row(FILE *out, const cJSON *r)
     }
 }
 
-void runner_text_scenario(FILE *out, const cJSON *s)
+void runner_text_scenario(FILE *out, const cJSON *s, bool actions)
 {
     fprintf(out, "scenario ");
     runner_actions_escape(out, cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(s, "name")),
@@ -73,6 +74,6 @@ void runner_text_scenario(FILE *out, const cJSON *s)
         fprintf(out, "  %-6s skipped: %s\n",
                 cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r, "strategy")),
                 cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r, "reason")));
-    runner_actions_annotate(out, s);
-    runner_actions_dump(out, s);
+    runner_actions_annotate(out, s, actions);
+    runner_actions_dump(out, s, actions);
 }

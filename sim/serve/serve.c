@@ -207,7 +207,7 @@ rs_code serve_start(const serve_config *cfg, serve_server **out, rs_err *e)
     bool ipv6 = strchr(cfg->host, ':') != NULL;
     s->url = ipv6 ? rs_xasprintf("%s://[%s]:%d", tls ? "https" : "http", cfg->host, port)
                   : rs_xasprintf("%s://%s:%d", tls ? "https" : "http", cfg->host, port);
-    s->rev_seen = store_revision(sim_world_db(s->w));
+    s->rev_seen = store_revision(sim_world_store(s->w));
     if (store_watch_enable(sim_world_db(s->w)) != 0) {
         close(fd);
         serve_free(s);

@@ -307,7 +307,7 @@ static bool serve_health(serve_server *s, const serve_http *h, serve_answer *a)
             serve_answer_text(a, 404, "404 page not found\n");
             return true;
         }
-        bool world = store_revision(sim_world_db(s->w)) >= 0;
+        bool world = store_revision(sim_world_store(s->w)) >= 0;
         if (!serve_method_is(h, "GET") && !serve_method_is(h, "HEAD")) {
             serve_answer_status(a, 405, "MethodNotAllowed",
                                 "the server does not allow this method on the requested resource");
@@ -429,7 +429,7 @@ static enum MHD_Result serve_queue(struct MHD_Connection *conn, serve_answer *a)
 static void serve_after(serve_server *s)
 {
     sqlite3 *db = sim_world_db(s->w);
-    long long rev = store_revision(db);
+    long long rev = store_revision(sim_world_store(s->w));
     if (rev != s->rev_seen) {
         if (rev / SERVE_WATCH_COMPACT_EVERY != s->rev_seen / SERVE_WATCH_COMPACT_EVERY)
             store_watch_compact(db, SERVE_WATCH_LOG_MAX);

@@ -380,9 +380,8 @@ void serve_kube_apply(serve_server *s, const serve_http *h, const kube_target *t
                             "apiVersion, kind, name and namespace)");
         return;
     }
-    sqlite3 *db = sim_world_db(s->w);
     cJSON *current = NULL;
-    int got = store_get(db, t->kind, t->ns, t->name, &current);
+    int got = store_get(sim_world_store(s->w), t->kind, t->ns, t->name, &current);
     if (got != 200) {
         cred_json_wipe_delete(current);
         current = NULL;

@@ -20,6 +20,7 @@ int serve_dry_run(serve_server *s, const rs_req *req, cJSON **out)
 {
     *out = NULL;
     sqlite3 *db = sim_world_db(s->w);
+    store *st = sim_world_store(s->w);
     if (sqlite3_exec(db, "SAVEPOINT serve_dry", NULL, NULL, NULL) != SQLITE_OK) {
         *out = store_status(500, "InternalError", "the world refused a savepoint: %s",
                             sqlite3_errmsg(db));
@@ -28,16 +29,16 @@ int serve_dry_run(serve_server *s, const rs_req *req, cJSON **out)
     int status = 500;
     switch (req->op) {
     case RS_OP_KUBE_CREATE:
-        status = store_create(db, req->kind, req->ns, req->body, out);
+        status = store_create(st, req->kind, req->ns, req->body, out);
         break;
     case RS_OP_KUBE_PATCH:
-        status = store_patch(db, req->kind, req->ns, req->name, req->patch_type, req->body, out);
+        status = store_patch(st, req->kind, req->ns, req->name, req->patch_type, req->body, out);
         break;
     case RS_OP_KUBE_DELETE:
-        status = store_delete(db, req->kind, req->ns, req->name, out);
+        status = store_delete(st, req->kind, req->ns, req->name, out);
         break;
     case RS_OP_KUBE_EVICT:
-        status = store_get(db, "Pod", req->ns, req->name, out);
+        status = store_get(st, "Pod", req->ns, req->name, out);
         if (status == 200) {
             cred_json_wipe_delete(*out);
             *out = store_status(201, "", "%s", "");
@@ -51,5 +52,6 @@ int serve_dry_run(serve_server *s, const rs_req *req, cJSON **out)
     }
     sqlite3_exec(db, "ROLLBACK TO serve_dry", NULL, NULL, NULL);
     sqlite3_exec(db, "RELEASE serve_dry", NULL, NULL, NULL);
+    store_forget(st); /* what the dry run wrote is gone from the rows */
     return status;
 }

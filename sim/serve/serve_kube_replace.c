@@ -101,7 +101,7 @@ void serve_kube_replace(serve_server *s, const serve_http *h, const kube_target 
     const cJSON *want_rv = cJSON_GetObjectItemCaseSensitive(bmd, "resourceVersion");
     if (want_rv && !(cJSON_IsString(want_rv) && want_rv->valuestring[0])) want_rv = NULL;
     cJSON *current = NULL;
-    int got = store_get(sim_world_db(s->w), t->kind, t->ns, t->name, &current);
+    int got = store_get(sim_world_store(s->w), t->kind, t->ns, t->name, &current);
     rs_req req = {.op = RS_OP_KUBE_PATCH,
                   .patch_type = RS_PATCH_MERGE,
                   .kind = t->kind,

@@ -155,7 +155,7 @@ static void watch_on_change(const store_event *ev, void *arg)
 static void watch_catch_up(serve_watch *w)
 {
     sqlite3 *db = sim_world_db(w->s->w);
-    long long upto = store_revision(db);
+    long long upto = store_revision(sim_world_store(w->s->w));
     for (;;) {
         int n = store_watch_events(db, w->kind, w->rev, WATCH_BATCH, watch_on_change, w);
         if (n < WATCH_BATCH) break;
@@ -315,14 +315,14 @@ void serve_watch_open(serve_server *s, const serve_http *h, const char *kind, co
     if (initial) {
         /* The current objects first, as ADDED (the list the client missed). */
         cJSON *list = NULL;
-        int code = store_list(db, kind, w->ns, serve_arg(h, "labelSelector"),
+        int code = store_list(sim_world_store(s->w), kind, w->ns, serve_arg(h, "labelSelector"),
                               serve_arg(h, "fieldSelector"), &list);
         if (code != 200) {
             serve_watch_free(w);
             serve_answer_json(a, code, list);
             return;
         }
-        w->rev = store_revision(db);
+        w->rev = store_revision(sim_world_store(s->w));
         cJSON *item;
         cJSON_ArrayForEach(item, cJSON_GetObjectItemCaseSensitive(list, "items"))
         {

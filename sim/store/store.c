@@ -139,7 +139,7 @@ static cJSON *store_canonical_copy(const cJSON *obj)
 
 /* ---- Reads -------------------------------------------------------------- */
 
-int store_get(sqlite3 *db, const char *kind, const char *ns, const char *name, cJSON **out)
+int store_get(store *db, const char *kind, const char *ns, const char *name, cJSON **out)
 {
     *out = NULL;
     const store_kind_info *ki = store_kind_find(kind);
@@ -152,7 +152,31 @@ int store_get(sqlite3 *db, const char *kind, const char *ns, const char *name, c
     return 200;
 }
 
-int store_list(sqlite3 *db, const char *kind, const char *ns, const char *label_selector,
+/* store_list's scan: the objects its selectors keep. */
+typedef struct store_list_acc {
+    const store_selector *labels, *fields;
+    cJSON *items;
+} store_list_acc;
+
+static void store_list_take(const cJSON *obj, void *arg)
+{
+    store_list_acc *acc = arg;
+    if (store_selector_match(acc->labels, obj) && store_selector_match(acc->fields, obj))
+        cJSON_AddItemToArray(acc->items, cJSON_Duplicate(obj, true));
+}
+
+const cJSON *store_lookup(store *db, const char *kind, const char *ns, const char *name,
+                          cJSON **hold)
+{
+    *hold = NULL;
+    const store_kind_info *ki = store_kind_find(kind);
+    const cJSON *obj = NULL;
+    if (!ki || store_peek(db, kind, store_ns(ki, ns), name ? name : "", &obj, hold) != SQLITE_OK)
+        return NULL;
+    return obj;
+}
+
+int store_list(store *db, const char *kind, const char *ns, const char *label_selector,
                const char *field_selector, cJSON **out)
 {
     *out = NULL;
@@ -167,31 +191,15 @@ int store_list(sqlite3 *db, const char *kind, const char *ns, const char *label_
         store_selector_free(fields);
         return store_bad_request(out, why);
     }
-    const char *want_ns = store_ns(ki, ns);
-    sqlite3_stmt *st = NULL;
-    /* The primary key (kind, ns, name) orders rows bytewise (BINARY collation). */
-    int rc = sqlite3_prepare_v2(db,
-                                "SELECT body FROM objects WHERE kind = ?1 AND (?2 = '' OR ns = ?2) "
-                                "ORDER BY ns, name",
-                                -1, &st, NULL);
-    if (rc == SQLITE_OK) rc = sqlite3_bind_text(st, 1, kind, -1, SQLITE_STATIC);
-    if (rc == SQLITE_OK) rc = sqlite3_bind_text(st, 2, want_ns, -1, SQLITE_STATIC);
-    cJSON *items = cJSON_CreateArray();
-    while (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-        cJSON *obj = cJSON_Parse((const char *)sqlite3_column_text(st, 0));
-        rc = obj ? SQLITE_OK : SQLITE_CORRUPT;
-        if (obj && store_selector_match(labels, obj) && store_selector_match(fields, obj))
-            cJSON_AddItemToArray(items, obj);
-        else
-            cJSON_Delete(obj);
-    }
-    sqlite3_finalize(st);
+    store_list_acc acc = {.labels = labels, .fields = fields, .items = cJSON_CreateArray()};
+    int rc = store_scan(db, kind, store_ns(ki, ns), store_list_take, &acc);
     store_selector_free(labels);
     store_selector_free(fields);
-    if (rc != SQLITE_DONE) {
-        cJSON_Delete(items);
+    if (rc != SQLITE_OK) {
+        cJSON_Delete(acc.items);
         return store_internal(out, db);
     }
+    cJSON *items = acc.items;
     cJSON *list = cJSON_CreateObject();
     char list_kind[64], rv[32];
     snprintf(list_kind, sizeof list_kind, "%sList", ki->kind);
@@ -206,7 +214,7 @@ int store_list(sqlite3 *db, const char *kind, const char *ns, const char *label_
 
 /* ---- Writes ------------------------------------------------------------- */
 
-int store_create(sqlite3 *db, const char *kind, const char *ns, const cJSON *obj, cJSON **out)
+int store_create(store *db, const char *kind, const char *ns, const cJSON *obj, cJSON **out)
 {
     *out = NULL;
     const store_kind_info *ki = store_kind_find(kind);
@@ -226,10 +234,11 @@ int store_create(sqlite3 *db, const char *kind, const char *ns, const cJSON *obj
         return store_bad_request(out, "the namespace of the provided object does not match the "
                                       "namespace sent on the request");
     if (store_tx_begin(db) != SQLITE_OK) return store_internal(out, db);
-    cJSON *existing = NULL;
+    const cJSON *existing = NULL;
+    cJSON *hold = NULL;
     long long rev = 0;
     int code = 201;
-    if (store_load(db, kind, want_ns, name, &existing) != SQLITE_OK) {
+    if (store_peek(db, kind, want_ns, name, &existing, &hold) != SQLITE_OK) {
         code = store_internal(out, db);
     } else if (existing) {
         char msg[384];
@@ -240,7 +249,7 @@ int store_create(sqlite3 *db, const char *kind, const char *ns, const cJSON *obj
     } else {
         char uid[48], created[32];
         store_uid(rev, uid, sizeof uid);
-        store_now_text(db, created);
+        store_now_text(store_db(db), created);
         cJSON *body = store_canonical_copy(obj);
         store_stamp(body, ki, want_ns, name, uid, rev, 1, created);
         int refused = store_admit(ki, name, body, out);
@@ -254,7 +263,7 @@ int store_create(sqlite3 *db, const char *kind, const char *ns, const cJSON *obj
             *out = body;
         }
     }
-    cJSON_Delete(existing);
+    cJSON_Delete(hold);
     store_tx_end(db, code == 201);
     return code;
 }
@@ -284,8 +293,9 @@ static int store_check_identity(const store_kind_info *ki, const char *ns, const
 
 /* The one place an update is decided: identity kept, and a new revision
  * taken only when the stamped candidate differs from what is stored.
- * Consumes cand. */
-static int store_commit_update(sqlite3 *db, const store_kind_info *ki, const char *ns,
+ * Consumes cand. old may be the store's own parsed copy: it is not used
+ * once the write is made. */
+static int store_commit_update(store *db, const store_kind_info *ki, const char *ns,
                                const char *name, const cJSON *old, cJSON *cand, cJSON **out)
 {
     if (!cJSON_IsObject(cand)) {
@@ -333,7 +343,7 @@ static int store_commit_update(sqlite3 *db, const store_kind_info *ki, const cha
     return code;
 }
 
-int store_replace(sqlite3 *db, const char *kind, const char *ns, const char *name, const cJSON *obj,
+int store_replace(store *db, const char *kind, const char *ns, const char *name, const cJSON *obj,
                   cJSON **out)
 {
     *out = NULL;
@@ -350,11 +360,13 @@ int store_replace(sqlite3 *db, const char *kind, const char *ns, const char *nam
     if (!ki->cluster_scoped && ons && strcmp(ons, want_ns) != 0)
         return store_bad_request(out, "the namespace of the provided object does not match the "
                                       "namespace sent on the request");
-    cJSON *old = NULL;
-    if (store_load(db, kind, want_ns, name, &old) != SQLITE_OK) return store_internal(out, db);
+    const cJSON *old = NULL;
+    cJSON *hold = NULL;
+    if (store_peek(db, kind, want_ns, name, &old, &hold) != SQLITE_OK)
+        return store_internal(out, db);
     if (!old) return store_not_found(out, ki, name);
     int code = store_commit_update(db, ki, want_ns, name, old, cJSON_Duplicate(obj, true), out);
-    cJSON_Delete(old);
+    cJSON_Delete(hold);
     return code;
 }
 
@@ -390,7 +402,7 @@ static int store_patch_apply(const store_kind_info *ki, const char *name, const 
                                   "strategic merge)");
 }
 
-int store_patch(sqlite3 *db, const char *kind, const char *ns, const char *name, rs_patch_type type,
+int store_patch(store *db, const char *kind, const char *ns, const char *name, rs_patch_type type,
                 const cJSON *patch, cJSON **out)
 {
     *out = NULL;
@@ -398,17 +410,19 @@ int store_patch(sqlite3 *db, const char *kind, const char *ns, const char *name,
     if (!ki) return store_unknown_kind(out, kind);
     const char *want_ns = store_ns(ki, ns);
     name = name ? name : "";
-    cJSON *old = NULL;
-    if (store_load(db, kind, want_ns, name, &old) != SQLITE_OK) return store_internal(out, db);
+    const cJSON *old = NULL;
+    cJSON *hold = NULL;
+    if (store_peek(db, kind, want_ns, name, &old, &hold) != SQLITE_OK)
+        return store_internal(out, db);
     if (!old) return store_not_found(out, ki, name);
     cJSON *cand = NULL;
     int code = store_patch_apply(ki, name, old, type, patch, &cand, out);
     if (code == 0) code = store_commit_update(db, ki, want_ns, name, old, cand, out);
-    cJSON_Delete(old);
+    cJSON_Delete(hold);
     return code;
 }
 
-int store_delete(sqlite3 *db, const char *kind, const char *ns, const char *name, cJSON **out)
+int store_delete(store *db, const char *kind, const char *ns, const char *name, cJSON **out)
 {
     *out = NULL;
     const store_kind_info *ki = store_kind_find(kind);

@@ -24,29 +24,52 @@
 #include <cjson/cJSON.h>
 #include <sqlite3.h>
 
+/* The store over one SQLite connection: the connection (borrowed) and its
+ * statements, each prepared once for the connection's life (a statement
+ * parsed again on every call was a third of a sim run's time). */
+typedef struct store store;
+
 /* Creates the store's tables if absent (idempotent). Returns 0 or an SQLite code. */
 int store_init(sqlite3 *db);
+/* A store over db, whose tables store_init made. store_close finalizes its
+ * statements and must come before sqlite3_close(db). */
+store *store_open(sqlite3 *db);
+void store_close(store *s);
+sqlite3 *store_db(store *s);
+/* This process owns the connection (an in-memory world nobody else can
+ * open): objects and the revision are kept parsed beside their rows and
+ * read from there (store_cache.c). Only the store may then change its
+ * tables; a caller that rolls back a savepoint of its own around store
+ * writes calls store_forget after. */
+void store_cache_on(store *s);
+void store_forget(store *s);
 
 /* All return an HTTP status; *out receives the object (or list, or Status). */
-int store_get(sqlite3 *db, const char *kind, const char *ns, const char *name, cJSON **out);
+int store_get(store *db, const char *kind, const char *ns, const char *name, cJSON **out);
 /* ns NULL/"" lists across all namespaces. Selectors as kubectl passes them:
  * label "a=b,c!=d,e,!f" (also "in (...)"/"notin (...)"); field
  * "metadata.name=x,metadata.namespace=y,spec.unschedulable=true" (any dotted
  * path, = / == / !=). Result: {"kind":"<Kind>List","apiVersion":..,
  * "metadata":{"resourceVersion":"<global>"},"items":[...]} sorted by ns, name. */
-int store_list(sqlite3 *db, const char *kind, const char *ns, const char *label_selector,
+int store_list(store *db, const char *kind, const char *ns, const char *label_selector,
                const char *field_selector, cJSON **out);
 /* obj must carry metadata.name; its namespace comes from ns. 201 on success. */
-int store_create(sqlite3 *db, const char *kind, const char *ns, const cJSON *obj, cJSON **out);
+int store_create(store *db, const char *kind, const char *ns, const cJSON *obj, cJSON **out);
 /* PUT: 409 if obj carries a resourceVersion other than the current one. */
-int store_replace(sqlite3 *db, const char *kind, const char *ns, const char *name, const cJSON *obj,
+int store_replace(store *db, const char *kind, const char *ns, const char *name, const cJSON *obj,
                   cJSON **out);
-int store_patch(sqlite3 *db, const char *kind, const char *ns, const char *name, rs_patch_type type,
+int store_patch(store *db, const char *kind, const char *ns, const char *name, rs_patch_type type,
                 const cJSON *patch, cJSON **out);
-int store_delete(sqlite3 *db, const char *kind, const char *ns, const char *name, cJSON **out);
+int store_delete(store *db, const char *kind, const char *ns, const char *name, cJSON **out);
+
+/* store_get for a reader that only looks: the object borrowed from the
+ * store's parsed copy (valid until the store next changes), or loaded into
+ * *hold, which the caller frees; NULL when absent or on an error. */
+const cJSON *store_lookup(store *db, const char *kind, const char *ns, const char *name,
+                          cJSON **hold);
 
 /* The current global revision. */
-long long store_revision(sqlite3 *db);
+long long store_revision(store *db);
 
 /* The store's clock (ms of the world's virtual time), set by the world as
  * its clock moves: a create stamps metadata.creationTimestamp from it, as

@@ -51,22 +51,45 @@ int store_admit_name(const store_kind_info *ki, const char *name, cJSON **out);
  * total, an object over etcd's 1.5 MiB). 0, or the failure code with *out
  * set. */
 int store_admit(const store_kind_info *ki, const char *name, cJSON *obj, cJSON **out);
-int store_internal(cJSON **out, sqlite3 *db);
+int store_internal(cJSON **out, store *db);
+
+/* ---- store_cache.c: parsed objects by (kind, ns, name) ---- */
+typedef struct store_cache store_cache;
+store_cache *store_cache_new(void);
+void store_cache_free(store_cache *c);
+void store_cache_clear(store_cache *c);
+/* The kept object (borrowed, valid until the next change), or NULL. */
+const cJSON *store_cache_get(store_cache *c, const char *kind, const char *ns, const char *name);
+/* Keeps obj (consumed) as the object's parse; an object whose text would
+ * not parse back to it is not kept (and any older one dropped). */
+void store_cache_put(store_cache *c, const char *kind, const char *ns, const char *name,
+                     cJSON *obj);
+void store_cache_drop(store_cache *c, const char *kind, const char *ns, const char *name);
 
 /* ---- store_row.c (SQLite result codes) ---- */
 
 /* Takes the next global revision. */
-int store_bump(sqlite3 *db, long long *rev);
+int store_bump(store *db, long long *rev);
 /* Reads one object: SQLITE_OK with *obj NULL when it does not exist. */
-int store_load(sqlite3 *db, const char *kind, const char *ns, const char *name, cJSON **obj);
+int store_load(store *db, const char *kind, const char *ns, const char *name, cJSON **obj);
+/* store_load without a copy when the store keeps the object parsed: *obj
+ * borrowed, valid until the store next changes; otherwise loaded into *hold
+ * (*obj == *hold), which the caller frees. */
+int store_peek(store *db, const char *kind, const char *ns, const char *name, const cJSON **obj,
+               cJSON **hold);
+/* Every object of kind in ns ("" for every namespace), sorted by ns then
+ * name, parsed and shown to fn (borrowed: fn copies what it keeps).
+ * SQLITE_OK or the error. */
+typedef void (*store_scan_fn)(const cJSON *obj, void *arg);
+int store_scan(store *db, const char *kind, const char *ns, store_scan_fn fn, void *arg);
 /* metadata.<key> when it is a string, else NULL. */
 const char *store_meta_str(const cJSON *obj, const char *key);
-int store_write(sqlite3 *db, const char *kind, const char *ns, const char *name, const cJSON *obj,
+int store_write(store *db, const char *kind, const char *ns, const char *name, const cJSON *obj,
                 long long rev);
-int store_erase(sqlite3 *db, const char *kind, const char *ns, const char *name);
+int store_erase(store *db, const char *kind, const char *ns, const char *name);
 /* A write either lands whole or not at all; a SAVEPOINT nests inside a
  * transaction the world may already hold. */
-int store_tx_begin(sqlite3 *db);
-void store_tx_end(sqlite3 *db, bool commit);
+int store_tx_begin(store *db);
+void store_tx_end(store *db, bool commit);
 
 #endif

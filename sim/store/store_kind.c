@@ -144,9 +144,9 @@ int store_bad_request(cJSON **out, const char *why)
     return 400;
 }
 
-int store_internal(cJSON **out, sqlite3 *db)
+int store_internal(cJSON **out, store *db)
 {
     *out = store_status(500, "InternalError", "the sim's object store failed in SQLite: %s",
-                        sqlite3_errmsg(db));
+                        sqlite3_errmsg(store_db(db)));
     return 500;
 }

@@ -155,9 +155,9 @@ static void sweep_plans(sw_run_state *st, size_t run, sw_base *b);
  * made once (they run fault-free, judged), not replayed per plan. */
 static void sweep_run(sw_run_state *st, size_t run)
 {
-    sqlite3 *base = st->ctx.image;
+    sim_world *base = st->ctx.image;
     cJSON *before = cJSON_CreateArray();
-    sqlite3 *pre = run ? sw_image_before(&st->ctx, run, before) : NULL;
+    sim_world *pre = run ? sw_image_before(&st->ctx, run, before) : NULL;
     sw_base b;
     if (run && !pre) {
         memset(&b, 0, sizeof b);
@@ -181,7 +181,7 @@ static void sweep_run(sw_run_state *st, size_t run)
     sw_base_free(&b);
     st->ctx.image = base;
     st->ctx.first_run = 0;
-    sqlite3_close(pre);
+    sim_world_close(pre);
 }
 
 static void sweep_plans(sw_run_state *st, size_t run, sw_base *bp)
@@ -292,7 +292,7 @@ int sweep_main(const sweep_opts *o)
         rc = usage("--run %s: the scenario has no run of that name", o->run);
     else if (o->mode == SWEEP_PLAN && !sw_plan_parse(o->plan, &menu, &check, why, sizeof why))
         rc = usage("--plan: %s", why);
-    sqlite3 *image = NULL;
+    sim_world *image = NULL;
     if (rc == RS_OK && sw_image_build(sc, &image, &e) != RS_OK) {
         char *msg = out_escape(e.msg, false);
         fprintf(stderr, "reassert sweep: %s\n", msg);
@@ -326,7 +326,7 @@ int sweep_main(const sweep_opts *o)
     double wall_s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
     if (o->emit && !st.emitted) sw_report_note(st.rep, "no plan failed; no scenario written");
     bool ok = sw_report_finish(st.rep, wall_s);
-    sqlite3_close(image);
+    sim_world_close(image);
     sw_menu_free(&menu);
     sc_free(sc);
     if (!ok) return RS_FAILED;

@@ -5,9 +5,10 @@
  *
  * A plan is a handful of faults placed on the calls of one run, each named
  * by its index in that run's fault-free call log ("57:crash",
- * "12:fail=503", "30:perturb=lease-take"). Every plan runs on a copy of one
- * world image built once per scenario (SQLite's backup API), its runs in
- * forked children exactly as `reassert sim` runs them, and is judged on the
+ * "12:fail=503", "30:perturb=lease-take"). Every plan runs on an in-memory
+ * copy of one world image built once per scenario, its runs exactly as
+ * `reassert sim` runs them (a run a `crash` fault may end in a forked
+ * child), and is judged on the
  * world it leaves: the §6 invariants of every run, then the end state —
  * converged, or failed closed naming every fence still held and the
  * `reassert --fences` command — never silently wrong. Same scenario, same

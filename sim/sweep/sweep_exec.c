@@ -2,9 +2,8 @@
  * sweep_exec.c — one plan, start to verdict.
  *
  * The scenario's world is built once and kept in memory; each plan starts
- * from a copy of it written by SQLite's backup API into the plan's private
- * directory (a world build replays the preset's hundreds of objects; a copy
- * is one pass over the pages). The runs before the chosen one run as
+ * from an in-memory copy of it (a world build replays the preset's hundreds
+ * of objects; a copy is one pass over the pages). The runs before the chosen one run as
  * written, the chosen one with the plan's faults, then — for crash and
  * swarm plans — `--recover-fences` when a fence still names it and the same
  * run again without faults. Every run is judged by the §6 invariants; the
@@ -33,53 +32,15 @@ static int rm_entry(const char *path, const struct stat *sb, int flag, struct FT
     return remove(path);
 }
 
-static rs_code copy_db(sqlite3 *from, sqlite3 *to, rs_err *e)
+rs_code sw_image_build(const sc_scenario *sc, sim_world **image, rs_err *e)
 {
-    sqlite3_backup *bk = sqlite3_backup_init(to, "main", from, "main");
-    int rc = bk ? sqlite3_backup_step(bk, -1) : sqlite3_errcode(to);
-    if (bk) sqlite3_backup_finish(bk);
-    if (rc != SQLITE_DONE)
-        return rs_fail(e, RS_FAILED, "copying the world image failed: %s", sqlite3_errmsg(to));
-    return RS_OK;
-}
-
-rs_code sw_image_build(const sc_scenario *sc, sqlite3 **image, rs_err *e)
-{
-    *image = NULL;
-    char tmp[] = "/tmp/reassert-sweep-XXXXXX";
-    if (!mkdtemp(tmp)) return rs_fail(e, RS_FAILED, "cannot create a temporary directory");
-    char db[64];
-    snprintf(db, sizeof db, "%s/world.db", tmp);
-    rs_code c = sim_world_build(db, sc, e);
-    if (c == RS_OK) { /* a reference to nothing is bad data, found before any plan */
-        sim_world *w = NULL;
-        c = sim_world_open(db, &w, e);
-        if (c == RS_OK) c = sim_world_resolve_refs(w, sc, e);
-        sim_world_close(w);
+    rs_code c = sim_world_build_mem(sc, image, NULL, NULL, e);
+    /* a reference to nothing is bad data, found before any plan */
+    if (c == RS_OK) c = sim_world_resolve_refs(*image, sc, e);
+    if (c != RS_OK) {
+        sim_world_close(*image);
+        *image = NULL;
     }
-    sqlite3 *file = NULL, *mem = NULL;
-    if (c == RS_OK &&
-        (sqlite3_open(db, &file) != SQLITE_OK || sqlite3_open(":memory:", &mem) != SQLITE_OK))
-        c = rs_fail(e, RS_FAILED, "opening the world image failed");
-    if (c == RS_OK) c = copy_db(file, mem, e);
-    sqlite3_close(file);
-    if (c == RS_OK)
-        *image = mem;
-    else
-        sqlite3_close(mem);
-    nftw(tmp, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
-    return c;
-}
-
-static rs_code image_restore(sqlite3 *image, const char *db, rs_err *e)
-{
-    sqlite3 *to = NULL;
-    if (sqlite3_open(db, &to) != SQLITE_OK) {
-        sqlite3_close(to);
-        return rs_fail(e, RS_FAILED, "creating the plan's world %s failed", db);
-    }
-    rs_code c = copy_db(image, to, e);
-    sqlite3_close(to);
     return c;
 }
 
@@ -119,7 +80,7 @@ static int node_exit(const cJSON *node)
 
 /* The end state of the last run: converged, or failed closed naming every
  * fence still held (by anyone) and `reassert --fences`. */
-static void judge_end(const char *db, const cJSON *node, sw_outcome *o)
+static void judge_end(sim_world *w, const cJSON *node, sw_outcome *o)
 {
     int code = node_exit(node);
     const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(node, "name"));
@@ -146,13 +107,6 @@ static void judge_end(const char *db, const cJSON *node, sw_outcome *o)
         o->verdict = rs_xstrdup("failed closed before any cluster call");
         return;
     }
-    sim_world *w = NULL;
-    rs_err e;
-    rs_err_clear(&e);
-    if (sim_world_open(db, &w, &e) != RS_OK) {
-        fail(o, "%s: %s", name, e.msg);
-        return;
-    }
     sw_held *held = NULL;
     size_t n = sw_fences_held(w, &held);
     /* The fences another run holds need not each be listed — `--fences`
@@ -170,7 +124,6 @@ static void judge_end(const char *db, const cJSON *node, sw_outcome *o)
              "to inspect them (`reassert --fences`)",
              name, n);
     sw_held_free(held, n);
-    sim_world_close(w);
 }
 
 static bool write_op(const char *op)
@@ -183,12 +136,8 @@ static bool write_op(const char *op)
     return false;
 }
 
-static void read_calls(const char *db, const char *run_name, sw_base *b)
+static void read_calls(sim_world *w, const char *run_name, sw_base *b)
 {
-    sim_world *w = NULL;
-    rs_err e;
-    rs_err_clear(&e);
-    if (sim_world_open(db, &w, &e) != RS_OK) return;
     sqlite3_stmt *st = NULL;
     sqlite3_prepare_v2(sim_world_db(w),
                        "SELECT op, target FROM call_log WHERE run = ?1 ORDER BY seq", -1, &st,
@@ -208,7 +157,6 @@ static void read_calls(const char *db, const char *run_name, sw_base *b)
         b->n++;
     }
     sqlite3_finalize(st);
-    sim_world_close(w);
 }
 
 static void exec_plan(const sw_ctx *c, size_t run, const sw_plan *p, const sw_base *b,
@@ -222,11 +170,10 @@ static void exec_plan(const sw_ctx *c, size_t run, const sw_plan *p, const sw_ba
         o->verdict = rs_xstrdup("error");
         return;
     }
-    char db[64];
-    snprintf(db, sizeof db, "%s/world.db", tmp);
     rs_err e;
     rs_err_clear(&e);
-    if (image_restore(c->image, db, &e) != RS_OK) {
+    sim_world *w = NULL;
+    if (sim_world_clone(c->image, &w, &e) != RS_OK) {
         fail(o, "%s", e.msg);
         o->verdict = rs_xstrdup("error");
         nftw(tmp, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
@@ -236,7 +183,7 @@ static void exec_plan(const sw_ctx *c, size_t run, const sw_plan *p, const sw_ba
                       .strategy = c->strategy,
                       .expect_as = c->expect_as,
                       .tmp = tmp,
-                      .db = db,
+                      .world = w,
                       .run_fn = c->run_fn};
     for (size_t r = c->first_run; r < run; r++)
         cJSON_Delete(run_judged(&rc, &c->sc->runs[r], o));
@@ -245,7 +192,7 @@ static void exec_plan(const sw_ctx *c, size_t run, const sw_plan *p, const sw_ba
     cJSON *last = run_judged(&rc, target, o);
     sw_run_free(target);
     o->exit = node_exit(last);
-    if (log_out) read_calls(db, orig->name, log_out);
+    if (log_out) read_calls(w, orig->name, log_out);
     /* A fault that never fires is a failure, never a pass (DESIGN §5, §5.1):
      * a --plan whose call is past the end of the run — a
      * reproducer whose call log shifted after a core change — says so. */
@@ -258,13 +205,8 @@ static void exec_plan(const sw_ctx *c, size_t run, const sw_plan *p, const sw_ba
     if (expect_crash && o->exit != SW_CRASH_EXIT)
         fail(o, "%s: the crash was never reached (exit %d)", orig->name, o->exit);
     if (follow_up) {
-        sim_world *w = NULL;
         sw_held *held = NULL;
-        size_t n = 0;
-        if (sim_world_open(db, &w, &e) == RS_OK) {
-            n = sw_fences_held(w, &held);
-            sim_world_close(w);
-        }
+        size_t n = sw_fences_held(w, &held);
         if (sw_held_by_run(held, n, orig->name)) {
             sc_run *rec = sw_run_follow(orig, "recover", orig->name);
             o->recovered = true;
@@ -283,8 +225,9 @@ static void exec_plan(const sw_ctx *c, size_t run, const sw_plan *p, const sw_ba
         last = run_judged(&again_rc, again, o);
         sw_run_free(again);
     }
-    judge_end(db, last, o);
+    judge_end(w, last, o);
     cJSON_Delete(last);
+    sim_world_close(w);
     o->passed = cJSON_GetArraySize(o->failures) == 0;
     nftw(tmp, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
 }
@@ -295,48 +238,32 @@ void sw_exec(const sw_ctx *c, size_t run, const sw_plan *p, const sw_base *b, bo
     exec_plan(c, run, p, b, follow_up, expect_crash, o, NULL);
 }
 
-sqlite3 *sw_image_before(const sw_ctx *c, size_t run, cJSON *failures)
+sim_world *sw_image_before(const sw_ctx *c, size_t run, cJSON *failures)
 {
     sw_outcome o = {.failures = cJSON_CreateArray()};
     char tmp[] = "/tmp/reassert-sweep-XXXXXX";
-    sqlite3 *file = NULL, *mem = NULL;
-    char db[64];
+    sim_world *w = NULL;
     rs_err e;
     rs_err_clear(&e);
-    bool ok = mkdtemp(tmp) != NULL;
-    if (!ok) fail(&o, "cannot create a temporary directory");
-    if (ok) {
-        snprintf(db, sizeof db, "%s/world.db", tmp);
-        ok = image_restore(c->image, db, &e) == RS_OK;
-        if (!ok) fail(&o, "%s", e.msg);
-    }
-    if (ok) {
+    bool made = mkdtemp(tmp) != NULL;
+    if (!made) fail(&o, "cannot create a temporary directory");
+    if (made && sim_world_clone(c->image, &w, &e) != RS_OK) fail(&o, "%s", e.msg);
+    if (w) {
         sim_run_ctx rc = {.sc = c->sc,
                           .strategy = c->strategy,
                           .expect_as = c->expect_as,
                           .tmp = tmp,
-                          .db = db,
+                          .world = w,
                           .run_fn = c->run_fn};
         for (size_t r = c->first_run; r < run; r++)
             cJSON_Delete(run_judged(&rc, &c->sc->runs[r], &o));
-        ok = sqlite3_open(db, &file) == SQLITE_OK && sqlite3_open(":memory:", &mem) == SQLITE_OK &&
-             copy_db(file, mem, &e) == RS_OK;
-        if (!ok)
-            fail(&o, "keeping the world after the earlier runs failed%s%s", e.msg[0] ? ": " : "",
-                 e.msg);
-        sqlite3_close(file);
-    }
-    if (!ok) {
-        sqlite3_close(mem);
-        mem = NULL;
     }
     const cJSON *f;
     cJSON_ArrayForEach(f, o.failures)
         cJSON_AddItemToArray(failures, cJSON_CreateString(cJSON_GetStringValue(f)));
     sw_outcome_free(&o);
-    if (tmp[0] && strcmp(tmp, "/tmp/reassert-sweep-XXXXXX") != 0)
-        nftw(tmp, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
-    return mem;
+    if (made) nftw(tmp, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
+    return w;
 }
 
 void sw_baseline(const sw_ctx *c, size_t run, sw_base *b)

@@ -42,7 +42,7 @@ size_t sw_fences_held(sim_world *w, sw_held **out)
     held_policy(w, c->parent_ns, c->parent_name, c->ann.parent_owner, &v, &n);
     held_policy(w, c->child_ns, c->child_name, c->ann.child_owner, &v, &n);
     cJSON *list = NULL;
-    if (store_list(w->db, "Node", NULL, NULL, NULL, &list) == 200) {
+    if (store_list(w->st, "Node", NULL, NULL, NULL, &list) == 200) {
         const cJSON *node;
         cJSON_ArrayForEach(node, cJSON_GetObjectItemCaseSensitive(list, "items"))
         {

@@ -109,7 +109,7 @@ typedef struct sw_ctx {
     const rs_strategy *strategy;
     const char *expect_as;
     sim_run_fn run_fn;
-    sqlite3 *image; /* the world before run `first_run`, built once, in memory */
+    sim_world *image; /* the world before run `first_run`, built once, in memory */
     size_t first_run;
     const sw_menu *menu;
 } sw_ctx;
@@ -125,13 +125,13 @@ typedef struct sw_outcome {
 void sw_outcome_free(sw_outcome *o);
 
 /* Builds the scenario's world once into memory. */
-rs_code sw_image_build(const sc_scenario *sc, sqlite3 **image, rs_err *e);
+rs_code sw_image_build(const sc_scenario *sc, sim_world **image, rs_err *e);
 /* The world c->image would be after the runs from c->first_run up to (not
  * including) run, fault-free and judged: every plan of that run starts
  * from it instead of replaying the earlier runs. Their failures are added
  * to failures (strings). NULL when the image could not be made (failures
  * says why). */
-sqlite3 *sw_image_before(const sw_ctx *c, size_t run, cJSON *failures);
+sim_world *sw_image_before(const sw_ctx *c, size_t run, cJSON *failures);
 /* The run's fault-free execution and its call log. */
 void sw_baseline(const sw_ctx *c, size_t run, sw_base *b);
 /* Runs the runs before `run`, then `run` with the plan; with follow_up, a

@@ -82,7 +82,7 @@ static int simt_call_cost(simt_ctx *c, const rs_req *req, rs_resp *resp, int64_t
     if (f && f->effect == SC_FAULT_CRASH) {
         simt_log(c, req, 0, false);
         simw_commit(w);
-        _exit(SIMT_CRASH_EXIT);
+        simw_exit(w, SIMT_CRASH_EXIT);
     } else if (f && f->effect == SC_FAULT_FAIL) {
         status = f->fail_status;
         resp->body =

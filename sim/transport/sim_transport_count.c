@@ -175,7 +175,7 @@ void simt_see_rollout(simt_ctx *c, const rs_req *req, const rs_resp *resp)
  * re-evaluated only when the store moved (every ingredient is an object). */
 void simt_fence_check(simt_ctx *c)
 {
-    long long rev = store_revision(c->w->db);
+    long long rev = store_revision(c->w->st);
     if (rev == c->fence_rev) return;
     c->fence_rev = rev;
     char *ra = simw_meta_get(c->w, "run.restarted_at");
@@ -192,7 +192,7 @@ void simt_fence_check(simt_ctx *c)
  * Re-read only when the store moved. */
 void simt_held_refresh(simt_ctx *c)
 {
-    long long rev = store_revision(c->w->db);
+    long long rev = store_revision(c->w->st);
     if (rev == c->held_rev) return;
     c->held_rev = rev;
     c->held_mask = inv_fence_flags(c->w, c->run_name, &c->lease_held, &c->fences_held);

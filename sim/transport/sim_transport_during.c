@@ -15,28 +15,35 @@
 #include <string.h>
 
 /* A deleted object has no row left to show a new revision: the deletion
- * of the Lease is recorded by name, so a Lease another actor deleted is
- * judged as one another actor took (invariant 1's waiver (b)). Other
- * deletions stay unrecorded: invariant 2's waiver (c) is not widened. */
-static void note_lease_deleted(simt_ctx *c, const sc_event *ev)
+ * of a fence object — the Lease or either policy-fence Kustomization — is
+ * recorded by name, so a fence another actor deleted is judged as one
+ * another actor took (invariant 1's waiver (b)). Other deletions stay
+ * unrecorded: invariant 2's waiver (c) reads no fence object, so it is not
+ * widened. */
+static void note_fence_deleted(simt_ctx *c, const sc_event *ev)
 {
     if (strcmp(ev->kind, "kube.delete") != 0) return;
     const char *ref = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ev->args, "ref"));
+    if (!ref) return;
     const rs_config *cfg = &c->w->cfg;
-    char *lease = rs_xasprintf("Lease/%s/%s", cfg->lease_ns, cfg->lease_name);
-    if (ref && strcmp(ref, lease) == 0) {
+    char *fences[] = {rs_xasprintf("Lease/%s/%s", cfg->lease_ns, cfg->lease_name),
+                      rs_xasprintf("Kustomization/%s/%s", cfg->parent_ns, cfg->parent_name),
+                      rs_xasprintf("Kustomization/%s/%s", cfg->child_ns, cfg->child_name)};
+    for (size_t i = 0; i < sizeof fences / sizeof fences[0]; i++) {
+        if (strcmp(ref, fences[i]) != 0) continue;
         sqlite3_stmt *st = NULL;
         if (sqlite3_prepare_v2(c->w->db,
                                "INSERT INTO foreign_writes(run, ref, after_call)"
                                " SELECT ?1, ?2, (SELECT coalesce(max(seq), 0) FROM call_log)",
                                -1, &st, NULL) == SQLITE_OK) {
             sqlite3_bind_text(st, 1, c->run_name, -1, SQLITE_STATIC);
-            sqlite3_bind_text(st, 2, lease, -1, SQLITE_STATIC);
+            sqlite3_bind_text(st, 2, fences[i], -1, SQLITE_STATIC);
             sqlite3_step(st);
         }
         sqlite3_finalize(st);
     }
-    free(lease);
+    for (size_t i = 0; i < sizeof fences / sizeof fences[0]; i++)
+        free(fences[i]);
 }
 
 /* Remembers which objects another actor's event changed, and after which
@@ -58,7 +65,7 @@ static void note_foreign(simt_ctx *c, const sc_event *ev, long long rev_before)
     sqlite3_bind_int(st, 3, strncmp(ev->kind, "openbao.", 8) == 0);
     sqlite3_step(st);
     sqlite3_finalize(st);
-    note_lease_deleted(c, ev);
+    note_fence_deleted(c, ev);
 }
 
 /* A `check:` entry: the state checks, evaluated on the world as the core's
@@ -98,7 +105,7 @@ void simt_during(simt_ctx *c, const char *opname)
             continue;
         }
         rs_err e = {0};
-        long long rev = store_revision(c->w->db);
+        long long rev = store_revision(c->w->st);
         if (simw_apply_event(c->w, &d->action, &e) != RS_OK && !c->during_error[i])
             c->during_error[i] = rs_xstrdup(e.msg);
         note_foreign(c, &d->action, rev);

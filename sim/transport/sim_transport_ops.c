@@ -22,7 +22,7 @@ static bool is_node_patch(const rs_req *req)
 
 int simt_kube(sim_world *w, const char *run_name, const rs_req *req, rs_resp *resp, simt_effect *fx)
 {
-    sqlite3 *db = w->db;
+    store *db = w->st;
     bool tracked =
         simt_is_policy_object(w, req) || simt_is_controller(w, req) || is_node_patch(req);
     cJSON *before = tracked && req->name ? simw_get(w, req->kind, req->ns, req->name) : NULL;

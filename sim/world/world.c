@@ -119,118 +119,31 @@ void simw_exec(sim_world *w, const char *sql)
     if (sqlite3_exec(w->db, sql, NULL, NULL, NULL) != SQLITE_OK) simw_die(w, sql);
 }
 
-void simw_begin(sim_world *w)
-{
-    if (w->txn_depth++ == 0) simw_exec(w, "BEGIN IMMEDIATE");
-}
-
-void simw_commit(sim_world *w)
-{
-    if (w->txn_depth > 0 && --w->txn_depth == 0) simw_exec(w, "COMMIT");
-}
-
 char *simw_col_text(sqlite3_stmt *st, int col)
 {
     const unsigned char *t = sqlite3_column_text(st, col);
     return t ? rs_xstrdup((const char *)t) : NULL;
 }
 
-char *simw_meta_get(sim_world *w, const char *key)
-{
-    sqlite3_stmt *st = simw_stmt(w, "SELECT value FROM world_meta WHERE key = ?1");
-    sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
-    char *v = simw_step_row(w, st) ? simw_col_text(st, 0) : NULL;
-    sqlite3_reset(st);
-    return v;
-}
-
-void simw_meta_set(sim_world *w, const char *key, const char *value)
-{
-    sqlite3_stmt *st = simw_stmt(w, "INSERT INTO world_meta(key, value) VALUES(?1, ?2)"
-                                    " ON CONFLICT(key) DO UPDATE SET value = excluded.value");
-    sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 2, value, -1, SQLITE_STATIC);
-    simw_step_done(w, st);
-}
-
-int64_t simw_meta_int(sim_world *w, const char *key, int64_t dflt)
-{
-    char *v = simw_meta_get(w, key);
-    int64_t n = v ? strtoll(v, NULL, 10) : dflt;
-    free(v);
-    return n;
-}
-
-void simw_meta_set_int(sim_world *w, const char *key, int64_t value)
-{
-    char buf[32];
-    snprintf(buf, sizeof buf, "%lld", (long long)value);
-    simw_meta_set(w, key, buf);
-}
-
-int64_t simw_now(sim_world *w)
-{
-    return simw_meta_int(w, "clock_ms", 0);
-}
-
-/* The store stamps creationTimestamp from its own clock: the world's wall
- * clock, kept in step wherever the clock or its offset moves. */
-static void simw_store_clock(sim_world *w)
-{
-    store_set_now(w->db, simw_now(w) + simw_meta_int(w, "wall_offset_ms", SIMW_EPOCH_MS));
-}
-
-void simw_set_now(sim_world *w, int64_t ms)
-{
-    simw_meta_set_int(w, "clock_ms", ms);
-    simw_store_clock(w);
-}
-
-/* One epoch (issue: a core clock from 1970 against world stamps of 2026
- * made every real renewTime "in the future"): the world's stamps and the
- * core's clock both read simw_wall. The offset is a row, like the clock, so
- * a forked run's clock step survives it. */
-int64_t simw_wall(sim_world *w)
-{
-    return simw_now(w) + simw_meta_int(w, "wall_offset_ms", SIMW_EPOCH_MS);
-}
-
-int64_t simw_wall_start(sim_world *w)
-{
-    return simw_meta_int(w, "wall_start_ms", SIMW_EPOCH_MS);
-}
-
-bool simw_wall_step(sim_world *w, int64_t delta_ms)
-{
-    int64_t wall = simw_wall(w);
-    if (delta_ms < -wall || delta_ms > SIMW_WALL_MAX_MS - wall) return false;
-    simw_meta_set_int(w, "wall_offset_ms",
-                      simw_meta_int(w, "wall_offset_ms", SIMW_EPOCH_MS) + delta_ms);
-    simw_store_clock(w);
-    return true;
-}
-
-void simw_clocks_set(sim_world *w, int64_t clock_ms, int64_t wall_start_ms)
-{
-    simw_set_now(w, clock_ms);
-    simw_meta_set_int(w, "wall_offset_ms", wall_start_ms - clock_ms);
-    simw_meta_set_int(w, "wall_start_ms", wall_start_ms);
-    simw_store_clock(w);
-}
-
 int simw_merge(sim_world *w, const char *kind, const char *ns, const char *name, cJSON *patch)
 {
     cJSON *out = NULL;
-    int status = store_patch(w->db, kind, ns, name, RS_PATCH_MERGE, patch, &out);
+    int status = store_patch(w->st, kind, ns, name, RS_PATCH_MERGE, patch, &out);
     cJSON_Delete(out);
     cJSON_Delete(patch);
     return status;
 }
 
+const cJSON *simw_peek(sim_world *w, const char *kind, const char *ns, const char *name,
+                       cJSON **hold)
+{
+    return store_lookup(w->st, kind, ns, name, hold);
+}
+
 cJSON *simw_get(sim_world *w, const char *kind, const char *ns, const char *name)
 {
     cJSON *out = NULL;
-    int status = store_get(w->db, kind, ns, name, &out);
+    int status = store_get(w->st, kind, ns, name, &out);
     if (status == 200) return out;
     cJSON_Delete(out);
     return NULL;
@@ -238,20 +151,24 @@ cJSON *simw_get(sim_world *w, const char *kind, const char *ns, const char *name
 
 /* ---- lifecycle ---- */
 
-static void world_free(sim_world *w)
+void simw_free(sim_world *w)
 {
     if (!w) return;
     for (size_t i = 0; i < w->n_stmt; i++)
         sqlite3_finalize(w->stmt[i]);
+    store_close(w->st);
     if (w->db) sqlite3_close(w->db);
     rs_config_free(&w->cfg);
+    simw_meta_forget(w);
+    free(w->handoff_path);
     free(w);
 }
 
 /* The core's view of this cluster: production names plus the fan-out
  * namespaces the world was built with. */
-static void world_load_config(sim_world *w)
+void simw_load_config(sim_world *w)
 {
+    rs_config_free(&w->cfg); /* a world just built holds its preset's */
     rs_config_defaults(&w->cfg);
     char *text = simw_meta_get(w, "cluster");
     cJSON *cluster = text ? cJSON_Parse(text) : NULL;
@@ -268,24 +185,30 @@ static void world_load_config(sim_world *w)
     cJSON_Delete(cluster);
 }
 
+/* db_path NULL: a world in memory (one process owns it for its life; no
+ * file, no locks, no journal on disk). */
 static rs_code world_connect(const char *db_path, int flags, sim_world **out, rs_err *e)
 {
     sim_world *w = rs_xcalloc(1, sizeof *w);
-    if (sqlite3_open_v2(db_path, &w->db, flags, NULL) != SQLITE_OK) {
-        rs_fail(e, RS_FAILED, "cannot open the sim world %s: %s", db_path,
+    const char *name = db_path ? db_path : ":memory:";
+    if (sqlite3_open_v2(name, &w->db, flags, NULL) != SQLITE_OK) {
+        rs_fail(e, RS_FAILED, "cannot open the sim world %s: %s", name,
                 w->db ? sqlite3_errmsg(w->db) : "out of memory");
-        world_free(w);
+        simw_free(w);
         return RS_FAILED;
     }
     sqlite3_busy_timeout(w->db, 5000);
-    /* WAL survives a child that _exit()s between calls; durability against
-     * power loss is irrelevant for a simulation, so no fsync (set first: the
-     * switch to WAL would otherwise sync a rollback journal four times). */
-    if (sqlite3_exec(w->db, "PRAGMA synchronous=OFF; PRAGMA journal_mode=WAL;", NULL, NULL, NULL) !=
-        SQLITE_OK) {
-        rs_fail(e, RS_FAILED, "cannot configure the sim world %s: %s", db_path,
-                sqlite3_errmsg(w->db));
-        world_free(w);
+    w->st = store_open(w->db);
+    w->mem = !db_path;
+    if (w->mem) store_cache_on(w->st);
+    /* A file: WAL survives a child that _exit()s between calls; durability
+     * against power loss is irrelevant for a simulation, so no fsync (set
+     * first: the switch to WAL would otherwise sync a rollback journal four
+     * times). In memory, the journal is in memory too. */
+    if (db_path && sqlite3_exec(w->db, "PRAGMA synchronous=OFF; PRAGMA journal_mode=WAL;", NULL,
+                                NULL, NULL) != SQLITE_OK) {
+        rs_fail(e, RS_FAILED, "cannot configure the sim world %s: %s", name, sqlite3_errmsg(w->db));
+        simw_free(w);
         return RS_FAILED;
     }
     *out = w;
@@ -303,16 +226,18 @@ static void world_unlink(const char *db_path)
 }
 
 rs_code simw_create(const char *db_path, const sim_world_desc *d, simw_overlay_fn overlay,
-                    void *ctx, rs_err *e)
+                    void *ctx, sim_world **keep, rs_err *e)
 {
-    world_unlink(db_path);
+    if (keep) *keep = NULL;
+    if (db_path) world_unlink(db_path);
+    const char *name = db_path ? db_path : "(in memory)";
     sim_world *w = NULL;
     rs_code rc = world_connect(db_path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, &w, e);
     if (rc != RS_OK) return rc;
     if (simw_schema_create(w->db) != SQLITE_OK) {
-        rc = rs_fail(e, RS_FAILED, "cannot create the sim world schema in %s: %s", db_path,
+        rc = rs_fail(e, RS_FAILED, "cannot create the sim world schema in %s: %s", name,
                      sqlite3_errmsg(w->db));
-        world_free(w);
+        simw_free(w);
         return rc;
     }
     simw_begin(w);
@@ -320,24 +245,31 @@ rs_code simw_create(const char *db_path, const sim_world_desc *d, simw_overlay_f
     if (rc == RS_OK && overlay) rc = overlay(w, ctx, e);
     if (rc != RS_OK) {
         simw_exec(w, "ROLLBACK");
-        world_free(w);
+        w->txn_open = false;
+        simw_free(w);
         return rc;
     }
     /* The controllers' bookkeeping starts from the objects as they are now
      * (an overlay's observed Kustomizations, say). */
     ctl_init(w);
     simw_commit(w);
-    world_free(w);
+    if (keep) {
+        simw_load_config(w);
+        *keep = w;
+    } else {
+        simw_free(w);
+    }
     return RS_OK;
 }
 
 rs_code sim_world_create(const char *db_path, const sim_world_desc *d, rs_err *e)
 {
-    return simw_create(db_path, d, NULL, NULL, e);
+    return simw_create(db_path, d, NULL, NULL, NULL, e);
 }
 
-rs_code sim_world_build_warn(const char *db_path, const sc_scenario *sc, char ***warnings,
-                             size_t *n_warnings, rs_err *e)
+/* db_path NULL: in memory, kept open in *keep. */
+static rs_code world_build(const char *db_path, const sc_scenario *sc, char ***warnings,
+                           size_t *n_warnings, sim_world **keep, rs_err *e)
 {
     if (warnings) {
         *warnings = NULL;
@@ -367,10 +299,22 @@ rs_code sim_world_build_warn(const char *db_path, const sc_scenario *sc, char **
                         .seed = sc->seed,
                         .wall_start_set = sc->clock_start_set,
                         .wall_start_ms = sc->clock_start_ms};
-    rs_code rc = sc->cluster.cassette ? simw_reseed(db_path, sc, &d, warnings, n_warnings, e)
-                                      : sim_world_create(db_path, &d, e);
+    rs_code rc = sc->cluster.cassette ? simw_reseed(db_path, sc, &d, warnings, n_warnings, keep, e)
+                                      : simw_create(db_path, &d, NULL, NULL, keep, e);
     free(creds);
     return rc;
+}
+
+rs_code sim_world_build_warn(const char *db_path, const sc_scenario *sc, char ***warnings,
+                             size_t *n_warnings, rs_err *e)
+{
+    return world_build(db_path, sc, warnings, n_warnings, NULL, e);
+}
+
+rs_code sim_world_build_mem(const sc_scenario *sc, sim_world **out, char ***warnings,
+                            size_t *n_warnings, rs_err *e)
+{
+    return world_build(NULL, sc, warnings, n_warnings, out, e);
 }
 
 rs_code sim_world_build(const char *db_path, const sc_scenario *sc, rs_err *e)
@@ -420,7 +364,7 @@ rs_code sim_world_open(const char *db_path, sim_world **out, rs_err *e)
     char *clock = simw_meta_get(w, "clock_ms");
     if (!clock) {
         rc = rs_fail(e, RS_DATAERR, "%s is not a sim world (no clock)", db_path);
-        world_free(w);
+        simw_free(w);
         return rc;
     }
     /* A clock no run could have reached (every run is bounded, and durations
@@ -443,27 +387,33 @@ rs_code sim_world_open(const char *db_path, sim_world **out, rs_err *e)
     if (!sane) {
         rc = rs_fail(e, RS_DATAERR, "%s is not a usable sim world: its clock is out of range",
                      db_path);
-        world_free(w);
+        simw_free(w);
         return rc;
     }
     if (sqlite3_exec(w->db, simw_schema_checks, NULL, NULL, NULL) != SQLITE_OK) {
         rc = rs_fail(e, RS_FAILED, "cannot open the sim world %s: %s", db_path,
                      sqlite3_errmsg(w->db));
-        world_free(w);
+        simw_free(w);
         return rc;
     }
-    world_load_config(w);
+    simw_load_config(w);
     *out = w;
     return RS_OK;
 }
 
 void sim_world_close(sim_world *w)
 {
-    world_free(w);
+    simw_free(w);
+}
+
+struct store *sim_world_store(sim_world *w)
+{
+    return w->st;
 }
 
 sqlite3 *sim_world_db(sim_world *w)
 {
+    simw_flush(w); /* whoever reads the rows sees every kept value */
     return w->db;
 }
 
@@ -547,7 +497,7 @@ int sim_world_get(sim_world *w, const char *ref, cJSON **out)
         *out = store_status(400, "BadRequest", "malformed object reference");
         return 400;
     }
-    return store_get(w->db, kind, ns, name, out);
+    return store_get(w->st, kind, ns, name, out);
 }
 
 char *sim_world_openbao_value(sim_world *w, const char *path)

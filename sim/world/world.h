@@ -90,6 +90,22 @@ rs_code sim_world_create(const char *db_path, const sim_world_desc *d, rs_err *e
  * A `cluster: {cassette: FILE}` seeds the world from the cassette's first
  * observations (DESIGN.md §8 r2; world_cassette.c). */
 rs_code sim_world_build(const char *db_path, const sc_scenario *sc, rs_err *e);
+/* The same world in memory, open in *out (close it with sim_world_close):
+ * `reassert sim` and `reassert sweep` keep a scenario's world there for one
+ * execution. warnings as sim_world_build_warn's (may be NULL). */
+rs_code sim_world_build_mem(const sc_scenario *sc, sim_world **out, char ***warnings,
+                            size_t *n_warnings, rs_err *e);
+/* A copy of w in memory (world_image.c). */
+rs_code sim_world_clone(sim_world *w, sim_world **out, rs_err *e);
+/* A run that a `crash` fault may end runs in a forked child, whose world is
+ * its own copy: the child names the file its world's image goes to
+ * (handoff_set) and writes it when its run returns (handoff_write; a crash
+ * writes it too, just before the process ends); the owner then replaces
+ * its world by that image (handoff_take; RS_FAILED when the child left
+ * none, as a child killed by a signal does). */
+void sim_world_handoff_set(sim_world *w, const char *path);
+void sim_world_handoff_write(sim_world *w);
+rs_code sim_world_handoff_take(sim_world *w, const char *path, rs_err *e);
 /* The same, and for a cassette's cluster what the cassette could not show,
  * one sentence each (never a silent guess); caller frees them with
  * sim_strings_free. NULL/0 for a preset cluster. */
@@ -109,6 +125,8 @@ rs_code sim_world_probe(const char *db_path, rs_err *e);
 rs_code sim_world_open(const char *db_path, sim_world **out, rs_err *e);
 void sim_world_close(sim_world *w);
 sqlite3 *sim_world_db(sim_world *w);
+/* The world's object store (sim/store/store.h), owned by the world. */
+struct store *sim_world_store(sim_world *w);
 
 /* Applies a world event (a `before:` entry or a `during:` action). World
  * events are not counted (DESIGN.md §4) but move resourceVersions and may

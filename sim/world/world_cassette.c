@@ -84,10 +84,10 @@ static void wc_put(sim_world *w, const char *kind, cJSON *obj)
         const char *rv = simw_json_str(cur, path, 2);
         cJSON_DeleteItemFromObjectCaseSensitive(meta, "resourceVersion");
         cJSON_AddStringToObject(meta, "resourceVersion", rv ? rv : "");
-        store_replace(w->db, kind, ns, name, obj, &out);
+        store_replace(w->st, kind, ns, name, obj, &out);
     } else {
         cJSON_DeleteItemFromObjectCaseSensitive(meta, "resourceVersion");
-        store_create(w->db, kind, ns, obj, &out);
+        store_create(w->st, kind, ns, obj, &out);
     }
     cJSON_Delete(out);
     cJSON_Delete(cur);
@@ -97,7 +97,7 @@ static void wc_put(sim_world *w, const char *kind, cJSON *obj)
 static void wc_drop(sim_world *w, const char *kind, const char *ns, const char *name)
 {
     cJSON *out = NULL;
-    store_delete(w->db, kind, ns, name, &out);
+    store_delete(w->st, kind, ns, name, &out);
     cJSON_Delete(out);
 }
 
@@ -156,7 +156,7 @@ static void wc_node_remove(sim_world *w, const char *node)
     wc_drop(w, "Node", NULL, node);
     cJSON *pods = NULL;
     char *sel = rs_xasprintf("spec.nodeName=%s", node);
-    store_list(w->db, "Pod", NULL, NULL, sel, &pods);
+    store_list(w->st, "Pod", NULL, NULL, sel, &pods);
     free(sel);
     const cJSON *it;
     cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(pods, "items"))
@@ -499,7 +499,7 @@ static rs_code wc_overlay(sim_world *w, void *ctx, rs_err *e)
 }
 
 rs_code simw_reseed(const char *db_path, const sc_scenario *sc, const sim_world_desc *d,
-                    char ***warnings, size_t *n_warnings, rs_err *e)
+                    char ***warnings, size_t *n_warnings, sim_world **keep, rs_err *e)
 {
     wc_ctx x = {.sc = sc};
     if (sc_cassette_open(sc->cluster.cassette, &x.c, e) != RS_OK) {
@@ -521,7 +521,7 @@ rs_code simw_reseed(const char *db_path, const sc_scenario *sc, const sim_world_
         dd.wall_start_set = true;
         dd.wall_start_ms = ms;
     }
-    rs_code rc = simw_create(db_path, &dd, wc_overlay, &x, e);
+    rs_code rc = simw_create(db_path, &dd, wc_overlay, &x, keep, e);
     cJSON_Delete(x.seen);
     cJSON_Delete(x.liveness);
     sc_cassette_close(&x.c);

@@ -5,7 +5,9 @@
  * The one idea: counters are rows in the world file, bumped by the sim
  * transport as each core call completes (never by world events or
  * controllers), so a run killed by a `crash` fault still leaves exactly the
- * counts of the calls it made.
+ * counts of the calls it made. A world in memory keeps them in its handle
+ * and writes the rows when it is copied or handed over (simw_flush), which
+ * a crash does before the process ends.
  */
 #include "sim/world/world_internal.h"
 
@@ -32,8 +34,60 @@ const char *cnt_service_of(rs_op op)
     return NULL;
 }
 
+/* name's index in cnt_names, or -1. */
+static int cnt_index(const char *name)
+{
+    for (size_t i = 0; i < RS_ARRAY_LEN(cnt_names); i++)
+        if (strcmp(cnt_names[i], name) == 0) return (int)i;
+    return -1;
+}
+
+static int64_t cnt_row(sim_world *w, const char *name)
+{
+    sqlite3_stmt *st = simw_stmt(w, "SELECT value FROM counters WHERE name = ?1");
+    sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+    int64_t v = simw_step_row(w, st) ? sqlite3_column_int64(st, 0) : 0;
+    sqlite3_reset(st);
+    return v;
+}
+
+/* The kept counter (in memory only), loaded on first use; NULL otherwise. */
+static int64_t *cnt_kept(sim_world *w, const char *name, int *index)
+{
+    _Static_assert(RS_ARRAY_LEN(cnt_names) == SIMW_CNT_N, "SIMW_CNT_N counts cnt_names");
+    *index = w->mem ? cnt_index(name) : -1;
+    if (*index < 0) return NULL;
+    if (!w->cnt_loaded) {
+        for (size_t i = 0; i < SIMW_CNT_N; i++)
+            w->cnt[i] = cnt_row(w, cnt_names[i]);
+        w->cnt_loaded = true;
+    }
+    return &w->cnt[*index];
+}
+
+void cnt_flush(sim_world *w)
+{
+    sqlite3_stmt *st = simw_stmt(w, "INSERT INTO counters(name, value) VALUES(?1, ?2)"
+                                    " ON CONFLICT(name) DO UPDATE SET value = ?2");
+    for (size_t i = 0; i < SIMW_CNT_N; i++) {
+        if (!w->cnt_dirty[i]) continue;
+        sqlite3_reset(st);
+        sqlite3_bind_text(st, 1, cnt_names[i], -1, SQLITE_STATIC);
+        sqlite3_bind_int64(st, 2, w->cnt[i]);
+        simw_step_done(w, st);
+        w->cnt_dirty[i] = false;
+    }
+}
+
 void cnt_add(sim_world *w, const char *name, int64_t delta)
 {
+    int i = -1;
+    int64_t *kept = cnt_kept(w, name, &i);
+    if (kept) {
+        *kept += delta;
+        w->cnt_dirty[i] = true;
+        return;
+    }
     sqlite3_stmt *st = simw_stmt(w, "INSERT INTO counters(name, value) VALUES(?1, ?2)"
                                     " ON CONFLICT(name) DO UPDATE SET value = value + ?2");
     sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
@@ -52,11 +106,9 @@ void cnt_kind_add(sim_world *w, const char *kind, int64_t delta)
 
 int64_t cnt_get(sim_world *w, const char *name)
 {
-    sqlite3_stmt *st = simw_stmt(w, "SELECT value FROM counters WHERE name = ?1");
-    sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
-    int64_t v = simw_step_row(w, st) ? sqlite3_column_int64(st, 0) : 0;
-    sqlite3_reset(st);
-    return v;
+    int i = -1;
+    const int64_t *kept = cnt_kept(w, name, &i);
+    return kept ? *kept : cnt_row(w, name);
 }
 
 static bool str_eq(const char *a, const char *b)
@@ -67,12 +119,13 @@ static bool str_eq(const char *a, const char *b)
 static bool ks_fenced(sim_world *w, const char *ns, const char *name, const char *owner_key,
                       const char *holder, bool child)
 {
-    cJSON *ks = simw_get(w, "Kustomization", ns, name);
+    cJSON *hold = NULL;
+    const cJSON *ks = simw_peek(w, "Kustomization", ns, name, &hold);
     const cJSON *spec = cJSON_GetObjectItemCaseSensitive(ks, "spec");
     bool ok = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(spec, "suspend")) &&
               str_eq(simw_annotation(ks, owner_key), holder) &&
               (!child || str_eq(simw_annotation(ks, w->cfg.ann.reconcile), "disabled"));
-    cJSON_Delete(ks);
+    cJSON_Delete(hold);
     return ok;
 }
 
@@ -94,19 +147,20 @@ bool cnt_fence_held(sim_world *w, const char *restarted_at_by_run)
     bool proved = str_eq(seen, restarted_at_by_run);
     free(seen);
     if (!proved) return false;
-    cJSON *lease = simw_get(w, "Lease", c->lease_ns, c->lease_name);
+    cJSON *hold = NULL;
+    const cJSON *lease = simw_peek(w, "Lease", c->lease_ns, c->lease_name, &hold);
     const char *path[] = {"spec", "holderIdentity"};
     const char *holder = simw_json_str(lease, path, 2);
     bool held =
         holder && holder[0] &&
         ks_fenced(w, c->parent_ns, c->parent_name, w->cfg.ann.parent_owner, holder, false) &&
         ks_fenced(w, c->child_ns, c->child_name, w->cfg.ann.child_owner, holder, true);
-    cJSON_Delete(lease);
+    cJSON_Delete(hold);
     if (!held) return false;
-    cJSON *dep = simw_get(w, "Deployment", c->controller_ns, c->controller_name);
+    const cJSON *dep = simw_peek(w, "Deployment", c->controller_ns, c->controller_name, &hold);
     const char *tpath[] = {"spec", "template", "metadata", "annotations", w->cfg.ann.restarted_at};
     held = str_eq(simw_json_str(dep, tpath, 5), restarted_at_by_run);
-    cJSON_Delete(dep);
+    cJSON_Delete(hold);
     return held;
 }
 

@@ -55,7 +55,7 @@ static rs_code ev_kube_patch(sim_world *w, const sc_event *ev, rs_err *e)
         return ev_fail(ev, e, "needs exactly one of json-patch and merge-patch%s", NULL);
     cJSON *out = NULL;
     int status =
-        store_patch(w->db, kind, ns, name, jp ? RS_PATCH_JSON : RS_PATCH_MERGE, jp ? jp : mp, &out);
+        store_patch(w->st, kind, ns, name, jp ? RS_PATCH_JSON : RS_PATCH_MERGE, jp ? jp : mp, &out);
     rs_code rc = store_answer(ev, e, ref, status, out);
     cJSON_Delete(out);
     if (rc == RS_OK) ctl_after_write(w, kind, ns, name);
@@ -68,7 +68,7 @@ static rs_code ev_kube_delete(sim_world *w, const sc_event *ev, rs_err *e)
     char kind[SIMW_NAME_MAX], ns[SIMW_NAME_MAX], name[SIMW_NAME_MAX];
     if (!simw_ref_parse(ref, kind, ns, name)) return ev_fail(ev, e, "bad ref %s", ref ? ref : "");
     cJSON *out = NULL;
-    int status = store_delete(w->db, kind, ns, name, &out);
+    int status = store_delete(w->st, kind, ns, name, &out);
     rs_code rc = store_answer(ev, e, ref, status, out);
     cJSON_Delete(out);
     return rc;
@@ -108,8 +108,8 @@ static rs_code ev_kube_apply(sim_world *w, const sc_event *ev, rs_err *e)
         cJSON_AddStringToObject(copy, "apiVersion", store_api_version(kind));
     cJSON *existing = simw_get(w, kind, ns, name);
     cJSON *out = NULL;
-    int status = existing ? store_replace(w->db, kind, ns, name, copy, &out)
-                          : store_create(w->db, kind, ns, copy, &out);
+    int status = existing ? store_replace(w->st, kind, ns, name, copy, &out)
+                          : store_create(w->st, kind, ns, copy, &out);
     char *ref = ns ? rs_xasprintf("%s/%s/%s", kind, ns, name) : rs_xasprintf("%s/%s", kind, name);
     rs_code rc = store_answer(ev, e, ref, status, out);
     free(ref);
@@ -301,14 +301,14 @@ static rs_code ev_node_replace(sim_world *w, const sc_event *ev, rs_err *e)
                        : NULL;
     bool cp = simw_label(old, "node-role.kubernetes.io/control-plane") != NULL;
     cJSON *out = NULL;
-    if (old) store_delete(w->db, "Node", NULL, node, &out);
+    if (old) store_delete(w->st, "Node", NULL, node, &out);
     cJSON_Delete(out);
     out = NULL;
     cJSON *fresh = simw_node_object(w, node, cp, 0, NULL);
     if (addrs)
         cJSON_ReplaceItemInObjectCaseSensitive(cJSON_GetObjectItemCaseSensitive(fresh, "status"),
                                                "addresses", addrs);
-    int status = store_create(w->db, "Node", NULL, fresh, &out);
+    int status = store_create(w->st, "Node", NULL, fresh, &out);
     rs_code rc = store_answer(ev, e, node, status, out);
     cJSON_Delete(out);
     cJSON_Delete(fresh);
@@ -350,7 +350,7 @@ static rs_code ev_node_add(sim_world *w, const sc_event *ev, rs_err *e)
     free(key);
     cJSON *node = simw_node_object(w, name, cp, (int)index, NULL);
     cJSON *out = NULL;
-    int status = store_create(w->db, "Node", NULL, node, &out);
+    int status = store_create(w->st, "Node", NULL, node, &out);
     rs_code rc = store_answer(ev, e, name, status, out);
     cJSON_Delete(out);
     cJSON_Delete(node);

@@ -18,6 +18,7 @@
 
 #include "core/config.h"
 #include "core/cred/cred.h"
+#include "sim/store/store.h"
 #include "sim/world/world.h"
 
 #include <cjson/cJSON.h>
@@ -27,6 +28,8 @@
 #include <string.h>
 
 #define SIMW_STMT_MAX 128
+#define SIMW_META_KEPT 64
+#define SIMW_CNT_N 13 /* world_counters.c's cnt_names */
 #define SIMW_NAME_MAX 256
 /* The wall clock a preset world starts at unless the scenario's `clock:
  * {start}` says otherwise: 2026-01-01T00:00:00Z, in ms since the Unix epoch
@@ -55,11 +58,27 @@ static inline bool simw_taint_is_lifecycle(const char *key)
 
 struct sim_world {
     sqlite3 *db;
+    store *st; /* the object store over db */
     const char *stmt_sql[SIMW_STMT_MAX];
     sqlite3_stmt *stmt[SIMW_STMT_MAX];
     size_t n_stmt;
-    int txn_depth; /* nested simw_begin calls; only the outermost commits */
-    rs_config cfg; /* production defaults + this cluster's fan-out namespaces */
+    int txn_depth;      /* nested simw_begin calls; only the outermost commits */
+    bool txn_open;      /* in memory: the calls' shared transaction is open */
+    rs_config cfg;      /* production defaults + this cluster's fan-out namespaces */
+    char *handoff_path; /* a forked run's: where its world's image goes at its end */
+    bool mem;           /* in memory: this process is its only owner */
+    /* In memory only: world_meta rows as read or written (value NULL: no
+     * row) and the §4 counters, kept here and written to their rows only
+     * when the world is copied or handed over (simw_flush): one process
+     * owns the world, and the clock and the counts move on every call. */
+    struct simw_meta_kept {
+        char *key, *value;
+        bool dirty; /* written here, not yet to its row */
+    } meta[SIMW_META_KEPT];
+    size_t n_meta;
+    int64_t cnt[SIMW_CNT_N];
+    bool cnt_dirty[SIMW_CNT_N];
+    bool cnt_loaded;
 };
 
 /* ---- the world file's shape (world.c, world_shape.c) ---- */
@@ -113,6 +132,11 @@ uint64_t simw_splitmix64(uint64_t *state);
 /* store_patch with a merge patch; frees patch; returns the status. */
 int simw_merge(sim_world *w, const char *kind, const char *ns, const char *name, cJSON *patch);
 cJSON *simw_get(sim_world *w, const char *kind, const char *ns, const char *name);
+/* The object without a copy: borrowed, valid until the next store write;
+ * NULL when absent. *hold receives what the caller frees (NULL when the
+ * store lent its own parsed copy). For readers that only look. */
+const cJSON *simw_peek(sim_world *w, const char *kind, const char *ns, const char *name,
+                       cJSON **hold);
 /* The virtual clock (ms): what timers, costs and `virtual_seconds` run on.
  * It only moves forward. */
 int64_t simw_now(sim_world *w);
@@ -181,12 +205,31 @@ rs_code simw_preset_build(sim_world *w, const sim_world_desc *d, rs_err *e);
 /* What a world is built with after the preset and before the controllers
  * start (world.c). */
 typedef rs_code (*simw_overlay_fn)(sim_world *w, void *ctx, rs_err *e);
+/* db_path NULL builds the world in memory; keep (may be NULL) receives it
+ * open, else it is closed. */
 rs_code simw_create(const char *db_path, const sim_world_desc *d, simw_overlay_fn overlay,
-                    void *ctx, rs_err *e);
+                    void *ctx, sim_world **keep, rs_err *e);
 /* A world from sc's cassette (world_cassette.c): d built from sc; warnings
- * as sim_world_build_warn says. */
+ * as sim_world_build_warn says; db_path and keep as simw_create's. */
 rs_code simw_reseed(const char *db_path, const sc_scenario *sc, const sim_world_desc *d,
-                    char ***warnings, size_t *n_warnings, rs_err *e);
+                    char ***warnings, size_t *n_warnings, sim_world **keep, rs_err *e);
+/* world.c: closes the connection and frees the handle; the configuration
+ * derived from the world's meta rows (after a build, or after its content
+ * was replaced). */
+void simw_free(sim_world *w);
+/* Forgets the kept world_meta rows and counters (world.c), after the
+ * world's content was replaced. */
+void simw_meta_forget(sim_world *w);
+/* Writes the kept rows that changed (world.c): before the world is
+ * serialized or its connection handed out. */
+void simw_flush(sim_world *w);
+/* world_counters.c: the kept counters' rows. */
+void cnt_flush(sim_world *w);
+/* world_image.c: ends the process as kill -9 would end a run (no cleanup,
+ * stdio not flushed), the world handed back first when this process is a
+ * forked run (sim_world_handoff_set). */
+_Noreturn void simw_exit(sim_world *w, int code);
+void simw_load_config(sim_world *w);
 cJSON *simw_node_object(sim_world *w, const char *name, bool control_plane, int index,
                         const char *revision);
 void simw_node_pods_ensure(sim_world *w, const char *node);

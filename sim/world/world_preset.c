@@ -92,7 +92,7 @@ static cJSON *preset_create(sim_world *w, cJSON *obj, rs_err *e)
     const char *ns = simw_json_str(obj, path_ns, 2);
     const char *name = simw_json_str(obj, path_name, 2);
     cJSON *out = NULL;
-    int status = store_create(w->db, kind, ns, obj, &out);
+    int status = store_create(w->st, kind, ns, obj, &out);
     if (status != 201 && status != 200) {
         rs_fail(e, RS_FAILED, "preset object %s/%s/%s could not be created (HTTP %d)", kind,
                 ns ? ns : "", name ? name : "", status);
@@ -446,7 +446,7 @@ void simw_node_pods_ensure(sim_world *w, const char *node)
         if (!existing) {
             cJSON *pod = preset_pod(w, pods[i].ns, name, node, pods[i].app, pods[i].owner);
             cJSON *out = NULL;
-            store_create(w->db, "Pod", pods[i].ns, pod, &out);
+            store_create(w->st, "Pod", pods[i].ns, pod, &out);
             cJSON_Delete(out);
             cJSON_Delete(pod);
         }

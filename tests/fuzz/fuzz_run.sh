@@ -54,7 +54,10 @@ for t in $targets; do
     -print_final_stats=1 -artifact_prefix="$work/artifacts/" $dict \
     "$work/corpus" $seeds >"$work/fuzz.log" 2>&1
   rc=$?
-  execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$work/fuzz.log" | tail -1)
+  # Runs as libFuzzer counts them: its own final "Done N runs" line (the
+  # final stats repeat that number only when nothing else printed stats).
+  execs=$(sed -n 's/^Done \([0-9][0-9]*\) runs in .*/\1/p' "$work/fuzz.log" | tail -1)
+  [ -n "$execs" ] || execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$work/fuzz.log" | tail -1)
   cov=$(grep -o 'cov: [0-9]*' "$work/fuzz.log" | tail -1)
   if [ $rc -ne 0 ] || grep -q -E '^(==[0-9]+==ERROR|SUMMARY: |.*runtime error:)' "$work/fuzz.log"; then
     status=1
