@@ -161,8 +161,8 @@ static rs_code rec_load_counters(sqlite3 *db, rec_tape *t, rs_err *e)
          * advance) makes it negative, and replay reproduces it as it was.
          * It must still be one finite number. */
         bool elapsed = k && strcmp(k, "virtual_seconds") == 0;
-        bool ok =
-            elapsed ? cJSON_IsNumber(val) && isfinite(val->valuedouble) : val && rec_counts_ok(val);
+        bool ok = val && (elapsed ? cJSON_IsNumber(val) && isfinite(val->valuedouble)
+                                  : rec_counts_ok(val));
         if (val && !ok) {
             cJSON_Delete(val);
             val = NULL;
