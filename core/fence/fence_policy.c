@@ -259,17 +259,23 @@ tx_status fence_policy_take(rs_txn *tx)
     return s;
 }
 
+/* A Kustomization another actor deleted holds no fence: said once, the same
+ * way, wherever a resume finds it gone. */
+static void fence_ks_say_gone(rs_txn *tx, const fence_ks *k)
+{
+    out_warning(tx->out,
+                "Kustomization %s/%s is gone (HTTP 404: deleted by another actor); no fence of "
+                "this run is left on it to release",
+                k->ns, k->name);
+}
+
 static kube_cas_step fence_resume_plan(void *ctx, const kube_cas_view *v, kube_cas_req *w,
                                        rs_err *e)
 {
     fence_write *f = ctx;
     const fence_ks *k = f->k;
     if (v->read_status == 404) {
-        /* Gone (another actor deleted it): no fence of ours is left on it. */
-        out_warning(f->tx->out,
-                    "Kustomization %s/%s is gone (HTTP 404: deleted by another actor); no fence "
-                    "of this run is left on it to release",
-                    k->ns, k->name);
+        fence_ks_say_gone(f->tx, k); /* no fence of ours is left on it */
         return KUBE_CAS_DONE;
     }
     if (v->read_status != 200 || !v->cur) {
@@ -346,11 +352,7 @@ static rs_code fence_resume(rs_txn *tx, const fence_ks *k, const char *who, bool
     kube_cas_end end = kube_cas_write(tx->gate, &ops, &res, e);
     if (kube_cas_ok(end)) return RS_OK;
     if (end != KUBE_CAS_REFUSED && res.status == 404 && fence_ks_gone(tx, k)) {
-        /* Deleted between the read and the resume: gone with our fence. */
-        out_warning(tx->out,
-                    "Kustomization %s/%s is gone (HTTP 404: deleted by another actor); no fence "
-                    "of this run is left on it to release",
-                    k->ns, k->name);
+        fence_ks_say_gone(tx, k); /* deleted between the read and the resume */
         rs_err_clear(e);
         return RS_OK;
     }

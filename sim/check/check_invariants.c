@@ -218,6 +218,17 @@ static bool is_release_after_theft(sim_world *w, const inv_report *rep, const in
     return inv_was_release(w, rep->run->name, k->seq);
 }
 
+/* Whether another actor released a policy fence between this run's last
+ * proof of it and the write at seq (narrowing (b)): no client can see that
+ * race, so the one raced write is judged as made under the fence — for the
+ * root write's invariants 3 and 5 as for invariant 1. */
+static bool policy_fence_raced(sim_world *w, const char *run, long long seq)
+{
+    const rs_config *c = &w->cfg;
+    return inv_raced(w, run, "Kustomization", c->parent_ns, c->parent_name, seq) ||
+           inv_raced(w, run, "Kustomization", c->child_ns, c->child_name, seq);
+}
+
 static void check_fence(sim_world *w, const inv_mark *m, const inv_log *log, inv_report *rep)
 {
     for (size_t i = 0; i < log->n; i++) {
@@ -234,9 +245,7 @@ static void check_fence(sim_world *w, const inv_mark *m, const inv_log *log, inv
             inv_report_add(rep, 1, "%s was applied while this run did not hold the Lease", d);
         else if (log->normal_path && needs_policy_fences(k->cls) && !k->fences_held &&
                  !is_node_cleanup(log, i) && !is_recovery_reclaim(rep->run, k) &&
-                 !inv_raced(w, rep->run->name, "Kustomization", c->parent_ns, c->parent_name,
-                            k->seq) &&
-                 !inv_raced(w, rep->run->name, "Kustomization", c->child_ns, c->child_name, k->seq))
+                 !policy_fence_raced(w, rep->run->name, k->seq))
             inv_report_add(rep, 1,
                            "%s was applied on the normal path while this run did not hold both"
                            " policy fences",
@@ -250,17 +259,6 @@ static void check_fence(sim_world *w, const inv_mark *m, const inv_log *log, inv
 static bool is_talos_mutation(const inv_call *k)
 {
     return k->applied && has_prefix(k->op, "talos.") && k->write;
-}
-
-/* Whether another actor released a policy fence between this run's last
- * proof of it and the write at seq (narrowing (b)): no client can see that
- * race, so the one raced write is judged as made under the fence — for the
- * root write's invariants 3 and 5 as for invariant 1. */
-static bool policy_fence_raced(sim_world *w, const char *run, long long seq)
-{
-    const rs_config *c = &w->cfg;
-    return inv_raced(w, run, "Kustomization", c->parent_ns, c->parent_name, seq) ||
-           inv_raced(w, run, "Kustomization", c->child_ns, c->child_name, seq);
 }
 
 /* Whether the root write at index r passed cutover; *why (static text) says
